@@ -1,0 +1,9 @@
+/* cli.h: the subcommands of the one vigil binary.  Each returns the process
+ * exit status; usage errors print one line and return 2 (125 for run). */
+#ifndef VG_CLI_H
+#define VG_CLI_H
+int vg_cmd_run(int argc, char **argv);
+int vg_cmd_check(int argc, char **argv);
+int vg_cmd_log(int argc, char **argv);
+int vg_cmd_view(int argc, char **argv);
+#endif

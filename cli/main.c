@@ -1,0 +1,46 @@
+/* main.c: dispatch `vigil SUBCOMMAND ...` to its handler. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "util/util.h"
+
+static const struct {
+    const char *name;
+    int (*fn)(int, char **);
+    const char *help;
+} commands[] = {
+    {"run", vg_cmd_run, "run a command in a fresh sandbox under a policy"},
+    {"check", vg_cmd_check, "validate policies and print their rules"},
+    {"log", vg_cmd_log, "print a run log as text or JSON Lines"},
+    {"view", vg_cmd_view, "replay a run log in the terminal"},
+};
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: vigil COMMAND [ARGS...]\n\ncommands:\n");
+    for (size_t i = 0; i < VG_ARRAY_LEN(commands); i++)
+        fprintf(f, "  %-6s %s\n", commands[i].name, commands[i].help);
+    fprintf(f, "\n'vigil COMMAND --help' describes each.\n");
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stderr);
+        return 2;
+    }
+    if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+        usage(stdout);
+        return 0;
+    }
+    if (!strcmp(argv[1], "--version")) {
+        printf("vigil %s\n", VG_VERSION);
+        return 0;
+    }
+    for (size_t i = 0; i < VG_ARRAY_LEN(commands); i++)
+        if (!strcmp(argv[1], commands[i].name))
+            return commands[i].fn(argc - 1, argv + 1);
+    fprintf(stderr, "vigil: unknown command '%s' (try 'vigil --help')\n", argv[1]);
+    return 2;
+}

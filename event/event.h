@@ -1,0 +1,218 @@
+/* event.h: THE event schema.  Every record vigil writes to a run log, and
+ * every record the log reader and the viewer decode, is one of the structs
+ * below.  docs/FORMAT.md describes the same thing for people and for other
+ * msgpack readers; keep the two in step and bump VG_FORMAT_VERSION on any
+ * incompatible change.
+ *
+ * On disk a log is a plain msgpack stream: one map per record, string keys
+ * (the VG_K_* names below), the first record a header, the last (on a clean
+ * end) a trailer.  Strings in the structs are NUL-terminated; byte strings
+ * that may hold NULs (none so far) would need a length. */
+#ifndef VG_EVENT_H
+#define VG_EVENT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#define VG_FORMAT_VERSION 1
+
+/* ---- enumerations, each with a stable lowercase name on disk ---- */
+
+enum vg_rec_type {
+    VG_REC_HEADER,  /* "header"  */
+    VG_REC_SYSCALL, /* "syscall": one decision on one audited call */
+    VG_REC_PROC,    /* "proc":    process lifecycle */
+    VG_REC_NOTE,    /* "note":    limit hit, timeout, warnings, errors */
+    VG_REC_TRAILER, /* "trailer" */
+    VG_REC_NTYPES
+};
+
+/* What kind of access an audited call is.  Matches the policy classes. */
+enum vg_class {
+    VG_CLASS_READ,    /* "read"    open for reading, stat-free reads */
+    VG_CLASS_WRITE,   /* "write"   anything that changes the filesystem */
+    VG_CLASS_EXEC,    /* "exec"    */
+    VG_CLASS_CONNECT, /* "connect" */
+    VG_CLASS_BIND,    /* "bind"    */
+    VG_CLASS_SEND,    /* "send"    datagram to an explicit address */
+    VG_CLASS_SYSTEM,  /* "system"  refused by the baseline (io_uring, ptrace, mount, ...) */
+    VG_CLASS_NCLASSES
+};
+
+enum vg_decision {
+    VG_DEC_ALLOW,      /* "allow" */
+    VG_DEC_DENY,       /* "deny"       refused with an errno */
+    VG_DEC_KILL,       /* "kill"       the whole sandbox was ended */
+    VG_DEC_WOULD_DENY, /* "would-deny" dry run: would have been refused */
+    VG_DEC_WOULD_KILL, /* "would-kill" dry run: would have ended the sandbox */
+    VG_DEC_NDECISIONS
+};
+
+enum vg_proc_kind {
+    VG_PROC_START,  /* "start"  new process or thread (fork/vfork/clone) */
+    VG_PROC_EXEC,   /* "exec"   successful execve: new image */
+    VG_PROC_EXIT,   /* "exit"   exit code or killing signal */
+    VG_PROC_NKINDS
+};
+
+const char *vg_rec_type_name(enum vg_rec_type t);
+const char *vg_class_name(enum vg_class c);
+const char *vg_decision_name(enum vg_decision d);
+const char *vg_proc_kind_name(enum vg_proc_kind k);
+/* Reverse lookups: -1 when the name is unknown. */
+int vg_rec_type_from_name(const char *s);
+int vg_class_from_name(const char *s);
+int vg_decision_from_name(const char *s);
+int vg_proc_kind_from_name(const char *s);
+
+/* ---- records ---- */
+
+struct vg_kv {           /* a name/value pair (limits, artifacts) */
+    const char *name;
+    const char *value;
+};
+
+struct vg_limit_rec {    /* one limit in force */
+    const char *name;    /* "time", "cpu", "memory", "procs", "files", ... */
+    uint64_t value;      /* ms for time, seconds for cpu, bytes or count otherwise */
+    const char *enforced_by; /* "rlimit", "supervisor", "tmpfs", "cgroup", ... */
+};
+
+struct vg_artifact {
+    const char *path;
+    const char *sha256;  /* 64 hex digits */
+};
+
+struct vg_header {
+    uint32_t format;          /* VG_FORMAT_VERSION */
+    const char *vigil_version;
+    uint64_t start_wall_ns;   /* CLOCK_REALTIME at start */
+    uint64_t start_mono_ns;   /* CLOCK_MONOTONIC at start; record ts are relative */
+    const char *kernel;       /* uname -r -v */
+    const char *const *argv;  /* the candidate's command */
+    uint32_t argc;
+    const char *cwd;          /* the candidate's working directory (sandbox view) */
+    const char *task_id;      /* --task-id, or NULL */
+    const char *mode;         /* "enforce" or "dry-run" */
+    const char *engine;       /* "ptrace" (later: "notify") */
+    const char *policy_path;  /* as given, or "(builtin) default.policy" */
+    const char *policy_sha256;
+    const char *policy_text;  /* full text, includes expanded in order */
+    const struct vg_limit_rec *limits;
+    uint32_t nlimits;
+    const struct vg_artifact *artifacts;
+    uint32_t nartifacts;
+    const struct vg_kv *resolved; /* host names in the policy -> addresses */
+    uint32_t nresolved;
+};
+
+struct vg_frame {
+    uint64_t pc;
+    const char *module;   /* mapped file the pc lies in, or NULL */
+    const char *symbol;   /* function name, or NULL */
+    uint64_t offset;      /* pc - symbol start (when symbol) */
+};
+
+/* Decoded arguments.  Which fields are set depends on the syscall; unset
+ * strings are NULL and are not written. */
+struct vg_args {
+    const char *path;       /* as the candidate gave it */
+    const char *resolved;   /* absolute, canonical, as the sandbox sees it */
+    const char *path2;      /* second path: rename/link target, symlink name */
+    const char *resolved2;
+    int64_t flags;          /* open flags, *at flags, ...; -1 when none */
+    const char *const *flag_names; /* e.g. {"O_WRONLY","O_CREAT"} */
+    uint32_t nflags;
+    int64_t mode;           /* -1 when none */
+    /* network */
+    const char *family;     /* "inet", "inet6", "unix", or NULL */
+    const char *proto;      /* "tcp", "udp", "unix" */
+    const char *addr;       /* numeric address text, unix path */
+    int32_t port;           /* -1 when none */
+    /* exec */
+    const char *exe;        /* resolved executable */
+    const char *const *argv;
+    uint32_t argc;
+    const char *const *env_names; /* names only: values never reach the log */
+    uint32_t nenv;
+};
+
+struct vg_syscall_ev {
+    uint64_t seq;        /* 0 for the header, then 1, 2, ... across all records */
+    uint64_t ts_ns;      /* since start_mono_ns */
+    int32_t pid, tid;    /* as the candidate sees them (pid namespace) */
+    int32_t hpid, htid;  /* as the host sees them */
+    uint64_t proc;       /* process identity: never reused within a run */
+    int32_t nr;          /* syscall number (x86_64) */
+    const char *name;    /* "openat" */
+    enum vg_class cls;
+    struct vg_args args;
+    enum vg_decision decision;
+    const char *rule_file;  /* NULL: decided by the default (or the baseline) */
+    uint32_t rule_line;
+    const char *rule_text;  /* the rule as written, or "default deny" ... */
+    int32_t err;         /* errno the call was made to fail with, 0 if none */
+    const struct vg_frame *stack;
+    uint32_t nstack;
+};
+
+struct vg_proc_ev {
+    uint64_t seq, ts_ns;
+    enum vg_proc_kind kind;
+    int32_t pid, hpid;
+    uint64_t proc;        /* identity of this process */
+    uint64_t parent;      /* identity of the parent (start), 0 if none */
+    int32_t ppid;         /* parent as the candidate sees it */
+    uint64_t clone_flags; /* start */
+    bool thread;          /* start: a thread, not a process */
+    const char *exe;      /* exec: the real executable (/proc/PID/exe) */
+    const char *const *argv; /* exec */
+    uint32_t argc;
+    int32_t exit_code;    /* exit: -1 when killed by a signal */
+    int32_t signal;       /* exit: killing signal, 0 if none */
+    bool core;
+};
+
+struct vg_note_ev {
+    uint64_t seq, ts_ns;
+    const char *what;     /* "timeout", "limit", "error", "warning", "kill" */
+    const char *detail;   /* free text, one line */
+    int32_t pid;          /* related process, 0 if none */
+};
+
+struct vg_count {
+    enum vg_class cls;
+    enum vg_decision decision;
+    uint64_t n;
+};
+
+struct vg_trailer {
+    uint64_t seq, ts_ns;
+    const char *status;    /* "ok","nonzero","signal","timeout","limit","error" */
+    int32_t exit_code;     /* vigil's exit code */
+    int32_t signal;
+    const char *limit;     /* which limit, with status "limit" */
+    uint64_t elapsed_ns;
+    uint64_t events;       /* records written before the trailer */
+    const struct vg_count *counts; /* only non-zero cells */
+    uint32_t ncounts;
+};
+
+/* A decoded record of any type. */
+struct vg_record {
+    enum vg_rec_type type;
+    union {
+        struct vg_header header;
+        struct vg_syscall_ev sys;
+        struct vg_proc_ev proc;
+        struct vg_note_ev note;
+        struct vg_trailer trailer;
+    } u;
+};
+
+/* ---- on-disk key names (msgpack map keys) ---- */
+#define VG_K_TYPE "type"
+#define VG_K_SEQ "seq"
+#define VG_K_TS "ts"
+
+#endif

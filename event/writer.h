@@ -1,0 +1,25 @@
+/* writer.h: append records to a run log.  Each record is encoded whole and
+ * written with one write(2) before vg_log_write returns, so a decision is
+ * on disk (in the page cache) before the supervisor releases the call, and
+ * a supervisor killed at any moment leaves a log whose every complete record
+ * is readable. */
+#ifndef VG_WRITER_H
+#define VG_WRITER_H
+#include "event/event.h"
+#include "util/util.h"
+
+struct vg_log;
+
+/* Create (truncate) path.  NULL with err set on failure. */
+struct vg_log *vg_log_create(const char *path, struct vg_err *err);
+/* Use an already open fd (tests, pipes).  The log owns fd afterwards. */
+struct vg_log *vg_log_from_fd(int fd, const char *name);
+/* Assigns the next sequence number to the record (header gets 0), encodes
+ * and writes it.  Returns 0, or -1 when the write failed: the log is then
+ * dead (every later write fails too) and vg_log_error says why. */
+int vg_log_write(struct vg_log *log, struct vg_record *rec);
+const char *vg_log_error(const struct vg_log *log);
+uint64_t vg_log_count(const struct vg_log *log); /* records written */
+/* Close; -1 if any write or the close failed. */
+int vg_log_close(struct vg_log *log);
+#endif

@@ -1,0 +1,140 @@
+/* policy.h: the policy engine's interface.  A policy is parsed and validated
+ * (vg_policy_load), then compiled against the run's places
+ * (vg_policy_compile), then consulted per audited call (vg_policy_decide_*).
+ * The language itself is documented in docs/POLICY.md.
+ *
+ * Precedence: the first rule that matches decides; when none matches, the
+ * class's default does. */
+#ifndef VG_POLICY_H
+#define VG_POLICY_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/socket.h>
+
+#include "event/event.h"
+#include "util/util.h"
+
+enum vg_action { VG_ACT_ALLOW, VG_ACT_DENY, VG_ACT_KILL };
+
+/* A rule as written, for the log: where it is and what it says. */
+struct vg_rule_src {
+    const char *file;   /* path of the policy file it came from */
+    uint32_t line;
+    const char *text;   /* the rule's text, comments and spaces trimmed */
+};
+
+struct vg_verdict {
+    enum vg_action action;
+    const struct vg_rule_src *rule; /* NULL: the class default decided */
+};
+
+/* Limit indices.  Units: time ms, cpu s, others bytes or counts. */
+enum vg_limit {
+    VG_LIM_TIME, VG_LIM_CPU, VG_LIM_MEMORY, VG_LIM_PROCS, VG_LIM_FILES,
+    VG_LIM_FSIZE, VG_LIM_OUTPUT, VG_LIM_TMPFS, VG_LIM_COUNT
+};
+const char *vg_limit_name(enum vg_limit l); /* "time", "cpu", ... */
+
+struct vg_limits {
+    uint64_t v[VG_LIM_COUNT];
+    bool set[VG_LIM_COUNT];   /* given explicitly (policy or flag) */
+};
+
+struct vg_bind {
+    const char *src;  /* host path, absolute after compile */
+    const char *dst;  /* sandbox path */
+    bool rw;
+};
+
+struct vg_env {
+    const char *name;
+    const char *value;  /* NULL: pass the caller's value through */
+};
+
+/* The places a policy's variables name.  All absolute. */
+struct vg_places {
+    const char *home;   /* ~ : the invoking user's home */
+    const char *work;   /* $WORK : the candidate's working directory */
+    const char *tmp;    /* $TMP : the private tmpfs (always "/tmp") */
+};
+
+struct vg_policy;
+
+/* Parse and validate a file (following includes) or an in-memory text
+ * (name is used in messages and in rule_src.file; includes are relative to
+ * the directory of name).  Errors: err->msg is "file:line:col: message". */
+struct vg_policy *vg_policy_load(const char *path, struct vg_err *err);
+struct vg_policy *vg_policy_parse(const char *name, const char *text,
+                                  struct vg_err *err);
+void vg_policy_free(struct vg_policy *p);
+
+/* Warnings found while parsing (shadowed rules, dangerous grants), each
+ * "file:line:col: warning: ...".  Valid until vg_policy_free. */
+uint32_t vg_policy_nwarnings(const struct vg_policy *p);
+const char *vg_policy_warning(const struct vg_policy *p, uint32_t i);
+
+/* Expand variables and ~, compile globs, resolve host names (recorded, see
+ * vg_policy_resolved).  Must be called once before deciding. */
+int vg_policy_compile(struct vg_policy *p, const struct vg_places *places,
+                      struct vg_err *err);
+
+/* Path decisions: path is absolute and canonical (the tracer resolves it). */
+struct vg_verdict vg_policy_decide_path(const struct vg_policy *p,
+                                        enum vg_class cls, const char *path);
+/* Network decisions for connect/bind/send.  proto: "tcp", "udp" or "unix". */
+struct vg_verdict vg_policy_decide_net(const struct vg_policy *p,
+                                       enum vg_class cls, const char *proto,
+                                       const struct sockaddr *sa,
+                                       socklen_t len);
+
+/* Does this class need per-call interception?  False when every call of it
+ * would be allowed anyway (default allow and no non-allow rule). */
+bool vg_policy_audits(const struct vg_policy *p, enum vg_class cls);
+/* Does any rule allow any network access?  If not, the sandbox gets an
+ * empty network namespace. */
+bool vg_policy_net_allowed(const struct vg_policy *p);
+
+const struct vg_limits *vg_policy_limits(const struct vg_policy *p);
+uint32_t vg_policy_nbinds(const struct vg_policy *p);
+const struct vg_bind *vg_policy_bind(const struct vg_policy *p, uint32_t i);
+uint32_t vg_policy_nenv(const struct vg_policy *p);
+const struct vg_env *vg_policy_env(const struct vg_policy *p, uint32_t i);
+
+/* For the log header: path as given, sha256 of text, full text (includes
+ * expanded, each file preceded by a "# file: PATH" line). */
+const char *vg_policy_path(const struct vg_policy *p);
+const char *vg_policy_text(const struct vg_policy *p);
+const char *vg_policy_sha256(const struct vg_policy *p);
+/* Host names resolved by compile: "pypi.org" -> "151.101.0.223,..." */
+uint32_t vg_policy_nresolved(const struct vg_policy *p);
+struct vg_kv vg_policy_resolved(const struct vg_policy *p, uint32_t i);
+
+/* Landlock: the part of the policy the kernel can enforce.  A plan is a
+ * superset of what the policy allows (so it never refuses an allowed call)
+ * and is applied in the sandbox right before exec. */
+struct vg_landlock_rule {
+    const char *path;      /* absolute; beneath this (or this file) */
+    uint64_t access;       /* LANDLOCK_ACCESS_FS_* bits */
+};
+struct vg_landlock_plan {
+    uint64_t handled_fs;   /* LANDLOCK_ACCESS_FS_* the ruleset handles */
+    struct vg_landlock_rule *rules;
+    uint32_t nrules;
+    uint64_t handled_net;  /* LANDLOCK_ACCESS_NET_* */
+    uint16_t *connect_ports; uint32_t nconnect_ports;
+    uint16_t *bind_ports;    uint32_t nbind_ports;
+};
+/* Fills plan for the given Landlock ABI (0: not available -> empty plan).
+ * Free with vg_landlock_plan_free. */
+int vg_policy_landlock_plan(const struct vg_policy *p, int abi,
+                            struct vg_landlock_plan *plan);
+void vg_landlock_plan_free(struct vg_landlock_plan *plan);
+
+/* Print the normalized rules (vigil check). */
+void vg_policy_print(const struct vg_policy *p, FILE *out);
+
+/* The built-in default policy (policies/default.policy, compiled in). */
+extern const char vg_default_policy_text[];
+#endif

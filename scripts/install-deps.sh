@@ -1,0 +1,32 @@
+#!/bin/sh
+# Install the Debian 12 packages vigil needs to build and test, but only the
+# ones that are missing: a machine that already has them is not touched, and
+# no network access is attempted.  Run as root (make demo / make test do).
+set -eu
+
+BUILD="gcc make pkg-config libseccomp-dev libunwind-dev libmsgpack-dev libncurses-dev"
+TEST="python3 python3-msgpack python3-pytest tmux strace"
+case "${1:-build}" in
+  build) want="$BUILD" ;;
+  test)  want="$BUILD $TEST" ;;
+  bench) want="$BUILD $TEST bubblewrap firejail hyperfine" ;;
+  fuzz)  want="$BUILD clang libclang-rt-14-dev" ;;
+  *) echo "usage: $0 build|test|bench|fuzz" >&2; exit 2 ;;
+esac
+
+missing=""
+for p in $want; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
+    missing="$missing $p"
+done
+[ -z "$missing" ] && exit 0
+
+if [ "$(id -u)" -ne 0 ]; then
+  echo "vigil: missing Debian packages:$missing (run 'sudo $0 ${1:-build}')" >&2
+  exit 1
+fi
+echo "vigil: installing$missing" >&2
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq >/dev/null
+# shellcheck disable=SC2086
+apt-get install -y -qq --no-install-recommends $missing >/dev/null

@@ -1,0 +1,13 @@
+#!/bin/sh
+# tests/run.sh: run every test: C unit tests, then the pytest suite (which
+# drives the real vigil binary on real candidates) as root, then the
+# sandbox tests again as an unprivileged user.
+#   VIGIL     binary under test (default ./vigil)
+#   UNIT_DIR  where the unit test binaries are (default build/tests)
+set -eu
+cd "$(dirname "$0")/.."
+VIGIL=${VIGIL:-$PWD/vigil}
+UNIT_DIR=${UNIT_DIR:-$PWD/build/tests}
+export VIGIL UNIT_DIR
+PY=/usr/bin/python3   # Debian's, which has python3-msgpack and pytest
+exec $PY -m pytest -q -p no:cacheprovider tests "$@"

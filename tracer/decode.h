@@ -1,0 +1,63 @@
+/* decode.h: turning a stopped tracee's syscall registers into a decoded,
+ * policy-checkable call. */
+#ifndef VG_DECODE_H
+#define VG_DECODE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/socket.h>
+#include <sys/types.h>
+
+#include "event/event.h"
+#include "tracer/syscalls.h"
+#include "util/util.h"
+
+/* What the decoder needs to know about the thread it decodes for. */
+struct vg_tracee {
+    pid_t tid;          /* host tid of the stopped thread */
+    pid_t pid;          /* host pid (thread group) */
+    int root_fd;        /* O_PATH fd of the sandbox root (/proc/PID/root at start) */
+};
+
+/* Small bump allocator: every string of one decoded call lives here and is
+ * released at once by vg_call_free. */
+struct vg_arena {
+    char *chunks[64];
+    unsigned n;
+    size_t used, cap;
+};
+void *vg_arena_alloc(struct vg_arena *a, size_t n);
+char *vg_arena_strdup(struct vg_arena *a, const char *s);
+void vg_arena_free(struct vg_arena *a);
+
+struct vg_call {
+    int nr;
+    const struct vg_sysent *ent;   /* NULL for unknown numbers */
+    uint64_t a[6];                 /* raw arguments */
+    enum vg_class cls;
+    struct vg_args args;           /* what goes into the log */
+    /* What the policy is asked about.  A call that touches two paths
+     * (rename, link) is checked on both; the stricter verdict wins. */
+    const char *check_path;        /* canonical path, or NULL */
+    enum vg_class check_cls2;
+    const char *check_path2;
+    bool has_sa;                   /* network calls with an address */
+    struct sockaddr_storage sa;
+    socklen_t salen;
+    const char *proto;             /* "tcp", "udp", "unix" */
+    int deny_errno;
+    struct vg_arena arena;
+};
+
+/* Decode syscall nr with raw args for thread t.  Always fills call (an
+ * unknown number gets cls VG_CLASS_SYSTEM and name "syscall_<nr>"). */
+int vg_decode_call(struct vg_tracee *t, int nr, const uint64_t a[6],
+                   struct vg_call *call);
+void vg_call_free(struct vg_call *call);
+
+/* Helpers the decoders use; exposed for tests. */
+/* Read a NUL-terminated string of at most max bytes from the tracee. */
+char *vg_tracee_read_str(struct vg_tracee *t, uint64_t addr, size_t max,
+                         struct vg_arena *a);
+int vg_tracee_read(struct vg_tracee *t, uint64_t addr, void *buf, size_t n);
+#endif
