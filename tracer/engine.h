@@ -1,0 +1,53 @@
+/* engine.h: the interception engine's interface.  An engine delivers each
+ * audited call to the supervisor, carries out its decision, and reports the
+ * life of every process.  "ptrace" (seccomp RET_TRACE + ptrace events) is
+ * the one built; a seccomp user-notification engine fits the same shape:
+ * it would take the listener fd instead of ptrace options and answer with
+ * SECCOMP_IOCTL_NOTIF_SEND / _ADDFD instead of PTRACE_CONT/SETREGS. */
+#ifndef VG_ENGINE_H
+#define VG_ENGINE_H
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "event/event.h"
+#include "event/writer.h"
+#include "policy/policy.h"
+#include "tracer/run.h"
+
+/* What the supervisor learned, for the trailer and the result record. */
+struct vg_outcome {
+    bool cand_done;          /* the candidate's main process ended */
+    int cand_status;         /* its wait status */
+    bool policy_kill;        /* a kill rule (or a failed exec check) ended the run */
+    char kill_reason[4600];
+    bool log_failed;         /* a record could not be written: run stopped */
+    char log_error[300];
+    uint64_t counts[VG_CLASS_NCLASSES][VG_DEC_NDECISIONS];
+    uint64_t procs;          /* processes seen (not threads) */
+};
+
+/* The run as the engine sees it. */
+struct vg_engine_ctx {
+    const struct vg_run_opts *opts;
+    const struct vg_policy *pol;
+    struct vg_log *log;
+    uint64_t start_mono_ns;
+    pid_t init_pid;
+    /* Files named on the command line: the candidate may read them (and
+     * exec the first, the command itself) whatever the policy says. */
+    const char *const *artifacts;   /* sandbox paths */
+    unsigned nartifacts;
+    const char *command_path;       /* sandbox path of argv[0] if it is an artifact */
+    struct vg_outcome out;
+};
+
+struct vg_engine {
+    const char *name;
+    unsigned long ptrace_opts;
+    /* Run until the sandbox's pid 1 is gone. */
+    int (*supervise)(struct vg_engine_ctx *ctx);
+};
+
+extern const struct vg_engine vg_engine_ptrace;
+#endif

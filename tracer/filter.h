@@ -1,0 +1,17 @@
+/* filter.h: the seccomp filters.  The candidate's filter sends audited
+ * calls to the supervisor (SECCOMP_RET_TRACE) and lets everything else run
+ * at full speed; the baseline's refusals are traced too so that they are
+ * recorded, and fail with ENOSYS if the supervisor is ever gone. */
+#ifndef VG_FILTER_H
+#define VG_FILTER_H
+#include <seccomp.h>
+#include <stdbool.h>
+#include "event/event.h"
+#include "util/util.h"
+
+/* audited[c]: does class c need per-call decisions? */
+scmp_filter_ctx vg_filter_candidate(const bool audited[VG_CLASS_NCLASSES],
+                                    struct vg_err *err);
+/* The sandbox's pid 1 only waits for children and exits. */
+scmp_filter_ctx vg_filter_init(struct vg_err *err);
+#endif

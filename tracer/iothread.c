@@ -1,0 +1,196 @@
+/* iothread.c: see iothread.h. */
+#include "tracer/iothread.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/signalfd.h>
+#include <sys/timerfd.h>
+#include <unistd.h>
+
+static void capture_put(struct vg_capture *c, const char *p, size_t n)
+{
+    if (c->cap == 0) {
+        c->total += n;
+        return;
+    }
+    /* Only the tail matters: skip what would be overwritten anyway. */
+    if (n > c->cap) {
+        c->total += n - c->cap;
+        p += n - c->cap;
+        n = (size_t)c->cap;
+    }
+    size_t pos = (size_t)(c->total % c->cap);
+    size_t first = n < c->cap - pos ? n : (size_t)(c->cap - pos);
+    memcpy(c->ring + pos, p, first);
+    memcpy(c->ring, p + first, n - first);
+    c->total += n;
+}
+
+char *vg_capture_tail(const struct vg_capture *c, size_t *n)
+{
+    size_t len = c->total < c->cap ? (size_t)c->total : (size_t)c->cap;
+    char *out = vg_xmalloc(len + 1);
+    if (len) {
+        size_t start = c->total <= c->cap ? 0 : (size_t)(c->total % c->cap);
+        size_t first = (size_t)c->cap - start < len ? (size_t)c->cap - start : len;
+        memcpy(out, c->ring + start, first);
+        memcpy(out + first, c->ring, len - first);
+    }
+    out[len] = 0;
+    *n = len;
+    return out;
+}
+
+/* Read what is there from one stream; 0 at EOF, 1 otherwise. */
+static int pump(int fd, int to, struct vg_capture *c)
+{
+    char buf[65536];
+    ssize_t n = read(fd, buf, sizeof buf);
+    if (n < 0)
+        return (errno == EINTR || errno == EAGAIN) ? 1 : 0;
+    if (n == 0)
+        return 0;
+    capture_put(c, buf, (size_t)n);
+    if (c->forward_ok && vg_write_all(to, buf, (size_t)n) < 0)
+        c->forward_ok = false; /* caller's terminal went away: keep capturing */
+    return 1;
+}
+
+static void kill_sandbox(struct vg_io *io)
+{
+    kill(io->init_pid, SIGKILL);
+}
+
+static void read_report(struct vg_io *io, int *fd)
+{
+    struct vg_report r;
+    ssize_t n = read(*fd, &r, sizeof r);
+    if (n == (ssize_t)sizeof r) {
+        io->report = r;
+        io->report.msg[sizeof r.msg - 1] = 0;
+        io->have_report = true;
+        kill_sandbox(io);
+        return;
+    }
+    if (n < 0 && (errno == EINTR || errno == EAGAIN))
+        return;
+    close(*fd); /* EOF: the candidate exec'd */
+    *fd = -1;
+}
+
+static void *io_main(void *arg)
+{
+    struct vg_io *io = arg;
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGHUP);
+    int sfd = signalfd(-1, &set, SFD_CLOEXEC);
+    int tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
+    if (tfd >= 0 && io->timeout_ms) {
+        struct itimerspec its = {.it_value = {.tv_sec = (time_t)(io->timeout_ms / 1000),
+                                              .tv_nsec = (long)(io->timeout_ms % 1000) * 1000000}};
+        timerfd_settime(tfd, 0, &its, NULL);
+    }
+    bool draining = false;
+    for (;;) {
+        struct pollfd pf[6] = {
+            {.fd = io->out_fd, .events = POLLIN}, {.fd = io->err_fd, .events = POLLIN},
+            {.fd = io->report_fd, .events = POLLIN}, {.fd = sfd, .events = POLLIN},
+            {.fd = tfd, .events = POLLIN}, {.fd = io->wake_fd, .events = POLLIN},
+        };
+        /* Keep watching the clock even after the candidate closed its
+         * output: only the tracer's word ends this loop. */
+        if (draining && io->out_fd < 0 && io->err_fd < 0)
+            break;
+        int r = poll(pf, 6, draining ? 0 : -1);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0 || (r == 0 && draining))
+            break;
+        if (pf[0].revents && !pump(io->out_fd, 1, &io->out)) {
+            close(io->out_fd);
+            io->out_fd = -1;
+        }
+        if (pf[1].revents && !pump(io->err_fd, 2, &io->err)) {
+            close(io->err_fd);
+            io->err_fd = -1;
+        }
+        if (pf[2].revents)
+            read_report(io, &io->report_fd);
+        if (pf[3].revents) {
+            struct signalfd_siginfo si;
+            if (read(sfd, &si, sizeof si) == (ssize_t)sizeof si) {
+                atomic_store(&io->interrupted, (int)si.ssi_signo);
+                kill_sandbox(io);
+            }
+        }
+        if (pf[4].revents) {
+            uint64_t ticks;
+            if (read(tfd, &ticks, sizeof ticks) > 0) {
+                atomic_store(&io->timed_out, true);
+                kill_sandbox(io);
+            }
+        }
+        if (pf[5].revents)
+            draining = true; /* the sandbox is gone; take what's buffered */
+    }
+    if (sfd >= 0)
+        close(sfd);
+    if (tfd >= 0)
+        close(tfd);
+    return NULL;
+}
+
+int vg_io_start(struct vg_io *io, const struct vg_sandbox *sb, uint64_t timeout_ms,
+                uint64_t capture_cap, struct vg_err *err)
+{
+    io->init_pid = sb->init_pid;
+    io->out_fd = sb->out_fd;
+    io->err_fd = sb->err_fd;
+    io->report_fd = sb->report_fd;
+    io->timeout_ms = timeout_ms;
+    io->out = (struct vg_capture){.ring = vg_xmalloc(capture_cap ? capture_cap : 1),
+                                  .cap = capture_cap, .forward_ok = true};
+    io->err = (struct vg_capture){.ring = vg_xmalloc(capture_cap ? capture_cap : 1),
+                                  .cap = capture_cap, .forward_ok = true};
+    atomic_init(&io->timed_out, false);
+    atomic_init(&io->interrupted, 0);
+    io->wake_fd = eventfd(0, EFD_CLOEXEC);
+    if (io->wake_fd < 0) {
+        vg_errf(err, "eventfd: %s", strerror(errno));
+        return -1;
+    }
+    int r = pthread_create(&io->thread, NULL, io_main, io);
+    if (r) {
+        vg_errf(err, "pthread_create: %s", strerror(r));
+        return -1;
+    }
+    return 0;
+}
+
+void vg_io_finish(struct vg_io *io)
+{
+    uint64_t one = 1;
+    (void)!write(io->wake_fd, &one, sizeof one);
+    pthread_join(io->thread, NULL);
+    int *fds[] = {&io->out_fd, &io->err_fd, &io->report_fd, &io->wake_fd};
+    for (size_t i = 0; i < VG_ARRAY_LEN(fds); i++)
+        if (*fds[i] >= 0) {
+            close(*fds[i]);
+            *fds[i] = -1;
+        }
+}
+
+void vg_io_free(struct vg_io *io)
+{
+    free(io->out.ring);
+    free(io->err.ring);
+    io->out.ring = io->err.ring = NULL;
+}

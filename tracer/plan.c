@@ -1,0 +1,280 @@
+/* plan.c: compute the sandbox's setup operations in the parent.  Nothing
+ * here touches the system beyond reading (lstat/readlink of the host's
+ * system dirs); the child executes the list (setup.c). */
+#include "tracer/plan.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* What programs need from the host, read-only.  Symlinks (merged /usr:
+ * /bin -> usr/bin) are recreated as symlinks so canonical paths inside are
+ * the host's canonical paths. */
+static const char *const system_dirs[] = {
+    "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc",
+};
+
+/* Secret-bearing files under /etc: hidden even though /etc is visible. */
+static const char *const etc_masks[] = {
+    "/etc/shadow", "/etc/shadow-", "/etc/gshadow", "/etc/gshadow-",
+    "/etc/sudoers", "/etc/sudoers.d", "/etc/ssl/private", "/etc/security/opasswd",
+    "/etc/krb5.keytab", "/etc/ssh/ssh_host_rsa_key", "/etc/ssh/ssh_host_ecdsa_key",
+    "/etc/ssh/ssh_host_ed25519_key", "/etc/ssh/ssh_host_dsa_key",
+    "/etc/ssh/ssh_host_key", "/etc/libvirt", "/etc/docker", "/etc/NetworkManager/system-connections",
+    "/etc/wireguard", "/etc/ipsec.secrets", "/etc/ppp/chap-secrets", "/etc/ppp/pap-secrets",
+    "/etc/credstore", "/etc/credstore.encrypted",
+};
+
+static const char *const dev_nodes[] = {
+    "/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty",
+};
+
+static const struct { const char *link, *target; } dev_links[] = {
+    {"/dev/fd", "/proc/self/fd"},
+    {"/dev/stdin", "/proc/self/fd/0"},
+    {"/dev/stdout", "/proc/self/fd/1"},
+    {"/dev/stderr", "/proc/self/fd/2"},
+    {"/dev/ptmx", "pts/ptmx"},
+};
+
+void vg_plan_add(struct vg_plan *p, enum vg_op_kind k, const char *src,
+                 const char *dst, uint64_t size, unsigned mode, bool optional)
+{
+    if (p->nops == p->cap) {
+        p->cap = p->cap ? p->cap * 2 : 32;
+        p->ops = vg_xrealloc(p->ops, p->cap * sizeof *p->ops);
+    }
+    p->ops[p->nops++] = (struct vg_op){
+        .kind = k,
+        .src = src ? vg_xstrdup(src) : NULL,
+        .dst = dst ? vg_xstrdup(dst) : NULL,
+        .size = size,
+        .mode = mode,
+        .optional = optional,
+    };
+}
+
+static void add_system_dirs(struct vg_plan *p)
+{
+    for (size_t i = 0; i < VG_ARRAY_LEN(system_dirs); i++) {
+        const char *d = system_dirs[i];
+        struct stat st;
+        if (lstat(d, &st) < 0)
+            continue;
+        if (S_ISLNK(st.st_mode)) {
+            char target[PATH_MAX];
+            ssize_t n = readlink(d, target, sizeof target - 1);
+            if (n <= 0)
+                continue;
+            target[n] = 0;
+            vg_plan_add(p, VG_OP_SYMLINK, target, d, 0, 0, false);
+        } else if (S_ISDIR(st.st_mode)) {
+            vg_plan_add(p, VG_OP_BIND_RO, d, d, 0, 0, true);
+        }
+    }
+    for (size_t i = 0; i < VG_ARRAY_LEN(etc_masks); i++)
+        vg_plan_add(p, VG_OP_MASK, NULL, etc_masks[i], 0, 0, true);
+}
+
+static void add_proc_dev_tmp(struct vg_plan *p)
+{
+    vg_plan_add(p, VG_OP_PROC, NULL, "/proc", 0, 0, false);
+    /* The kernel knobs stay visible (programs read them) but not writable. */
+    vg_plan_add(p, VG_OP_REMOUNT_RO, NULL, "/proc/sys", 0, 0, true);
+    vg_plan_add(p, VG_OP_REMOUNT_RO, NULL, "/proc/sysrq-trigger", 0, 0, true);
+
+    vg_plan_add(p, VG_OP_TMPFS, NULL, "/dev", 256 * 1024, 0755, false);
+    for (size_t i = 0; i < VG_ARRAY_LEN(dev_nodes); i++)
+        vg_plan_add(p, VG_OP_BIND_DEV, dev_nodes[i], dev_nodes[i], 0, 0,
+                    strcmp(dev_nodes[i], "/dev/tty") == 0);
+    for (size_t i = 0; i < VG_ARRAY_LEN(dev_links); i++)
+        vg_plan_add(p, VG_OP_SYMLINK, dev_links[i].target, dev_links[i].link, 0, 0, false);
+    uint64_t tmpfs = p->limits.v[VG_LIM_TMPFS];
+    vg_plan_add(p, VG_OP_TMPFS, NULL, "/dev/shm", tmpfs, 01777, false);
+    vg_plan_add(p, VG_OP_TMPFS, NULL, "/tmp", tmpfs, 01777, false);
+}
+
+/* Would this path already be visible through the system binds? */
+static bool under_system_dir(const char *path)
+{
+    for (size_t i = 0; i < VG_ARRAY_LEN(system_dirs); i++) {
+        size_t n = strlen(system_dirs[i]);
+        if (!strncmp(path, system_dirs[i], n) && (path[n] == '/' || path[n] == 0))
+            return true;
+    }
+    return false;
+}
+
+static int add_binds(struct vg_plan *p, const struct vg_bind *b, unsigned n,
+                     struct vg_err *err)
+{
+    for (unsigned i = 0; i < n; i++) {
+        char *src = realpath(b[i].src, NULL);
+        if (!src) {
+            vg_errf(err, "bind source '%s': %s", b[i].src, strerror(errno));
+            return -1;
+        }
+        const char *dst = b[i].dst ? b[i].dst : b[i].src;
+        if (dst[0] != '/') {
+            vg_errf(err, "bind destination '%s' must be an absolute path", dst);
+            free(src);
+            return -1;
+        }
+        vg_plan_add(p, b[i].rw ? VG_OP_BIND_RW : VG_OP_BIND_RO, src, dst, 0, 0, false);
+        free(src);
+    }
+    return 0;
+}
+
+static void add_artifacts(struct vg_plan *p, const struct vg_run_opts *o)
+{
+    for (unsigned i = 0; i < o->nartifacts; i++) {
+        const char *a = o->artifacts[i];
+        struct stat st;
+        if (stat(a, &st) < 0 || !S_ISREG(st.st_mode))
+            continue;
+        char *abs = realpath(a, NULL);
+        if (!abs)
+            continue;
+        if (a[0] == '/') {
+            if (!under_system_dir(abs))
+                vg_plan_add(p, VG_OP_BIND_RO, abs, a, 0, 0, false);
+        } else {
+            /* A relative name is looked up by the candidate from its cwd,
+             * so that is where it must appear. */
+            char *dst = vg_xasprintf("%s/%s", p->cwd, a);
+            vg_plan_add(p, VG_OP_BIND_RO, abs, dst, 0, 0, false);
+            free(dst);
+        }
+        free(abs);
+    }
+}
+
+static void env_add(char ***envp, unsigned *n, const char *name, const char *value)
+{
+    size_t len = strlen(name);
+    for (unsigned i = 0; i < *n; i++)
+        if (!strncmp((*envp)[i], name, len) && (*envp)[i][len] == '=') {
+            free((*envp)[i]);
+            (*envp)[i] = vg_xasprintf("%s=%s", name, value);
+            return;
+        }
+    *envp = vg_xrealloc(*envp, (*n + 2) * sizeof **envp);
+    (*envp)[(*n)++] = vg_xasprintf("%s=%s", name, value);
+    (*envp)[*n] = NULL;
+}
+
+/* The candidate's environment: a small allowlist, then what the policy
+ * and the command line add.  Nothing else of the caller's environment
+ * (tokens, keys) crosses over. */
+static void build_env(struct vg_plan *p, const struct vg_run_opts *o,
+                      const struct vg_policy *pol)
+{
+    extern char **environ;
+    char **env = vg_xcalloc(1, sizeof *env);
+    unsigned n = 0;
+    env_add(&env, &n, "PATH", "/usr/local/bin:/usr/bin:/bin:/usr/local/sbin:/usr/sbin:/sbin");
+    for (char **e = environ; *e; e++) {
+        const char *eq = strchr(*e, '=');
+        if (!eq)
+            continue;
+        size_t len = (size_t)(eq - *e);
+        bool pass = (len == 4 && !strncmp(*e, "LANG", 4)) ||
+                    (len > 3 && !strncmp(*e, "LC_", 3)) ||
+                    (len == 4 && !strncmp(*e, "TERM", 4)) ||
+                    (len == 2 && !strncmp(*e, "TZ", 2));
+        if (pass) {
+            char *name = vg_xstrndup(*e, len);
+            env_add(&env, &n, name, eq + 1);
+            free(name);
+        }
+    }
+    env_add(&env, &n, "HOME", p->cwd);
+    env_add(&env, &n, "TMPDIR", "/tmp");
+    env_add(&env, &n, "USER", "sandbox");
+    env_add(&env, &n, "LOGNAME", "sandbox");
+    env_add(&env, &n, "PWD", p->cwd);
+    for (unsigned i = 0; pol && i < vg_policy_nenv(pol); i++) {
+        const struct vg_env *v = vg_policy_env(pol, i);
+        const char *val = v->value ? v->value : getenv(v->name);
+        if (val)
+            env_add(&env, &n, v->name, val);
+    }
+    for (unsigned i = 0; i < o->nenv; i++) {
+        const char *val = o->env[i].value ? o->env[i].value : getenv(o->env[i].name);
+        if (val)
+            env_add(&env, &n, o->env[i].name, val);
+    }
+    p->envp = env;
+}
+
+int vg_plan_build(struct vg_plan *p, const struct vg_run_opts *o,
+                  const struct vg_policy *pol, const char *workdir,
+                  struct vg_err *err)
+{
+    p->cwd = vg_xstrdup(workdir);
+    p->hostname = vg_xstrdup("vigil");
+    p->argv = o->argv;
+    p->root_caller = geteuid() == 0;
+    p->outside_uid = p->root_caller ? VG_HOST_NOBODY : geteuid();
+    p->outside_gid = p->root_caller ? VG_HOST_NOBODY : getegid();
+    p->new_net = !(pol && vg_policy_net_allowed(pol));
+
+    add_system_dirs(p);
+    add_proc_dev_tmp(p);
+    vg_plan_add(p, VG_OP_DIR, NULL, workdir, 0, 0755, false);
+    vg_plan_add(p, VG_OP_BIND_RW, workdir, workdir, 0, 0, false);
+    if (pol) {
+        unsigned nb = vg_policy_nbinds(pol);
+        struct vg_bind *b = vg_xcalloc(nb ? nb : 1, sizeof *b);
+        for (unsigned i = 0; i < nb; i++)
+            b[i] = *vg_policy_bind(pol, i);
+        int r = add_binds(p, b, nb, err);
+        free(b);
+        if (r < 0)
+            return -1;
+    }
+    if (add_binds(p, o->binds, o->nbinds, err) < 0)
+        return -1;
+    add_artifacts(p, o);
+    vg_plan_add(p, VG_OP_REMOUNT_RO, NULL, "/", 0, 0, false);
+    build_env(p, o, pol);
+    return 0;
+}
+
+void vg_plan_free(struct vg_plan *p)
+{
+    for (unsigned i = 0; i < p->nops; i++) {
+        free(p->ops[i].src);
+        free(p->ops[i].dst);
+    }
+    free(p->ops);
+    if (p->envp)
+        for (char **e = p->envp; *e; e++)
+            free(*e);
+    free(p->envp);
+    free(p->cwd);
+    free(p->hostname);
+    vg_landlock_plan_free(&p->landlock);
+    memset(p, 0, sizeof *p);
+}
+
+void vg_plan_print(const struct vg_plan *p, FILE *out)
+{
+    static const char *const names[] = {
+        [VG_OP_TMPFS] = "tmpfs", [VG_OP_BIND_RO] = "ro-bind", [VG_OP_BIND_RW] = "bind",
+        [VG_OP_BIND_DEV] = "dev-bind", [VG_OP_MASK] = "mask", [VG_OP_PROC] = "proc",
+        [VG_OP_SYMLINK] = "symlink", [VG_OP_DIR] = "dir", [VG_OP_REMOUNT_RO] = "remount-ro",
+    };
+    for (unsigned i = 0; i < p->nops; i++) {
+        const struct vg_op *op = &p->ops[i];
+        fprintf(out, "  --%s", names[op->kind]);
+        if (op->src)
+            fprintf(out, " %s", op->src);
+        fprintf(out, " %s%s\n", op->dst, op->optional ? " (if present)" : "");
+    }
+}

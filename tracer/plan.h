@@ -1,0 +1,71 @@
+/* plan.h: the sandbox as a list of setup operations.
+ *
+ * Like bubblewrap, the parent turns options and policy into a flat list of
+ * operations (plan.c), and the child executes them in order in the new
+ * namespaces with one linear function (setup.c).  Reading the list is
+ * reading what the candidate will see. */
+#ifndef VG_PLAN_H
+#define VG_PLAN_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#include "policy/policy.h"
+#include "tracer/run.h"
+#include "util/util.h"
+
+enum vg_op_kind {
+    VG_OP_TMPFS,     /* dst: fresh tmpfs (size, mode) */
+    VG_OP_BIND_RO,   /* src (host) -> dst, read-only, nosuid, nodev */
+    VG_OP_BIND_RW,   /* src (host) -> dst, writable, nosuid, nodev */
+    VG_OP_BIND_DEV,  /* src device node -> dst (keeps dev, read-write) */
+    VG_OP_MASK,      /* dst exists in a read-only bind: hide it (empty file / empty dir) */
+    VG_OP_PROC,      /* dst: procfs of the new pid namespace */
+    VG_OP_SYMLINK,   /* dst -> src (link text) */
+    VG_OP_DIR,       /* mkdir -p dst (mode) */
+    VG_OP_REMOUNT_RO /* make dst read-only (recursively) once it is populated */
+};
+
+struct vg_op {
+    enum vg_op_kind kind;
+    char *src;
+    char *dst;
+    uint64_t size;
+    unsigned mode;
+    bool optional;   /* a missing source is skipped, not an error */
+};
+
+struct vg_plan {
+    struct vg_op *ops;
+    unsigned nops, cap;
+
+    char **argv;          /* candidate command */
+    char **envp;          /* final, scrubbed environment */
+    char *cwd;            /* candidate's cwd inside the sandbox */
+    char *hostname;
+    bool new_net;         /* private, empty network namespace */
+    struct vg_limits limits;
+    uid_t outside_uid;    /* host uid the sandbox uid maps to */
+    gid_t outside_gid;
+    bool root_caller;     /* vigil runs as host root */
+    /* Landlock: the kernel-enforced subset of the policy. */
+    int landlock_abi;
+    struct vg_landlock_plan landlock;
+};
+
+void vg_plan_add(struct vg_plan *p, enum vg_op_kind k, const char *src,
+                 const char *dst, uint64_t size, unsigned mode, bool optional);
+/* Build the full plan.  workdir is the host path of the scratch dir. */
+int vg_plan_build(struct vg_plan *p, const struct vg_run_opts *o,
+                  const struct vg_policy *pol, const char *workdir,
+                  struct vg_err *err);
+void vg_plan_free(struct vg_plan *p);
+/* For --help and tests: print the plan in a bwrap-like notation. */
+void vg_plan_print(const struct vg_plan *p, FILE *out);
+
+/* Runs in the child, inside the new user+mount namespaces: builds the new
+ * root and pivots into it.  -1 with err set on the first failing step. */
+int vg_setup_execute(const struct vg_plan *p, struct vg_err *err);
+#endif

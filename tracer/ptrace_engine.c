@@ -1,0 +1,366 @@
+/* ptrace_engine.c: the ptrace engine.  The seccomp filter stops audited
+ * calls (PTRACE_EVENT_SECCOMP); for each we decode the call, ask the
+ * policy, write the event, and only then release the call or make it fail.
+ * Fork/clone/exec/exit events give the process lifecycle.  Everything runs
+ * on one thread that blocks in waitpid. */
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/syscall.h>
+#include <sys/user.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "tracer/decode.h"
+#include "tracer/engine.h"
+#include "tracer/tasks.h"
+#include "tracer/unwind.h"
+#include "tracer/verdict.h"
+
+struct engine {
+    struct vg_engine_ctx *ctx;
+    struct vg_tasks tasks;
+    struct vg_unwinder *unw;
+    int root_fd;            /* the sandbox's "/", opened at the first stop */
+    pid_t cand_pid;         /* host pid of the candidate's first process */
+    bool init_gone;
+};
+
+static uint64_t now_ts(const struct engine *e)
+{
+    return vg_now_mono_ns() - e->ctx->start_mono_ns;
+}
+
+static void kill_sandbox(struct engine *e)
+{
+    kill(e->ctx->init_pid, SIGKILL);
+}
+
+/* Every record goes through here: a record that cannot be written stops
+ * the run before the call it describes is released. */
+static int emit(struct engine *e, struct vg_record *r)
+{
+    if (vg_log_write(e->ctx->log, r) == 0)
+        return 0;
+    if (!e->ctx->out.log_failed) {
+        e->ctx->out.log_failed = true;
+        snprintf(e->ctx->out.log_error, sizeof e->ctx->out.log_error, "%s",
+                 vg_log_error(e->ctx->log));
+    }
+    kill_sandbox(e);
+    return -1;
+}
+
+static void emit_note(struct engine *e, const char *what, const char *detail, int32_t pid)
+{
+    struct vg_record r = {.type = VG_REC_NOTE};
+    r.u.note = (struct vg_note_ev){.ts_ns = now_ts(e), .what = what, .detail = detail, .pid = pid};
+    emit(e, &r);
+}
+
+/* ---- process lifecycle ---- */
+
+static void log_start(struct engine *e, struct vg_task *t, uint64_t flags)
+{
+    if (t->logged || t->tid == e->ctx->init_pid)
+        return;
+    t->logged = true;
+    const struct vg_task *parent = vg_tasks_get(&e->tasks, t->ptid);
+    struct vg_record r = {.type = VG_REC_PROC};
+    r.u.proc = (struct vg_proc_ev){
+        .ts_ns = now_ts(e), .kind = VG_PROC_START, .pid = t->is_thread ? t->nstid : t->nspid,
+        .hpid = t->tid, .proc = t->proc,
+        .parent = parent && parent->tid != e->ctx->init_pid ? parent->proc : 0,
+        .ppid = parent ? parent->nspid : 0, .clone_flags = flags, .thread = t->is_thread,
+        .exit_code = -1,
+    };
+    if (!t->is_thread)
+        e->ctx->out.procs++;
+    emit(e, &r);
+}
+
+static void on_new_task(struct engine *e, struct vg_task *parent_task, int event)
+{
+    /* Adding a task may move the table: keep copies, not the pointer. */
+    const struct vg_task parent_copy = *parent_task, *parent = &parent_copy;
+    unsigned long msg = 0;
+    if (ptrace(PTRACE_GETEVENTMSG, parent->tid, 0, &msg) < 0)
+        return;
+    pid_t tid = (pid_t)msg;
+    uint64_t flags = 0;
+    struct user_regs_struct regs;
+    if (ptrace(PTRACE_GETREGS, parent->tid, 0, &regs) == 0) {
+        if (regs.orig_rax == SYS_clone)
+            flags = regs.rdi;
+        else if (event == PTRACE_EVENT_VFORK)
+            flags = CLONE_VM | CLONE_VFORK | SIGCHLD;
+        else
+            flags = SIGCHLD;
+    }
+    struct vg_task *t = vg_tasks_add(&e->tasks, tid);
+    t->ptid = parent->tid;
+    vg_task_identify(&e->tasks, t);
+    if (parent->tid == e->ctx->init_pid && !e->cand_pid)
+        e->cand_pid = tid;
+    log_start(e, t, flags);
+}
+
+static void read_cmdline(pid_t pid, struct vg_arena *a, const char ***argv, uint32_t *argc)
+{
+    char path[64], buf[8192];
+    snprintf(path, sizeof path, "/proc/%d/cmdline", (int)pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    *argc = 0;
+    *argv = NULL;
+    if (fd < 0)
+        return;
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0)
+        return;
+    buf[n] = 0;
+    const char **v = vg_arena_alloc(a, 65 * sizeof *v);
+    uint32_t c = 0;
+    for (ssize_t i = 0; i < n && c < 64; i += (ssize_t)strlen(buf + i) + 1)
+        v[c++] = vg_arena_strdup(a, buf + i);
+    *argv = v;
+    *argc = c;
+}
+
+/* After a successful exec: record the new image, and check that what
+ * really runs is allowed (the path checked before the call could have been
+ * swapped by another thread, or a #! line names an interpreter). */
+static void on_exec(struct engine *e, struct vg_task *t)
+{
+    unsigned long former = 0;
+    ptrace(PTRACE_GETEVENTMSG, t->tid, 0, &former);
+    if ((pid_t)former != t->tid)
+        vg_tasks_del(&e->tasks, (pid_t)former);
+    vg_unwinder_forget(e->unw, t->tgid);
+    struct vg_arena a = {0};
+    char path[64], exe[4096];
+    snprintf(path, sizeof path, "/proc/%d/exe", (int)t->tid);
+    ssize_t n = readlink(path, exe, sizeof exe - 1);
+    exe[n > 0 ? n : 0] = 0;
+    struct vg_record r = {.type = VG_REC_PROC};
+    r.u.proc = (struct vg_proc_ev){.ts_ns = now_ts(e), .kind = VG_PROC_EXEC, .pid = t->nspid,
+                                   .hpid = t->tid, .proc = t->proc, .exe = exe, .exit_code = -1};
+    read_cmdline(t->tid, &a, (const char ***)&r.u.proc.argv, &r.u.proc.argc);
+    emit(e, &r);
+    vg_arena_free(&a);
+
+    const struct vg_policy *pol = e->ctx->pol;
+    bool is_command = e->ctx->command_path && !strcmp(exe, e->ctx->command_path);
+    if (!vg_policy_audits(pol, VG_CLASS_EXEC) || is_command || e->ctx->opts->mode == VG_MODE_DRY_RUN)
+        return;
+    struct vg_verdict v = vg_policy_decide_path(pol, VG_CLASS_EXEC, exe);
+    if (v.action == VG_ACT_ALLOW)
+        return;
+    snprintf(e->ctx->out.kill_reason, sizeof e->ctx->out.kill_reason,
+             "exec check: %s is running but the policy does not allow executing it (%s%s%u)", exe,
+             v.rule ? v.rule->file : "default", v.rule ? ":" : "", v.rule ? v.rule->line : 0);
+    e->ctx->out.policy_kill = true;
+    emit_note(e, "kill", e->ctx->out.kill_reason, t->nspid);
+    kill_sandbox(e);
+}
+
+static void on_exit_status(struct engine *e, pid_t tid, int status)
+{
+    if (tid == e->ctx->init_pid) {
+        e->init_gone = true;
+        vg_tasks_del(&e->tasks, tid);
+        return;
+    }
+    struct vg_task *t = vg_tasks_get(&e->tasks, tid);
+    if (tid == e->cand_pid) {
+        e->ctx->out.cand_done = true;
+        e->ctx->out.cand_status = status;
+    }
+    if (t && t->logged) {
+        struct vg_record r = {.type = VG_REC_PROC};
+        r.u.proc = (struct vg_proc_ev){
+            .ts_ns = now_ts(e), .kind = VG_PROC_EXIT, .pid = t->is_thread ? t->nstid : t->nspid,
+            .hpid = tid, .proc = t->proc, .thread = t->is_thread,
+            .exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1,
+            .signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0,
+            .core = WIFSIGNALED(status) && WCOREDUMP(status),
+        };
+        emit(e, &r);
+    }
+    if (t && !t->is_thread)
+        vg_unwinder_forget(e->unw, t->tgid);
+    vg_tasks_del(&e->tasks, tid);
+}
+
+/* ---- audited calls ---- */
+
+static int refuse(pid_t tid, int err)
+{
+    struct user_regs_struct regs;
+    if (ptrace(PTRACE_GETREGS, tid, 0, &regs) < 0)
+        return -1;
+    regs.orig_rax = (unsigned long long)-1; /* skip the call ... */
+    regs.rax = (unsigned long long)(long long)-err; /* ... and return -err */
+    return (int)ptrace(PTRACE_SETREGS, tid, 0, &regs);
+}
+
+static void fill_event(struct engine *e, const struct vg_task *t, const struct vg_call *c,
+                       const struct vg_call_verdict *v, struct vg_syscall_ev *ev)
+{
+    *ev = (struct vg_syscall_ev){
+        .ts_ns = now_ts(e), .pid = t->nspid, .tid = t->nstid, .hpid = t->tgid, .htid = t->tid,
+        .proc = t->proc, .nr = c->nr, .name = c->ent ? c->ent->name : "unknown", .cls = c->cls,
+        .args = c->args, .decision = v->decision, .rule_file = v->rule_file,
+        .rule_line = v->rule_line, .rule_text = v->rule_text, .err = v->refuse ? v->err : 0,
+    };
+}
+
+static void on_seccomp(struct engine *e, struct vg_task *t)
+{
+    struct __ptrace_syscall_info info;
+    if (ptrace(PTRACE_GET_SYSCALL_INFO, t->tid, sizeof info, &info) <= 0 ||
+        info.op != PTRACE_SYSCALL_INFO_SECCOMP) {
+        ptrace(PTRACE_CONT, t->tid, 0, 0);
+        return;
+    }
+    if (e->root_fd < 0) {
+        char path[64];
+        snprintf(path, sizeof path, "/proc/%d/root", (int)t->tid);
+        e->root_fd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    }
+    vg_task_identify(&e->tasks, t);
+    log_start(e, t, 0);
+    struct vg_tracee tr = {.tid = t->tid, .pid = t->tgid, .root_fd = e->root_fd};
+    struct vg_call call;
+    memset(&call, 0, sizeof call);
+    uint64_t args[6];
+    memcpy(args, info.seccomp.args, sizeof args);
+    vg_decode_call(&tr, (int)info.seccomp.nr, args, &call);
+
+    struct vg_call_verdict v;
+    vg_decide_call(e->ctx, &call, &v);
+    if (v.record) {
+        struct vg_syscall_ev ev;
+        fill_event(e, t, &call, &v, &ev);
+        struct vg_frame frames[VG_STACK_MAX];
+        if (v.decision != VG_DEC_ALLOW || e->ctx->opts->stacks_all) {
+            ev.nstack = vg_unwind(e->unw, t->tgid, t->tid, frames, VG_STACK_MAX, &call.arena);
+            ev.stack = frames;
+        }
+        e->ctx->out.counts[call.cls][v.decision]++;
+        struct vg_record r = {.type = VG_REC_SYSCALL, .u.sys = ev};
+        if (emit(e, &r) < 0) {
+            vg_call_free(&call);
+            return; /* never release a call whose record is not written */
+        }
+    }
+    if (v.kill) {
+        snprintf(e->ctx->out.kill_reason, sizeof e->ctx->out.kill_reason, "%s %s: %s%s%u",
+                 call.ent ? call.ent->name : "syscall",
+                 call.args.resolved ? call.args.resolved : call.args.addr ? call.args.addr : "",
+                 v.rule_file ? v.rule_file : "default", v.rule_file ? ":" : "",
+                 v.rule_file ? v.rule_line : 0);
+        e->ctx->out.policy_kill = true;
+        emit_note(e, "kill", e->ctx->out.kill_reason, t->nspid);
+        kill_sandbox(e);
+    } else if (v.refuse && refuse(t->tid, v.err) < 0) {
+        kill_sandbox(e); /* cannot refuse it: do not let it run */
+    } else {
+        ptrace(PTRACE_CONT, t->tid, 0, 0);
+    }
+    vg_call_free(&call);
+}
+
+/* ---- the loop ---- */
+
+static bool is_stop_signal(int sig)
+{
+    return sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU;
+}
+
+static void on_stop(struct engine *e, pid_t tid, int status)
+{
+    struct vg_task *t = vg_tasks_get(&e->tasks, tid);
+    int sig = WSTOPSIG(status), event = status >> 16;
+    if (!t) {
+        /* A new task's first stop can come before its parent's event. */
+        t = vg_tasks_add(&e->tasks, tid);
+        vg_task_identify(&e->tasks, t);
+    }
+    if (!t->attached) {
+        t->attached = true;
+        if (event == PTRACE_EVENT_STOP || sig == SIGSTOP) {
+            ptrace(PTRACE_CONT, tid, 0, 0);
+            return;
+        }
+    }
+    switch (event) {
+    case PTRACE_EVENT_SECCOMP:
+        on_seccomp(e, t);
+        return;
+    case PTRACE_EVENT_FORK:
+    case PTRACE_EVENT_VFORK:
+    case PTRACE_EVENT_CLONE:
+        on_new_task(e, t, event);
+        break;
+    case PTRACE_EVENT_EXEC:
+        on_exec(e, t);
+        break;
+    case PTRACE_EVENT_STOP:
+        if (is_stop_signal(sig)) {
+            ptrace(PTRACE_LISTEN, tid, 0, 0); /* group-stop: stay stopped */
+            return;
+        }
+        break;
+    case 0:
+        /* Signal-delivery stop: pass the signal on. */
+        ptrace(PTRACE_CONT, tid, 0, (void *)(long)sig);
+        return;
+    default:
+        break;
+    }
+    ptrace(PTRACE_CONT, tid, 0, 0);
+}
+
+static int supervise(struct vg_engine_ctx *ctx)
+{
+    struct engine e = {.ctx = ctx, .root_fd = -1};
+    vg_tasks_init(&e.tasks);
+    e.unw = vg_unwinder_new();
+    struct vg_task *init = vg_tasks_add(&e.tasks, ctx->init_pid);
+    init->attached = true;
+    init->tgid = ctx->init_pid;
+    init->proc = vg_tasks_new_proc(&e.tasks);
+
+    for (;;) {
+        int status;
+        pid_t tid = waitpid(-1, &status, __WALL | (e.init_gone ? WNOHANG : 0));
+        if (tid < 0 && errno == EINTR)
+            continue;
+        if (tid <= 0)
+            break; /* ECHILD, or nothing left once pid 1 is gone */
+        if (WIFSTOPPED(status)) {
+            on_stop(&e, tid, status);
+            continue;
+        }
+        if (WIFEXITED(status) || WIFSIGNALED(status))
+            on_exit_status(&e, tid, status);
+    }
+    if (e.root_fd >= 0)
+        close(e.root_fd);
+    vg_unwinder_free(e.unw);
+    vg_tasks_free(&e.tasks);
+    return 0;
+}
+
+const struct vg_engine vg_engine_ptrace = {
+    .name = "ptrace",
+    .ptrace_opts = PTRACE_O_EXITKILL | PTRACE_O_TRACESECCOMP | PTRACE_O_TRACEFORK |
+                   PTRACE_O_TRACEVFORK | PTRACE_O_TRACECLONE | PTRACE_O_TRACEEXEC,
+    .supervise = supervise,
+};

@@ -1,0 +1,45 @@
+/* result.h: how a run ended, and the JSON result record a harness grades. */
+#ifndef VG_RESULT_H
+#define VG_RESULT_H
+#include <stdbool.h>
+#include <stdint.h>
+#include "event/event.h"
+#include "tracer/engine.h"
+#include "tracer/iothread.h"
+#include "tracer/run.h"
+
+struct vg_ending {
+    const char *status;     /* ok nonzero signal timeout limit killed error */
+    int exit_code;          /* vigil's exit status */
+    int cand_code;          /* candidate's exit code, -1 if none */
+    int signal;             /* killing signal, 0 if none */
+    const char *limit;      /* with status "limit" */
+    char error[4700];       /* with status "error" / "killed" */
+    const char *hits[VG_LIM_COUNT]; /* limits that were reached */
+    unsigned nhits;
+    double wall_s, cpu_user_s, cpu_sys_s;
+    uint64_t peak_rss;      /* bytes */
+};
+
+struct vg_result_in {
+    const struct vg_run_opts *opts;
+    const struct vg_limits *limits;
+    const struct vg_artifact *artifacts;
+    unsigned nartifacts;
+    const char *policy_path, *policy_sha256;
+    const char *log_path;
+    const char *workdir;
+    bool workdir_kept;
+    uint64_t start_wall_ns;
+    int landlock_abi;
+    const struct vg_outcome *outcome;
+    const struct vg_io *io;
+    const struct vg_ending *end;
+};
+
+/* Work out status and exit code from what the supervisor and I/O saw. */
+void vg_ending_decide(struct vg_ending *end, const struct vg_outcome *out,
+                      const struct vg_io *io, const struct vg_limits *lim);
+/* Write the JSON record to path (atomically: temp file + rename). */
+int vg_result_write(const char *path, const struct vg_result_in *in, struct vg_err *err);
+#endif

@@ -1,0 +1,393 @@
+/* run.c: one `vigil run`, start to finish.  Everything is prepared and
+ * checked before the sandbox exists (policy, limits, workdir, artifacts,
+ * log, filters), so that bad input fails early and leaves nothing behind;
+ * then the sandbox starts, the engine supervises it, and the ending is
+ * recorded in the log's trailer and the result record. */
+#include <errno.h>
+#include <fcntl.h>
+#include <pwd.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "event/writer.h"
+#include "tracer/engine.h"
+#include "tracer/filter.h"
+#include "tracer/iothread.h"
+#include "tracer/landlock.h"
+#include "tracer/limits.h"
+#include "tracer/plan.h"
+#include "tracer/result.h"
+#include "tracer/sandbox.h"
+#include "tracer/scratch.h"
+#include "util/sha256.h"
+
+struct run {
+    struct vg_run_opts *o;
+    struct vg_policy *pol;
+    const char *policy_name;
+    struct vg_limits limits;
+    char *workdir;
+    bool own_workdir;
+    char *log_path;
+    struct vg_log *log;
+    struct vg_artifact *artifacts;
+    char **artifact_paths;      /* sandbox view */
+    unsigned nartifacts;
+    char *command_path;
+    struct vg_plan plan;
+    scmp_filter_ctx cand_filter, init_filter;
+    uint64_t start_wall, start_mono;
+    char kernel[300];
+    struct vg_err err;
+};
+
+static int fail(struct run *r, int code)
+{
+    fprintf(stderr, "vigil: %s\n", r->err.msg);
+    return code;
+}
+
+static int load_policy(struct run *r)
+{
+    if (r->o->policy_path) {
+        r->pol = vg_policy_load(r->o->policy_path, &r->err);
+        r->policy_name = r->o->policy_path;
+    } else {
+        r->pol = vg_policy_parse("default.policy", vg_default_policy_text, &r->err);
+        r->policy_name = "(builtin) default.policy";
+    }
+    if (!r->pol)
+        return -1;
+    vg_limits_defaults(&r->limits);
+    vg_limits_merge(&r->limits, vg_policy_limits(r->pol));
+    vg_limits_merge(&r->limits, &r->o->limits); /* flags win */
+    return 0;
+}
+
+static char *home_dir(void)
+{
+    const char *h = getenv("HOME");
+    if (h && h[0] == '/')
+        return vg_xstrdup(h);
+    struct passwd *pw = getpwuid(getuid());
+    return vg_xstrdup(pw && pw->pw_dir ? pw->pw_dir : "/");
+}
+
+static int prepare_workdir(struct run *r)
+{
+    uid_t uid = geteuid() == 0 ? VG_HOST_NOBODY : geteuid();
+    gid_t gid = geteuid() == 0 ? VG_HOST_NOBODY : getegid();
+    if (r->o->workdir) {
+        r->workdir = realpath(r->o->workdir, NULL);
+        struct stat st;
+        if (!r->workdir || stat(r->workdir, &st) < 0 || !S_ISDIR(st.st_mode)) {
+            vg_errf(&r->err, "--workdir %s: %s", r->o->workdir,
+                    r->workdir ? "not a directory" : strerror(errno));
+            return -1;
+        }
+        return 0;
+    }
+    r->workdir = vg_scratch_create(uid, gid, &r->err);
+    r->own_workdir = r->workdir != NULL;
+    return r->workdir ? 0 : -1;
+}
+
+/* --artifact, or every argument naming a regular file. */
+static int hash_artifacts(struct run *r)
+{
+    struct vg_run_opts *o = r->o;
+    bool explicit = o->nartifacts > 0;
+    unsigned n = explicit ? o->nartifacts : (unsigned)o->argc;
+    r->artifacts = vg_xcalloc(n, sizeof *r->artifacts);
+    r->artifact_paths = vg_xcalloc(n, sizeof *r->artifact_paths);
+    const char **named = vg_xcalloc(n, sizeof *named);
+    unsigned k = 0;
+    for (unsigned i = 0; i < n; i++) {
+        const char *a = explicit ? o->artifacts[i] : o->argv[i];
+        struct stat st;
+        if (stat(a, &st) < 0 || !S_ISREG(st.st_mode)) {
+            if (explicit) {
+                vg_errf(&r->err, "--artifact %s: %s", a,
+                        errno ? strerror(errno) : "not a regular file");
+                free(named);
+                return -1;
+            }
+            continue;
+        }
+        char hex[65];
+        if (vg_sha256_file(a, hex, &r->err) < 0) {
+            free(named);
+            return -1;
+        }
+        r->artifacts[k].path = vg_xstrdup(a);
+        r->artifacts[k].sha256 = vg_xstrdup(hex);
+        r->artifact_paths[k] = a[0] == '/' ? vg_xstrdup(a) : vg_xasprintf("%s/%s", r->workdir, a);
+        if (i == 0 && !explicit)
+            r->command_path = vg_xstrdup(r->artifact_paths[k]);
+        named[k++] = a;
+    }
+    r->nartifacts = k;
+    /* What is hashed is what gets bound into the sandbox. */
+    o->artifacts = named;
+    o->nartifacts = k;
+    return 0;
+}
+
+static int open_log(struct run *r)
+{
+    if (r->o->log_path) {
+        r->log_path = vg_xstrdup(r->o->log_path);
+    } else {
+        char stamp[32];
+        time_t t = time(NULL);
+        struct tm tm;
+        localtime_r(&t, &tm);
+        strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm);
+        r->log_path = vg_xasprintf("vigil-%s-%d.msgpack", stamp, (int)getpid());
+    }
+    r->log = vg_log_create(r->log_path, &r->err);
+    return r->log ? 0 : -1;
+}
+
+static void limit_recs(const struct run *r, struct vg_limit_rec *out)
+{
+    for (int i = 0; i < VG_LIM_COUNT; i++)
+        out[i] = (struct vg_limit_rec){.name = vg_limit_name(i), .value = r->limits.v[i],
+                                       .enforced_by = vg_limit_mechanism(i)};
+}
+
+static int write_header(struct run *r)
+{
+    struct utsname u;
+    if (uname(&u) == 0)
+        snprintf(r->kernel, sizeof r->kernel, "%s %s", u.release, u.version);
+    struct vg_limit_rec lim[VG_LIM_COUNT];
+    limit_recs(r, lim);
+    unsigned nres = vg_policy_nresolved(r->pol);
+    struct vg_kv *res = vg_xcalloc(nres ? nres : 1, sizeof *res);
+    for (unsigned i = 0; i < nres; i++)
+        res[i] = vg_policy_resolved(r->pol, i);
+    struct vg_record rec = {.type = VG_REC_HEADER};
+    rec.u.header = (struct vg_header){
+        .format = VG_FORMAT_VERSION, .vigil_version = VG_VERSION,
+        .start_wall_ns = r->start_wall, .start_mono_ns = r->start_mono, .kernel = r->kernel,
+        .argv = (const char *const *)r->o->argv, .argc = (uint32_t)r->o->argc,
+        .cwd = r->workdir, .task_id = r->o->task_id,
+        .mode = r->o->mode == VG_MODE_DRY_RUN ? "dry-run" : "enforce", .engine = "ptrace",
+        .policy_path = r->policy_name, .policy_sha256 = vg_policy_sha256(r->pol),
+        .policy_text = vg_policy_text(r->pol), .limits = lim, .nlimits = VG_LIM_COUNT,
+        .artifacts = r->artifacts, .nartifacts = r->nartifacts, .resolved = res,
+        .nresolved = nres,
+    };
+    int rc = vg_log_write(r->log, &rec);
+    free(res);
+    if (rc < 0)
+        vg_errf(&r->err, "%s", vg_log_error(r->log));
+    return rc;
+}
+
+static int build_sandbox(struct run *r)
+{
+    r->plan.limits = r->limits;
+    if (vg_plan_build(&r->plan, r->o, r->pol, r->workdir, &r->err) < 0)
+        return -1;
+    int abi = vg_landlock_abi();
+    if (abi <= 0 && !r->o->allow_no_landlock) {
+        vg_errf(&r->err, "Landlock is not available on this kernel (needs CONFIG_SECURITY_LANDLOCK "
+                         "and 'landlock' in the lsm= boot parameter); pass --allow-degraded to run "
+                         "without it");
+        return -1;
+    }
+    if (abi > 0) {
+        r->plan.landlock_abi = abi;
+        if (vg_policy_landlock_plan(r->pol, abi, &r->plan.landlock) < 0) {
+            vg_errf(&r->err, "cannot express the policy for Landlock");
+            return -1;
+        }
+    }
+    bool audited[VG_CLASS_NCLASSES];
+    for (int c = 0; c < VG_CLASS_NCLASSES; c++)
+        audited[c] = vg_policy_audits(r->pol, c);
+    r->cand_filter = vg_filter_candidate(audited, &r->err);
+    r->init_filter = r->cand_filter ? vg_filter_init(&r->err) : NULL;
+    return r->init_filter ? 0 : -1;
+}
+
+static void block_signals(void)
+{
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGHUP);
+    pthread_sigmask(SIG_BLOCK, &set, NULL);
+    signal(SIGPIPE, SIG_IGN);
+}
+
+static void measure(struct vg_ending *end, uint64_t start_mono)
+{
+    struct rusage ru;
+    end->wall_s = (double)(vg_now_mono_ns() - start_mono) / 1e9;
+    if (getrusage(RUSAGE_CHILDREN, &ru) == 0) {
+        end->cpu_user_s = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6;
+        end->cpu_sys_s = (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
+        end->peak_rss = (uint64_t)ru.ru_maxrss * 1024;
+    }
+}
+
+static void write_trailer(struct run *r, const struct vg_engine_ctx *ctx,
+                          const struct vg_ending *end)
+{
+    struct vg_count cnt[VG_CLASS_NCLASSES * VG_DEC_NDECISIONS];
+    uint32_t n = 0;
+    for (int c = 0; c < VG_CLASS_NCLASSES; c++)
+        for (int d = 0; d < VG_DEC_NDECISIONS; d++)
+            if (ctx->out.counts[c][d])
+                cnt[n++] = (struct vg_count){.cls = c, .decision = d, .n = ctx->out.counts[c][d]};
+    struct vg_record rec = {.type = VG_REC_TRAILER};
+    rec.u.trailer = (struct vg_trailer){
+        .ts_ns = vg_now_mono_ns() - r->start_mono, .status = end->status,
+        .exit_code = end->exit_code, .signal = end->signal, .limit = end->limit,
+        .elapsed_ns = vg_now_mono_ns() - r->start_mono, .events = vg_log_count(r->log),
+        .counts = cnt, .ncounts = n,
+    };
+    vg_log_write(r->log, &rec);
+}
+
+static void summary(const struct run *r, const struct vg_engine_ctx *ctx,
+                    const struct vg_ending *end)
+{
+    if (r->o->quiet)
+        return;
+    uint64_t allowed = 0, refused = 0;
+    for (int c = 0; c < VG_CLASS_NCLASSES; c++)
+        for (int d = 0; d < VG_DEC_NDECISIONS; d++)
+            *(d == VG_DEC_ALLOW ? &allowed : &refused) += ctx->out.counts[c][d];
+    fprintf(stderr, "vigil: %s, exit %d, %.2fs; %llu allowed, %llu %s; log %s%s%s\n",
+            end->status, end->exit_code, end->wall_s, (unsigned long long)allowed,
+            (unsigned long long)refused,
+            r->o->mode == VG_MODE_DRY_RUN ? "refused or would be" : "refused", r->log_path,
+            r->o->result_path ? "; result " : "", r->o->result_path ? r->o->result_path : "");
+    if (end->error[0])
+        fprintf(stderr, "vigil: %s\n", end->error);
+}
+
+static int supervise(struct run *r, struct vg_ending *end)
+{
+    struct vg_sandbox sb = {.out_fd = -1, .err_fd = -1, .report_fd = -1};
+    struct vg_io io = {0};
+    const struct vg_engine *engine = &vg_engine_ptrace;
+    struct vg_engine_ctx ctx = {
+        .opts = r->o, .pol = r->pol, .log = r->log, .start_mono_ns = r->start_mono,
+        .artifacts = (const char *const *)r->artifact_paths, .nartifacts = r->nartifacts,
+        .command_path = r->command_path,
+    };
+    block_signals();
+    if (vg_sandbox_start(&r->plan, r->cand_filter, r->init_filter, engine->ptrace_opts, &sb,
+                         &r->err) < 0)
+        return -1;
+    ctx.init_pid = sb.init_pid;
+    if (vg_io_start(&io, &sb, r->limits.v[VG_LIM_TIME], r->limits.v[VG_LIM_OUTPUT], &r->err) < 0) {
+        kill(sb.init_pid, SIGKILL);
+        engine->supervise(&ctx); /* reap */
+        vg_sandbox_close(&sb);
+        return -1;
+    }
+    engine->supervise(&ctx);
+    vg_io_finish(&io);
+    measure(end, r->start_mono);
+    vg_ending_decide(end, &ctx.out, &io, &r->limits);
+    write_trailer(r, &ctx, end);
+    if (vg_log_close(r->log) < 0 && strcmp(end->status, "error")) {
+        end->status = "error";
+        end->exit_code = VG_EXIT_SETUP;
+        snprintf(end->error, sizeof end->error, "log %s: %s", r->log_path, vg_log_error(r->log));
+    }
+    r->log = NULL;
+    if (r->o->result_path) {
+        struct vg_result_in in = {
+            .opts = r->o, .limits = &r->limits, .artifacts = r->artifacts,
+            .nartifacts = r->nartifacts, .policy_path = r->policy_name,
+            .policy_sha256 = vg_policy_sha256(r->pol), .log_path = r->log_path,
+            .workdir = r->workdir, .workdir_kept = !r->own_workdir || r->o->keep,
+            .start_wall_ns = r->start_wall, .landlock_abi = r->plan.landlock_abi,
+            .outcome = &ctx.out, .io = &io, .end = end,
+        };
+        if (vg_result_write(r->o->result_path, &in, &r->err) < 0) {
+            fprintf(stderr, "vigil: %s\n", r->err.msg);
+            end->exit_code = VG_EXIT_SETUP;
+        }
+    }
+    summary(r, &ctx, end);
+    vg_io_free(&io);
+    return 0;
+}
+
+static void cleanup(struct run *r)
+{
+    if (r->log)
+        vg_log_close(r->log);
+    if (r->own_workdir && !r->o->keep)
+        vg_scratch_remove(r->workdir);
+    else if (r->own_workdir)
+        fprintf(stderr, "vigil: kept the working directory %s\n", r->workdir);
+    for (unsigned i = 0; i < r->nartifacts; i++) {
+        free((char *)r->artifacts[i].path);
+        free((char *)r->artifacts[i].sha256);
+        free(r->artifact_paths[i]);
+    }
+    free(r->artifacts);
+    free(r->artifact_paths);
+    free((void *)r->o->artifacts);
+    free(r->command_path);
+    free(r->workdir);
+    free(r->log_path);
+    if (r->cand_filter)
+        seccomp_release(r->cand_filter);
+    if (r->init_filter)
+        seccomp_release(r->init_filter);
+    vg_plan_free(&r->plan);
+    vg_policy_free(r->pol);
+}
+
+int vg_run(struct vg_run_opts *o)
+{
+    struct run r = {.o = o};
+    r.start_wall = vg_now_wall_ns();
+    r.start_mono = vg_now_mono_ns();
+    int code = VG_EXIT_SETUP;
+    struct vg_places places = {.tmp = "/tmp"};
+    char *home = home_dir();
+    places.home = home;
+    if (load_policy(&r) < 0 || prepare_workdir(&r) < 0)
+        goto out;
+    places.work = r.workdir;
+    if (vg_policy_compile(r.pol, &places, &r.err) < 0 || hash_artifacts(&r) < 0 ||
+        build_sandbox(&r) < 0 || open_log(&r) < 0 || write_header(&r) < 0)
+        goto out;
+    struct vg_ending end = {0};
+    if (supervise(&r, &end) < 0)
+        goto out;
+    code = end.exit_code;
+    r.err.msg[0] = 0;
+out:
+    if (r.err.msg[0])
+        fail(&r, code);
+    if (r.err.msg[0] && r.log) {
+        /* The sandbox never ran: a log with only a header would just
+         * mislead; the message above is the whole story. */
+        vg_log_close(r.log);
+        r.log = NULL;
+        unlink(r.log_path);
+    }
+    cleanup(&r);
+    free(home);
+    return code;
+}

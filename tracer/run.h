@@ -1,0 +1,52 @@
+/* run.h: everything one `vigil run` needs, gathered from the command line and
+ * the policy before anything is created, then passed down by pointer. */
+#ifndef VG_RUN_H
+#define VG_RUN_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "policy/policy.h"
+#include "util/util.h"
+
+/* The candidate runs as this uid/gid inside the sandbox. */
+#define VG_SANDBOX_UID 1000
+#define VG_SANDBOX_GID 1000
+/* When vigil runs as root, the candidate is this host uid/gid (never 0:
+ * RLIMIT_NPROC does not bind a process whose real uid is host root). */
+#define VG_HOST_NOBODY 65534
+
+enum vg_mode { VG_MODE_ENFORCE, VG_MODE_DRY_RUN };
+
+struct vg_run_opts {
+    char **argv;               /* the command, NULL-terminated */
+    int argc;
+    const char *policy_path;   /* NULL: the built-in default policy */
+    const char *log_path;      /* -o; NULL: a generated name in the cwd */
+    const char *result_path;   /* --result */
+    const char *task_id;
+    const char *workdir;       /* --workdir; NULL: fresh scratch dir */
+    bool keep;                 /* keep the scratch dir */
+    enum vg_mode mode;
+    bool stacks_all;           /* --stacks: a stack on every audited call */
+    bool quiet;                /* -q: no summary line on stderr */
+    bool allow_no_landlock;    /* --allow-degraded: run without missing features */
+    struct vg_limits limits;   /* flags; merged over the policy's */
+    /* --bind / --bind-rw */
+    struct vg_bind *binds;
+    unsigned nbinds;
+    /* --env NAME or NAME=VALUE */
+    struct vg_env *env;
+    unsigned nenv;
+    /* --artifact; when none, every argument naming a regular file */
+    const char **artifacts;
+    unsigned nartifacts;
+};
+
+/* Run the whole thing; returns vigil's exit status (see README). */
+int vg_run(struct vg_run_opts *opts);
+
+/* Default values of the limits (README documents them). */
+void vg_limits_defaults(struct vg_limits *l);
+#endif

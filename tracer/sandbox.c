@@ -1,0 +1,362 @@
+/* sandbox.c: see sandbox.h.
+ *
+ * Process layout:
+ *   vigil (supervisor, host) --clone(NEWUSER|NEWPID|NEWNS|...)--> init
+ *   init (pid 1 inside): builds the mounts, forks the candidate, then only
+ *        waits; when the candidate exits, init exits and the kernel kills
+ *        whatever is left in the pid namespace (daemons included).
+ *   candidate (pid 2): drops every privilege, installs Landlock and the
+ *        seccomp filter, execs the command.
+ * init is traced from the start with PTRACE_O_EXITKILL, so the candidate
+ * and all its descendants are traced too and die with the supervisor. */
+#include "tracer/sandbox.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <linux/capability.h>
+#include <linux/close_range.h>
+#include <net/if.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/prctl.h>
+#include <sys/ptrace.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "tracer/landlock.h"
+
+struct pipes {
+    int out[2], err[2], go[2], report[2];
+};
+
+/* ---- inside the sandbox ---- */
+
+static _Noreturn void report_exit(int fd, int code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static _Noreturn void report_exit(int fd, int code, const char *fmt, ...)
+{
+    struct vg_report r = {.code = code};
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(r.msg, sizeof r.msg, fmt, ap);
+    va_end(ap);
+    (void)!write(fd, &r, sizeof r);
+    _exit(code);
+}
+
+static int loopback_up(void)
+{
+    int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    if (s < 0)
+        return -1;
+    struct ifreq ifr = {0};
+    strcpy(ifr.ifr_name, "lo");
+    int r = ioctl(s, SIOCGIFFLAGS, &ifr);
+    if (r == 0) {
+        ifr.ifr_flags |= IFF_UP | IFF_RUNNING;
+        r = ioctl(s, SIOCSIFFLAGS, &ifr);
+    }
+    close(s);
+    return r;
+}
+
+static int set_limit(int res, uint64_t v)
+{
+    struct rlimit rl = {.rlim_cur = v, .rlim_max = v};
+    return setrlimit(res, &rl);
+}
+
+static int apply_rlimits(const struct vg_limits *l)
+{
+    const uint64_t cpu = l->v[VG_LIM_CPU];
+    /* CPU: SIGXCPU at the limit, SIGKILL one second later. */
+    struct rlimit rl_cpu = {.rlim_cur = cpu, .rlim_max = cpu + 1};
+    if (setrlimit(RLIMIT_CPU, &rl_cpu) < 0 ||
+        set_limit(RLIMIT_AS, l->v[VG_LIM_MEMORY]) < 0 ||
+        set_limit(RLIMIT_NPROC, l->v[VG_LIM_PROCS]) < 0 ||
+        set_limit(RLIMIT_NOFILE, l->v[VG_LIM_FILES]) < 0 ||
+        set_limit(RLIMIT_FSIZE, l->v[VG_LIM_FSIZE]) < 0 ||
+        set_limit(RLIMIT_CORE, 0) < 0)
+        return -1;
+    return 0;
+}
+
+/* Empty the bounding and ambient sets: needs CAP_SETPCAP, so it runs
+ * before the uid changes. */
+static int drop_bounding_caps(void)
+{
+    for (int c = 0; c <= CAP_LAST_CAP; c++)
+        if (prctl(PR_CAPBSET_DROP, c, 0, 0, 0) < 0 && errno != EINVAL)
+            return -1;
+    return prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 ? -1 : 0;
+}
+
+/* No capability left in any set, and no way back to one. */
+static int drop_caps(void)
+{
+    struct __user_cap_header_struct h = {.version = _LINUX_CAPABILITY_VERSION_3};
+    struct __user_cap_data_struct d[2] = {{0}};
+    return (int)syscall(SYS_capset, &h, d);
+}
+
+/* PATH lookup done before the filter is in place, so that the audited
+ * execve is the one real attempt rather than one per PATH entry. */
+static char *find_program(const char *name, char *const envp[], int *code)
+{
+    *code = 0;
+    if (strchr(name, '/')) {
+        if (access(name, F_OK) < 0) {
+            *code = VG_EXIT_NOTFOUND;
+            return NULL;
+        }
+        return vg_xstrdup(name);
+    }
+    const char *path = "/usr/bin:/bin";
+    for (char *const *e = envp; *e; e++)
+        if (!strncmp(*e, "PATH=", 5))
+            path = *e + 5;
+    char *copy = vg_xstrdup(path), *save = NULL;
+    for (char *dir = strtok_r(copy, ":", &save); dir; dir = strtok_r(NULL, ":", &save)) {
+        char *cand = vg_xasprintf("%s/%s", dir, name);
+        struct stat st;
+        if (stat(cand, &st) == 0 && S_ISREG(st.st_mode)) {
+            free(copy);
+            return cand;
+        }
+        free(cand);
+    }
+    free(copy);
+    *code = VG_EXIT_NOTFOUND;
+    return NULL;
+}
+
+static _Noreturn void candidate_main(const struct vg_plan *plan, scmp_filter_ctx cand,
+                                     struct pipes *p)
+{
+    int rep = p->report[1];
+    struct vg_err err = {{0}};
+    if (setsid() < 0)
+        report_exit(rep, VG_EXIT_SETUP, "setsid: %s", strerror(errno));
+    if (dup2(p->out[1], 1) < 0 || dup2(p->err[1], 2) < 0)
+        report_exit(rep, VG_EXIT_SETUP, "dup2: %s", strerror(errno));
+    /* Every inherited descriptor but 0, 1, 2 is gone at exec; the report
+     * pipe among them, which is how the supervisor learns exec happened. */
+    if (syscall(SYS_close_range, 3, ~0u, CLOSE_RANGE_CLOEXEC) < 0)
+        report_exit(rep, VG_EXIT_SETUP, "close_range: %s", strerror(errno));
+    if (chdir(plan->cwd) < 0)
+        report_exit(rep, VG_EXIT_SETUP, "chdir %s: %s", plan->cwd, strerror(errno));
+    if (apply_rlimits(&plan->limits) < 0)
+        report_exit(rep, VG_EXIT_SETUP, "setrlimit: %s", strerror(errno));
+    if (drop_bounding_caps() < 0)
+        report_exit(rep, VG_EXIT_SETUP, "drop capabilities: %s", strerror(errno));
+    if (plan->root_caller && setgroups(0, NULL) < 0)
+        report_exit(rep, VG_EXIT_SETUP, "setgroups: %s", strerror(errno));
+    if (setresgid(VG_SANDBOX_GID, VG_SANDBOX_GID, VG_SANDBOX_GID) < 0 ||
+        setresuid(VG_SANDBOX_UID, VG_SANDBOX_UID, VG_SANDBOX_UID) < 0)
+        report_exit(rep, VG_EXIT_SETUP, "drop to uid %d: %s", VG_SANDBOX_UID, strerror(errno));
+    if (drop_caps() < 0)
+        report_exit(rep, VG_EXIT_SETUP, "drop capabilities: %s", strerror(errno));
+    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+        report_exit(rep, VG_EXIT_SETUP, "no_new_privs: %s", strerror(errno));
+    if (plan->landlock_abi > 0 && vg_landlock_apply(&plan->landlock, plan->landlock_abi, &err) < 0)
+        report_exit(rep, VG_EXIT_SETUP, "landlock: %s", err.msg);
+
+    int code;
+    char *prog = find_program(plan->argv[0], plan->envp, &code);
+    if (!prog)
+        report_exit(rep, code, "%s: command not found in the sandbox", plan->argv[0]);
+    int r = seccomp_load(cand);
+    if (r < 0)
+        report_exit(rep, VG_EXIT_SETUP, "seccomp: %s", strerror(-r));
+    execve(prog, plan->argv, plan->envp);
+    int e = errno;
+    report_exit(rep, e == ENOENT ? VG_EXIT_NOTFOUND : VG_EXIT_NOEXEC, "%s: cannot execute: %s",
+                plan->argv[0], strerror(e));
+}
+
+/* pid 1: reap until the candidate is gone, then leave (which ends every
+ * other process in the namespace). */
+static _Noreturn void init_wait(pid_t cand)
+{
+    for (;;) {
+        int st;
+        pid_t w = waitpid(-1, &st, __WALL);
+        if (w == cand)
+            _exit(0);
+        if (w < 0 && errno == ECHILD)
+            _exit(0);
+    }
+}
+
+static _Noreturn void init_main(const struct vg_plan *plan, scmp_filter_ctx cand,
+                                scmp_filter_ctx init, struct pipes *p)
+{
+    int rep = p->report[1];
+    char go;
+    close(p->go[1]);
+    /* The supervisor writes one byte once our id maps are in place; EOF
+     * means it died before that. */
+    if (read(p->go[0], &go, 1) != 1)
+        _exit(VG_EXIT_SETUP);
+    close(p->go[0]);
+    if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
+        report_exit(rep, VG_EXIT_SETUP, "pdeathsig: %s", strerror(errno));
+    if (sethostname(plan->hostname, strlen(plan->hostname)) < 0)
+        report_exit(rep, VG_EXIT_SETUP, "sethostname: %s", strerror(errno));
+    if (plan->new_net && loopback_up() < 0)
+        report_exit(rep, VG_EXIT_SETUP, "bring up loopback: %s", strerror(errno));
+    struct vg_err err = {{0}};
+    if (vg_setup_execute(plan, &err) < 0)
+        report_exit(rep, VG_EXIT_SETUP, "sandbox setup: %s", err.msg);
+
+    pid_t c = fork();
+    if (c < 0)
+        report_exit(rep, VG_EXIT_SETUP, "fork: %s", strerror(errno));
+    if (c == 0)
+        candidate_main(plan, cand, p);
+
+    close(p->out[1]);
+    close(p->err[1]);
+    close(rep);
+    if (drop_bounding_caps() < 0 || drop_caps() < 0 || prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 || seccomp_load(init) < 0)
+        _exit(VG_EXIT_SETUP); /* the supervisor sees init die and stops */
+    init_wait(c);
+}
+
+/* ---- in the supervisor ---- */
+
+static int write_file(pid_t pid, const char *name, const char *text, struct vg_err *err)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/%s", (int)pid, name);
+    int fd = open(path, O_WRONLY | O_CLOEXEC);
+    if (fd < 0 || vg_write_all(fd, text, strlen(text)) < 0) {
+        vg_errf(err, "write %s: %s", path, strerror(errno));
+        if (fd >= 0)
+            close(fd);
+        return -1;
+    }
+    close(fd);
+    return 0;
+}
+
+/* Inside uid 1000 is the candidate.  For a root caller it maps to an
+ * unprivileged host uid, and inside 0 (init, which builds the mounts and
+ * must own what it creates) maps to host root. */
+static int write_id_maps(const struct vg_plan *plan, pid_t pid, struct vg_err *err)
+{
+    char map[128];
+    if (!plan->root_caller && write_file(pid, "setgroups", "deny", err) < 0)
+        return -1;
+    if (plan->root_caller)
+        snprintf(map, sizeof map, "0 0 1\n%d %u 1\n", VG_SANDBOX_UID, (unsigned)plan->outside_uid);
+    else
+        snprintf(map, sizeof map, "%d %u 1\n", VG_SANDBOX_UID, (unsigned)plan->outside_uid);
+    if (write_file(pid, "uid_map", map, err) < 0)
+        return -1;
+    if (plan->root_caller)
+        snprintf(map, sizeof map, "0 0 1\n%d %u 1\n", VG_SANDBOX_GID, (unsigned)plan->outside_gid);
+    else
+        snprintf(map, sizeof map, "%d %u 1\n", VG_SANDBOX_GID, (unsigned)plan->outside_gid);
+    return write_file(pid, "gid_map", map, err);
+}
+
+static void close_pair(int fd[2])
+{
+    for (int i = 0; i < 2; i++)
+        if (fd[i] >= 0) {
+            close(fd[i]);
+            fd[i] = -1;
+        }
+}
+
+static const char *userns_hint(int e)
+{
+    if (e == EPERM || e == ENOSPC || e == EUSERS)
+        return " (user namespaces are disabled or exhausted: check sysctl "
+               "user.max_user_namespaces and kernel.unprivileged_userns_clone)";
+    if (e == EINVAL)
+        return " (this kernel lacks a namespace type vigil needs: user, pid, mount, net, ipc, uts, cgroup)";
+    return "";
+}
+
+int vg_sandbox_start(const struct vg_plan *plan, scmp_filter_ctx cand,
+                     scmp_filter_ctx init, unsigned long ptrace_opts,
+                     struct vg_sandbox *sb, struct vg_err *err)
+{
+    struct pipes p = {{-1, -1}, {-1, -1}, {-1, -1}, {-1, -1}};
+    if (pipe2(p.out, O_CLOEXEC) < 0 || pipe2(p.err, O_CLOEXEC) < 0 ||
+        pipe2(p.go, O_CLOEXEC) < 0 || pipe2(p.report, O_CLOEXEC) < 0) {
+        vg_errf(err, "pipe: %s", strerror(errno));
+        goto fail;
+    }
+    unsigned long flags = CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNS | CLONE_NEWIPC |
+                          CLONE_NEWUTS | CLONE_NEWCGROUP | SIGCHLD;
+    if (plan->new_net)
+        flags |= CLONE_NEWNET;
+    fflush(NULL);
+    pid_t pid = (pid_t)syscall(SYS_clone, flags, NULL, NULL, NULL, NULL);
+    if (pid < 0) {
+        int e = errno;
+        vg_errf(err, "cannot create the sandbox's namespaces: %s%s", strerror(e), userns_hint(e));
+        goto fail;
+    }
+    if (pid == 0) {
+        close(p.out[0]);
+        close(p.err[0]);
+        close(p.report[0]);
+        init_main(plan, cand, init, &p);
+    }
+    close(p.go[0]);
+    p.go[0] = -1;
+    if (write_id_maps(plan, pid, err) < 0)
+        goto kill;
+    if (ptrace(PTRACE_SEIZE, pid, 0, ptrace_opts) < 0) {
+        vg_errf(err, "ptrace the sandbox: %s (is ptrace restricted by Yama or a container?)",
+                strerror(errno));
+        goto kill;
+    }
+    if (write(p.go[1], "g", 1) != 1) {
+        vg_errf(err, "start the sandbox: %s", strerror(errno));
+        goto kill;
+    }
+    close_pair(p.go);
+    close(p.out[1]);
+    close(p.err[1]);
+    close(p.report[1]);
+    sb->init_pid = pid;
+    sb->out_fd = p.out[0];
+    sb->err_fd = p.err[0];
+    sb->report_fd = p.report[0];
+    return 0;
+kill:
+    kill(pid, SIGKILL);
+    while (waitpid(pid, NULL, __WALL) < 0 && errno == EINTR)
+        ;
+fail:
+    close_pair(p.out);
+    close_pair(p.err);
+    close_pair(p.go);
+    close_pair(p.report);
+    return -1;
+}
+
+void vg_sandbox_close(struct vg_sandbox *sb)
+{
+    int *fds[] = {&sb->out_fd, &sb->err_fd, &sb->report_fd};
+    for (size_t i = 0; i < VG_ARRAY_LEN(fds); i++)
+        if (*fds[i] >= 0) {
+            close(*fds[i]);
+            *fds[i] = -1;
+        }
+}

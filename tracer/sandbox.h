@@ -1,0 +1,37 @@
+/* sandbox.h: start the sandbox: new namespaces, the plan's mounts, a tiny
+ * pid 1, and the candidate locked down and exec'd under the supervisor's
+ * ptrace. */
+#ifndef VG_SANDBOX_H
+#define VG_SANDBOX_H
+#include <seccomp.h>
+#include <sys/types.h>
+#include "tracer/plan.h"
+#include "util/util.h"
+
+/* The candidate's exit code when vigil could not start it (see README). */
+#define VG_EXIT_SETUP 125
+#define VG_EXIT_NOEXEC 126
+#define VG_EXIT_NOTFOUND 127
+
+struct vg_sandbox {
+    pid_t init_pid;   /* host pid of the sandbox's pid 1 (traced) */
+    int out_fd;       /* read end of the candidate's stdout */
+    int err_fd;       /* read end of the candidate's stderr */
+    int report_fd;    /* setup failures from inside; EOF once exec'd */
+};
+
+/* A failure report from inside the sandbox: the exit code vigil should
+ * use and one line of text. */
+struct vg_report {
+    int code;
+    char msg[500];
+};
+
+/* Clone into new namespaces, map ids, attach ptrace (options: the
+ * supervisor's), and let the child run the plan.  The candidate's exec
+ * stops in the supervisor, so the caller must start tracing at once. */
+int vg_sandbox_start(const struct vg_plan *plan, scmp_filter_ctx cand,
+                     scmp_filter_ctx init, unsigned long ptrace_opts,
+                     struct vg_sandbox *sb, struct vg_err *err);
+void vg_sandbox_close(struct vg_sandbox *sb);
+#endif

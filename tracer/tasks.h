@@ -1,0 +1,35 @@
+/* tasks.h: the threads the supervisor traces, by host tid (open addressing;
+ * a run rarely has more than a few hundred). */
+#ifndef VG_TASKS_H
+#define VG_TASKS_H
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct vg_task {
+    pid_t tid;          /* host tid; 0 = free slot */
+    pid_t tgid;         /* host pid of its process */
+    pid_t ptid;         /* host tid of the parent (for processes) */
+    int32_t nspid, nstid; /* as the candidate sees them */
+    uint64_t proc;      /* process identity, shared by its threads */
+    bool is_thread;
+    bool attached;      /* its initial ptrace stop has been seen */
+    bool logged;        /* its start record is written */
+    bool identified;    /* tgid/ns ids read */
+};
+
+struct vg_tasks {
+    struct vg_task *slots;
+    size_t cap, n;
+    uint64_t next_proc;
+};
+
+void vg_tasks_init(struct vg_tasks *ts);
+void vg_tasks_free(struct vg_tasks *ts);
+struct vg_task *vg_tasks_get(struct vg_tasks *ts, pid_t tid);
+struct vg_task *vg_tasks_add(struct vg_tasks *ts, pid_t tid);  /* or the existing one */
+void vg_tasks_del(struct vg_tasks *ts, pid_t tid);
+uint64_t vg_tasks_new_proc(struct vg_tasks *ts);
+/* Fill tgid, ns ids and process identity from /proc/TID/status. */
+void vg_task_identify(struct vg_tasks *ts, struct vg_task *t);
+#endif

@@ -1,0 +1,109 @@
+/* verdict.c: see verdict.h. */
+#include "tracer/verdict.h"
+
+#include <errno.h>
+#include <string.h>
+
+static const char *const default_text[] = {
+    [VG_ACT_ALLOW] = "default allow", [VG_ACT_DENY] = "default deny", [VG_ACT_KILL] = "default kill",
+};
+
+static int severity(enum vg_action a)
+{
+    return a == VG_ACT_KILL ? 2 : a == VG_ACT_DENY ? 1 : 0;
+}
+
+static bool is_artifact(const struct vg_engine_ctx *ctx, const char *path)
+{
+    for (unsigned i = 0; path && i < ctx->nartifacts; i++)
+        if (!strcmp(ctx->artifacts[i], path))
+            return true;
+    return false;
+}
+
+static struct vg_verdict ask_policy(const struct vg_engine_ctx *ctx, const struct vg_call *c)
+{
+    const struct vg_policy *pol = ctx->pol;
+    switch (c->cls) {
+    case VG_CLASS_CONNECT:
+    case VG_CLASS_BIND:
+    case VG_CLASS_SEND:
+        return vg_policy_decide_net(pol, c->cls, c->proto ? c->proto : "tcp",
+                                    (const struct sockaddr *)&c->sa, c->salen);
+    default:
+        break;
+    }
+    const char *path = c->check_path ? c->check_path : (c->args.resolved ? c->args.resolved : "");
+    struct vg_verdict v = vg_policy_decide_path(pol, c->cls, path);
+    if (c->check_path2) {
+        struct vg_verdict v2 = vg_policy_decide_path(pol, c->check_cls2, c->check_path2);
+        if (severity(v2.action) > severity(v.action))
+            v = v2;
+    }
+    return v;
+}
+
+void vg_decide_call(const struct vg_engine_ctx *ctx, const struct vg_call *call,
+                    struct vg_call_verdict *v)
+{
+    static const struct vg_rule_src artifact_rule = {
+        .file = "(command line)", .line = 0, .text = "allow the files named on the command line",
+    };
+    memset(v, 0, sizeof *v);
+    v->record = true;
+    const struct vg_sysent *ent = call->ent;
+    int deny_errno = call->deny_errno ? call->deny_errno : EACCES;
+
+    /* The baseline is the kernel-boundary's list: refused in every mode. */
+    if (!ent || (ent->flags & VG_SF_BASELINE)) {
+        v->decision = VG_DEC_DENY;
+        v->refuse = true;
+        v->err = ent ? deny_errno : ENOSYS;
+        v->rule_text = "baseline: never allowed in the sandbox";
+        return;
+    }
+    if (call->cls == VG_CLASS_SEND && !call->has_sa) {
+        v->record = false; /* a send on a connected socket: decided at connect */
+        v->decision = VG_DEC_ALLOW;
+        return;
+    }
+    if (!vg_policy_audits(ctx->pol, call->cls)) {
+        /* Traced because its row serves another class (open for read when
+         * only writes are audited): nothing to decide or record. */
+        v->record = false;
+        v->decision = VG_DEC_ALLOW;
+        return;
+    }
+    struct vg_verdict pv;
+    if ((call->cls == VG_CLASS_READ && is_artifact(ctx, call->check_path)) ||
+        (call->cls == VG_CLASS_EXEC && ctx->command_path && call->check_path &&
+         !strcmp(call->check_path, ctx->command_path)))
+        pv = (struct vg_verdict){.action = VG_ACT_ALLOW, .rule = &artifact_rule};
+    else
+        pv = ask_policy(ctx, call);
+
+    if (pv.rule) {
+        v->rule_file = pv.rule->file;
+        v->rule_line = pv.rule->line;
+        v->rule_text = pv.rule->text;
+    } else {
+        v->rule_text = default_text[pv.action];
+    }
+    bool dry = ctx->opts->mode == VG_MODE_DRY_RUN;
+    switch (pv.action) {
+    case VG_ACT_ALLOW:
+        v->decision = VG_DEC_ALLOW;
+        break;
+    case VG_ACT_DENY:
+        v->decision = dry ? VG_DEC_WOULD_DENY : VG_DEC_DENY;
+        v->refuse = !dry;
+        v->err = dry ? 0 : deny_errno;
+        break;
+    case VG_ACT_KILL:
+        v->decision = dry ? VG_DEC_WOULD_KILL : VG_DEC_KILL;
+        v->kill = !dry;
+        v->refuse = !dry;
+        v->err = dry ? 0 : deny_errno;
+        break;
+    }
+}
