@@ -1,9 +1,242 @@
-/* placeholder until the log command lands */
+/* cmd_log.c: `vigil log FILE`: print a run log, one line (or one JSON
+ * object) per record, optionally filtered, optionally following a log that
+ * is still being written.  Exit 0 for a complete log, 3 when it is
+ * truncated (no trailer) or corrupt, 2 for usage errors and files that are
+ * not vigil logs. */
+#include <errno.h>
+#include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
 #include "cli/cli.h"
+#include "event/reader.h"
+
+#define EXIT_TRUNC 3
+
+static const char usage_text[] =
+    "usage: vigil log FILE [--json] [--deny] [--class CLASS] [--pid PID]\n"
+    "                      [--follow] [--color auto|always|never]\n"
+    "Print a run log (run.msgpack) one record per line.\n"
+    "  --json         JSON Lines, one object per record, keys as on disk\n"
+    "  --deny         only refused calls: deny, kill, would-deny, would-kill\n"
+    "  --class CLASS  only this class (read write exec connect bind send system,\n"
+    "                 or the record types proc note header trailer);\n"
+    "                 repeat it or give a comma list\n"
+    "  --pid PID      only records of this pid (as the candidate sees it)\n"
+    "  --follow       keep reading as the log grows, until its trailer\n"
+    "  --color WHEN   colour decisions: auto (a terminal, NO_COLOR unset), always, never\n"
+    "Exit status: 0 complete log, 3 truncated or corrupt, 2 usage or not a log.\n";
+
+/* What to print.  A filter given on the command line applies to every
+ * record, so header and trailer only pass a --class that names them. */
+struct log_opts {
+    const char *file;
+    bool json, deny, follow, color;
+    bool have_class;
+    bool cls[VG_CLASS_NCLASSES];
+    bool rtype[VG_REC_NTYPES];   /* --class proc / note / header / trailer */
+    bool have_pid;
+    int pid;
+};
+
+static int usage_error(const char *fmt, const char *arg)
+{
+    fputs("vigil log: ", stderr);
+    fprintf(stderr, fmt, arg);
+    fputs(" (try 'vigil log --help')\n", stderr);
+    return 2;
+}
+
+static int add_classes(struct log_opts *o, const char *list)
+{
+    char *copy = vg_xstrdup(list), *save = NULL;
+    int rc = 0;
+    for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        int c = vg_class_from_name(t), rt = vg_rec_type_from_name(t);
+        if (c >= 0)
+            o->cls[c] = true;
+        else if (rt >= 0 && rt != VG_REC_SYSCALL)
+            o->rtype[rt] = true;
+        else {
+            rc = usage_error("unknown class '%s'", t);
+            break;
+        }
+        o->have_class = true;
+    }
+    free(copy);
+    return rc;
+}
+
+static bool want_color(const char *when, bool *out)
+{
+    if (!strcmp(when, "always"))
+        *out = true;
+    else if (!strcmp(when, "never"))
+        *out = false;
+    else if (!strcmp(when, "auto"))
+        *out = isatty(STDOUT_FILENO) && !getenv("NO_COLOR");
+    else
+        return false;
+    return true;
+}
+
+/* 0 to go on, 1 for --help, 2 for a usage error. */
+static int parse_args(int argc, char **argv, struct log_opts *o)
+{
+    static const struct option lopts[] = {
+        {"json", no_argument, 0, 'j'}, {"deny", no_argument, 0, 'd'},
+        {"class", required_argument, 0, 'c'}, {"pid", required_argument, 0, 'p'},
+        {"follow", no_argument, 0, 'f'}, {"color", required_argument, 0, 'C'},
+        {"colour", required_argument, 0, 'C'}, {"help", no_argument, 0, 'h'},
+        {0, 0, 0, 0},
+    };
+    const char *color = "auto";
+    uint64_t pid;
+    opterr = 0;
+    optind = 1;
+    int ch;
+    while ((ch = getopt_long(argc, argv, "+hf", lopts, NULL)) != -1) {
+        switch (ch) {
+        case 'j': o->json = true; break;
+        case 'd': o->deny = true; break;
+        case 'f': o->follow = true; break;
+        case 'C': color = optarg; break;
+        case 'h': return 1;
+        case 'c':
+            if (add_classes(o, optarg))
+                return 2;
+            break;
+        case 'p':
+            if (!vg_parse_u64(optarg, &pid) || pid > 0x7fffffff)
+                return usage_error("--pid wants a process id, not '%s'", optarg);
+            o->have_pid = true;
+            o->pid = (int)pid;
+            break;
+        default:
+            return usage_error("unknown or incomplete option '%s'", argv[optind - 1]);
+        }
+    }
+    if (!want_color(color, &o->color))
+        return usage_error("--color wants auto, always or never, not '%s'", color);
+    if (optind != argc - 1)
+        return usage_error("%s", optind >= argc ? "which log? give one FILE" : "give exactly one FILE");
+    o->file = argv[optind];
+    return 0;
+}
+
+static bool is_refusal(enum vg_decision d)
+{
+    return d == VG_DEC_DENY || d == VG_DEC_KILL || d == VG_DEC_WOULD_DENY || d == VG_DEC_WOULD_KILL;
+}
+
+static bool selected(const struct log_opts *o, const struct vg_record *r)
+{
+    bool sys = r->type == VG_REC_SYSCALL;
+    if (o->deny && !(sys && is_refusal(r->u.sys.decision)))
+        return false;
+    if (o->have_class && !(sys ? o->cls[r->u.sys.cls] : o->rtype[r->type]))
+        return false;
+    if (o->have_pid) {
+        int pid = sys ? r->u.sys.pid : r->type == VG_REC_PROC ? r->u.proc.pid
+                : r->type == VG_REC_NOTE ? r->u.note.pid : -1;
+        if (pid != o->pid)
+            return false;
+    }
+    return true;
+}
+
+static void print_record(const struct log_opts *o, const struct vg_record *r, struct vg_buf *b)
+{
+    b->len = 0;
+    if (o->json)
+        vg_record_json(r, b);
+    else
+        vg_record_text(r, b, o->color);
+    vg_buf_put(b, "\n", 1);
+    fwrite(b->data, 1, b->len, stdout);
+}
+
+static void nap(void)
+{
+    struct timespec ts = {0, 200 * 1000 * 1000};
+    nanosleep(&ts, NULL);
+}
+
+/* Read and print until the end (or, following, until the trailer).
+ * Returns the exit status. */
+static int dump(const struct log_opts *o, struct vg_reader *rd)
+{
+    struct vg_buf line = {0};
+    struct vg_decoded d;
+    uint64_t nrec = 0;
+    bool trailer = false;
+    int rc;
+    for (;;) {
+        rc = vg_reader_next(rd, &d);
+        if (rc == 0 && o->follow && !trailer) {
+            fflush(stdout);
+            nap();
+            continue;
+        }
+        if (rc <= 0)
+            break;
+        if (nrec++ == 0 && d.rec.type != VG_REC_HEADER) {
+            fprintf(stderr, "vigil: %s: not a vigil log (first record is a %s, not a header)\n",
+                    o->file, vg_rec_type_name(d.rec.type));
+            vg_decoded_free(&d);
+            vg_buf_free(&line);
+            return 2;
+        }
+        trailer = d.rec.type == VG_REC_TRAILER;
+        if (selected(o, &d.rec))
+            print_record(o, &d.rec, &line);
+        vg_decoded_free(&d);
+    }
+    vg_buf_free(&line);
+    if (fflush(stdout) != 0 && errno != EPIPE) {
+        fprintf(stderr, "vigil: write: %s\n", strerror(errno));
+        return 1;
+    }
+    unsigned long long at = (unsigned long long)vg_reader_offset(rd);
+    if (rc < 0 && nrec == 0) {
+        fprintf(stderr, "vigil: %s: not a vigil log (%s)\n", o->file, vg_reader_error(rd));
+        return 2;
+    }
+    if (rc < 0) {
+        fprintf(stderr, "vigil: %s: corrupt record at byte %llu: %s\n", o->file, at,
+                vg_reader_error(rd));
+        return EXIT_TRUNC;
+    }
+    if (!trailer || vg_reader_status(rd) == VG_MP_TRUNCATED) {
+        fprintf(stderr, "vigil: %s: truncated at byte %llu: no trailer "
+                "(supervisor killed or run still going)\n", o->file, at);
+        return EXIT_TRUNC;
+    }
+    return 0;
+}
+
 int vg_cmd_log(int argc, char **argv)
 {
-    (void)argc; (void)argv;
-    fprintf(stderr, "vigil: 'log' is not built yet\n");
-    return 2;
+    struct log_opts o = {0};
+    int rc = parse_args(argc, argv, &o);
+    if (rc == 1) {
+        fputs(usage_text, stdout);
+        return 0;
+    }
+    if (rc)
+        return rc;
+    struct vg_err err;
+    struct vg_reader *rd = vg_reader_open(o.file, &err);
+    if (!rd) {
+        fprintf(stderr, "vigil: %s\n", err.msg);
+        return 2;
+    }
+    static char obuf[1 << 16];
+    setvbuf(stdout, obuf, _IOFBF, sizeof obuf);
+    rc = dump(&o, rd);
+    vg_reader_close(rd);
+    return rc;
 }

@@ -210,9 +210,82 @@ struct vg_record {
     } u;
 };
 
-/* ---- on-disk key names (msgpack map keys) ---- */
+/* ---- on-disk key names (msgpack map keys) ----
+ * docs/FORMAT.md lists which record carries which key; event/schema.c is
+ * the one table that maps them to the struct fields above. */
 #define VG_K_TYPE "type"
 #define VG_K_SEQ "seq"
 #define VG_K_TS "ts"
+/* header */
+#define VG_K_FORMAT "format"
+#define VG_K_VIGIL "vigil"
+#define VG_K_START_WALL "start_wall"
+#define VG_K_START_MONO "start_mono"
+#define VG_K_KERNEL "kernel"
+#define VG_K_ARGV "argv"
+#define VG_K_CWD "cwd"
+#define VG_K_TASK_ID "task_id"
+#define VG_K_MODE "mode"
+#define VG_K_ENGINE "engine"
+#define VG_K_POLICY "policy"       /* {"path","sha256","text"} */
+#define VG_K_PATH "path"
+#define VG_K_SHA256 "sha256"
+#define VG_K_TEXT "text"
+#define VG_K_LIMITS "limits"       /* [{"name","value","enforced_by"}] */
+#define VG_K_NAME "name"
+#define VG_K_VALUE "value"
+#define VG_K_ENFORCED_BY "enforced_by"
+#define VG_K_ARTIFACTS "artifacts" /* [{"path","sha256"}] */
+#define VG_K_RESOLVED "resolved"   /* header: {host: addrs}; args: path */
+/* syscall */
+#define VG_K_PID "pid"
+#define VG_K_TID "tid"
+#define VG_K_HPID "hpid"
+#define VG_K_HTID "htid"
+#define VG_K_PROC "proc"
+#define VG_K_NR "nr"
+#define VG_K_CLASS "class"
+#define VG_K_ARGS "args"
+#define VG_K_PATH2 "path2"
+#define VG_K_RESOLVED2 "resolved2"
+#define VG_K_FLAGS "flags"         /* array of names */
+#define VG_K_FLAGS_RAW "flags_raw"
+#define VG_K_FAMILY "family"
+#define VG_K_PROTO "proto"
+#define VG_K_ADDR "addr"
+#define VG_K_PORT "port"
+#define VG_K_EXE "exe"
+#define VG_K_ENV_NAMES "env_names"
+#define VG_K_DECISION "decision"
+#define VG_K_RULE "rule"           /* {"file","line","text"}, nil: the default decided */
+#define VG_K_FILE "file"
+#define VG_K_LINE "line"
+#define VG_K_DEFAULT "default"     /* rule_text when no rule file decided */
+#define VG_K_ERRNO "errno"
+#define VG_K_STACK "stack"         /* [{"pc","module","sym","off"}] */
+#define VG_K_PC "pc"
+#define VG_K_MODULE "module"
+#define VG_K_SYM "sym"
+#define VG_K_OFF "off"
+/* proc */
+#define VG_K_KIND "kind"
+#define VG_K_PARENT "parent"
+#define VG_K_PPID "ppid"
+#define VG_K_CLONE_FLAGS "clone_flags"
+#define VG_K_THREAD "thread"
+#define VG_K_CODE "code"
+#define VG_K_SIGNAL "signal"
+#define VG_K_CORE "core"
+/* note */
+#define VG_K_WHAT "what"
+#define VG_K_DETAIL "detail"
+/* trailer */
+#define VG_K_STATUS "status"
+#define VG_K_EXIT_CODE "exit_code"
+#define VG_K_LIMIT "limit"
+#define VG_K_ELAPSED "elapsed"
+#define VG_K_EVENTS "events"
+#define VG_K_COUNTS "counts"       /* [{"class","decision","n"}] */
+#define VG_K_N "n"
 
 #endif

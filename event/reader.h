@@ -20,11 +20,22 @@ enum vg_mp_status { VG_MP_OK, VG_MP_TRUNCATED, VG_MP_CORRUPT };
  * msgpack, or nested deeper than 32, or an ext/bin/str too long to be
  * plausible. */
 enum vg_mp_status vg_mp_skip(const uint8_t *p, size_t len, size_t *objlen);
+/* The same, and on CORRUPT *why (if why) says what is wrong. */
+enum vg_mp_status vg_mp_check(const uint8_t *p, size_t len, size_t *objlen,
+                              const char **why);
+/* Plausibility limits: deeper nesting, longer str/bin/ext, or a container
+ * claiming more elements is CORRUPT even before the bytes run out. */
+#define VG_MP_MAX_DEPTH 32
+#define VG_MP_MAX_BYTES (64u << 20)
+#define VG_MP_MAX_ITEMS (1u << 24)
 
 /* A decoded record and the memory its strings live in. */
 struct vg_decoded {
     struct vg_record rec;
     void *priv;
+    /* After a failed decode: true when the only problem is a "type" this
+     * build does not know (a newer log); readers skip such records. */
+    bool unknown_type;
 };
 /* Decode exactly one object p[0..len) (as found by vg_mp_skip) into a
  * record.  -1 with err set when it is msgpack but not a vigil record

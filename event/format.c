@@ -1,0 +1,319 @@
+/* format.c: records for people (one strace-like line) and for programs (one
+ * JSON object with exactly the keys and values that are on disk, since the
+ * JSON comes from the same schema walk as the msgpack writer). */
+#include <stdio.h>
+#include <string.h>
+
+#include "event/reader.h"
+#include "event/schema.h"
+#include "util/json.h"
+
+/* ---- JSON ---- */
+static void js_map(void *c, uint32_t n) { (void)n; vg_json_obj_begin(c); }
+static void js_map_end(void *c) { vg_json_obj_end(c); }
+static void js_arr(void *c, uint32_t n) { (void)n; vg_json_arr_begin(c); }
+static void js_arr_end(void *c) { vg_json_arr_end(c); }
+static void js_key(void *c, const char *k) { vg_json_key(c, k); }
+static void js_str(void *c, const char *s) { vg_json_str(c, s); }
+static void js_u64(void *c, uint64_t v) { vg_json_uint(c, v); }
+static void js_i64(void *c, int64_t v) { vg_json_int(c, v); }
+static void js_bool(void *c, bool v) { vg_json_bool(c, v); }
+static void js_nil(void *c) { vg_json_null(c); }
+
+static const struct vg_sink json_sink = {
+    .map = js_map, .map_end = js_map_end, .arr = js_arr, .arr_end = js_arr_end,
+    .key = js_key, .str = js_str, .u64 = js_u64, .i64 = js_i64,
+    .boolean = js_bool, .nil = js_nil,
+};
+
+void vg_record_json(const struct vg_record *r, struct vg_buf *out)
+{
+    struct vg_json j;
+    vg_json_init(&j, out, false);
+    uint64_t seq = vg_rec_has_seq(r->type) ? *VG_CAT(&r->u, 0, uint64_t) : 0;
+    vg_schema_emit(r, seq, &json_sink, &j);
+}
+
+/* ---- text ---- */
+#define PLAIN_CHARS "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789/._+-@:,"
+enum { C_NONE, C_GREEN, C_RED, C_YELLOW };
+static const char *const ansi[] = {"", "\033[32m", "\033[31m", "\033[33m"};
+static const int decision_color[VG_DEC_NDECISIONS] = {
+    [VG_DEC_ALLOW] = C_GREEN, [VG_DEC_DENY] = C_RED, [VG_DEC_KILL] = C_RED,
+    [VG_DEC_WOULD_DENY] = C_YELLOW, [VG_DEC_WOULD_KILL] = C_YELLOW,
+};
+
+static void put_colored(struct vg_buf *b, const char *s, int color, bool on)
+{
+    if (on && color != C_NONE)
+        vg_buf_printf(b, "%s%s\033[0m", ansi[color], s);
+    else
+        vg_buf_puts(b, s);
+}
+
+/* Every string from a log goes out escaped: control bytes and non-ASCII
+ * as \xNN, so a made-up name (or a corrupt log) can neither break the line
+ * nor send escape sequences to the terminal. */
+static void put_escaped(struct vg_buf *b, const char *s)
+{
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        if (*p == '"' || *p == '\\')
+            vg_buf_printf(b, "\\%c", *p);
+        else if (*p == '\n')
+            vg_buf_puts(b, "\\n");
+        else if (*p == '\t')
+            vg_buf_puts(b, "\\t");
+        else if (*p < 0x20 || *p >= 0x7f)
+            vg_buf_printf(b, "\\x%02x", *p);
+        else
+            vg_buf_put(b, p, 1);
+    }
+}
+
+static void put_quoted(struct vg_buf *b, const char *s)
+{
+    vg_buf_puts(b, "\"");
+    put_escaped(b, s);
+    vg_buf_puts(b, "\"");
+}
+
+/* prefix, then s escaped ("?" when NULL) */
+static void put_word(struct vg_buf *b, const char *prefix, const char *s)
+{
+    vg_buf_puts(b, prefix);
+    put_escaped(b, s ? s : "?");
+}
+
+static void put_strv(struct vg_buf *b, const char *const *v, uint32_t n)
+{
+    vg_buf_puts(b, "[");
+    for (uint32_t i = 0; i < n; i++) {
+        if (i)
+            vg_buf_puts(b, ",");
+        put_quoted(b, v[i] ? v[i] : "");
+    }
+    vg_buf_puts(b, "]");
+}
+
+static const char *base_name(const char *p)
+{
+    const char *s = strrchr(p, '/');
+    return s && s[1] ? s + 1 : p;
+}
+
+static void put_path(struct vg_buf *b, const char *path, const char *resolved)
+{
+    if (path)
+        put_quoted(b, path);
+    if (resolved && (!path || strcmp(path, resolved))) {
+        vg_buf_puts(b, path ? " (" : "(");
+        put_quoted(b, resolved);
+        vg_buf_puts(b, ")");
+    }
+}
+
+/* " /usr/bin/curl ["curl","-o","x"]": the program bare when it is a plain
+ * path (as strace users expect), quoted when it has anything odd in it. */
+static void put_exe_argv(struct vg_buf *b, const char *exe, const char *const *argv, uint32_t argc)
+{
+    if (exe) {
+        vg_buf_puts(b, " ");
+        if (exe[0] && !exe[strspn(exe, PLAIN_CHARS)])
+            vg_buf_puts(b, exe);
+        else
+            put_quoted(b, exe);
+    }
+    if (argc) {
+        vg_buf_puts(b, " ");
+        put_strv(b, argv, argc);
+    }
+}
+
+static void put_args(struct vg_buf *b, const struct vg_args *a)
+{
+    if (a->exe || (a->argv && a->argc))
+        put_exe_argv(b, a->exe, a->argv, a->argc);
+    else if (a->path || a->resolved) {
+        vg_buf_puts(b, " ");
+        put_path(b, a->path, a->resolved);
+    }
+    if (a->path2 || a->resolved2) {
+        vg_buf_puts(b, " to ");
+        put_path(b, a->path2, a->resolved2);
+    }
+    for (uint32_t i = 0; i < a->nflags; i++)
+        put_word(b, i ? "|" : " ", a->flag_names[i]);
+    if (!a->nflags && a->flags >= 0)
+        vg_buf_printf(b, " 0x%llx", (unsigned long long)a->flags);
+    if (a->mode >= 0)
+        vg_buf_printf(b, " 0%llo", (unsigned long long)a->mode);
+    if (a->proto || a->addr) {
+        put_word(b, " ", a->proto ? a->proto : a->family);
+        bool v6 = a->family && !strcmp(a->family, "inet6") && a->port >= 0;
+        if (a->addr) {
+            put_word(b, v6 ? " [" : " ", a->addr);
+            vg_buf_puts(b, v6 ? "]" : "");
+        }
+        if (a->port >= 0)
+            vg_buf_printf(b, ":%d", a->port);
+    }
+}
+
+static void put_errno(struct vg_buf *b, int err)
+{
+    const char *name = err > 0 ? strerrorname_np(err) : NULL;
+    if (name)
+        vg_buf_printf(b, " %s", name);
+    else if (err)
+        vg_buf_printf(b, " errno %d", err);
+}
+
+static void summary_syscall(const struct vg_syscall_ev *e, struct vg_buf *b, bool color)
+{
+    put_word(b, "", e->name);
+    put_args(b, &e->args);
+    vg_buf_puts(b, " -> ");
+    int d = (unsigned)e->decision < VG_DEC_NDECISIONS ? decision_color[e->decision] : C_NONE;
+    put_colored(b, vg_decision_name(e->decision), d, color);
+    if (e->rule_file) {
+        put_word(b, " (", base_name(e->rule_file));
+        vg_buf_printf(b, ":%u)", e->rule_line);
+    } else {
+        vg_buf_puts(b, " (default)");
+    }
+    put_errno(b, e->err);
+}
+
+static void put_signal(struct vg_buf *b, int sig)
+{
+    const char *n = sig > 0 ? sigabbrev_np(sig) : NULL;
+    if (n)
+        vg_buf_printf(b, "SIG%s", n);
+    else
+        vg_buf_printf(b, "%d", sig);
+}
+
+static void summary_proc(const struct vg_proc_ev *e, struct vg_buf *b)
+{
+    vg_buf_printf(b, "%s %d", vg_proc_kind_name(e->kind), e->pid);
+    switch (e->kind) {
+    case VG_PROC_START:
+        vg_buf_printf(b, " parent %d (%s)", e->ppid,
+                      e->thread ? "thread" : (e->clone_flags & 0x4000u) ? "vfork" : "fork");
+        break;
+    case VG_PROC_EXEC:
+        put_exe_argv(b, e->exe, e->argv, e->argc);
+        break;
+    case VG_PROC_EXIT:
+        if (e->signal) {
+            vg_buf_puts(b, " signal ");
+            put_signal(b, e->signal);
+            if (e->core)
+                vg_buf_puts(b, " (core dumped)");
+        } else {
+            vg_buf_printf(b, " code %d", e->exit_code);
+        }
+        break;
+    default:
+        break;
+    }
+}
+
+static void put_seconds(struct vg_buf *b, uint64_t ns)
+{
+    vg_buf_printf(b, "%llu.%06llu", (unsigned long long)(ns / 1000000000u),
+                  (unsigned long long)(ns % 1000000000u / 1000u));
+}
+
+static void summary_header(const struct vg_header *h, struct vg_buf *b)
+{
+    put_word(b, "vigil ", h->vigil_version);
+    vg_buf_printf(b, " format %u", h->format);
+    put_word(b, " ", h->engine);
+    put_word(b, " ", h->mode);
+    if (h->policy_path)
+        put_word(b, " policy ", h->policy_path);
+    if (h->policy_sha256) {
+        char sha[13];
+        snprintf(sha, sizeof sha, "%s", h->policy_sha256);
+        put_word(b, " (sha256 ", sha);
+        vg_buf_puts(b, ")");
+    }
+    if (h->task_id)
+        put_word(b, " task ", h->task_id);
+    if (h->cwd) {
+        vg_buf_puts(b, " cwd ");
+        put_quoted(b, h->cwd);
+    }
+    vg_buf_puts(b, " cmd ");
+    put_strv(b, h->argv, h->argc);
+}
+
+static void summary_trailer(const struct vg_trailer *t, struct vg_buf *b)
+{
+    put_word(b, "", t->status);
+    vg_buf_printf(b, " exit %d", t->exit_code);
+    if (t->signal) {
+        vg_buf_puts(b, " signal ");
+        put_signal(b, t->signal);
+    }
+    if (t->limit)
+        put_word(b, " limit ", t->limit);
+    vg_buf_puts(b, " elapsed ");
+    put_seconds(b, t->elapsed_ns);
+    vg_buf_printf(b, "s events %llu", (unsigned long long)t->events);
+    /* per-decision totals: what a reader wants to know at a glance */
+    uint64_t per[VG_DEC_NDECISIONS] = {0};
+    for (uint32_t i = 0; i < t->ncounts; i++)
+        if ((unsigned)t->counts[i].decision < VG_DEC_NDECISIONS)
+            per[t->counts[i].decision] += t->counts[i].n;
+    for (int d = 0; d < VG_DEC_NDECISIONS; d++)
+        if (per[d])
+            vg_buf_printf(b, " %s %llu", vg_decision_name(d), (unsigned long long)per[d]);
+}
+
+static void summary(const struct vg_record *r, struct vg_buf *b, bool color)
+{
+    switch (r->type) {
+    case VG_REC_HEADER: summary_header(&r->u.header, b); break;
+    case VG_REC_SYSCALL: summary_syscall(&r->u.sys, b, color); break;
+    case VG_REC_PROC: summary_proc(&r->u.proc, b); break;
+    case VG_REC_NOTE:
+        put_word(b, "", r->u.note.what);
+        if (r->u.note.detail)
+            put_word(b, " ", r->u.note.detail);
+        break;
+    case VG_REC_TRAILER: summary_trailer(&r->u.trailer, b); break;
+    default: vg_buf_puts(b, "?"); break;
+    }
+}
+
+void vg_record_summary(const struct vg_record *r, struct vg_buf *out)
+{
+    summary(r, out, false);
+}
+
+/* The pid column: the candidate's pid for events that have one. */
+static int rec_pid(const struct vg_record *r)
+{
+    switch (r->type) {
+    case VG_REC_SYSCALL: return r->u.sys.pid;
+    case VG_REC_PROC: return r->u.proc.pid;
+    case VG_REC_NOTE: return r->u.note.pid;
+    default: return 0;
+    }
+}
+
+void vg_record_text(const struct vg_record *r, struct vg_buf *out, bool color)
+{
+    uint64_t ts = vg_rec_has_seq(r->type) ? *VG_CAT(&r->u, 8, uint64_t) : 0;
+    vg_buf_puts(out, "+");
+    put_seconds(out, ts);
+    int pid = rec_pid(r);
+    if (pid)
+        vg_buf_printf(out, " [%d]", pid);
+    const char *col = r->type == VG_REC_SYSCALL ? vg_class_name(r->u.sys.cls)
+                                                : vg_rec_type_name(r->type);
+    vg_buf_printf(out, " %-7s ", col);
+    summary(r, out, color);
+}

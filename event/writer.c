@@ -1,0 +1,126 @@
+/* writer.c: see writer.h.  Records are packed with msgpack-c into one
+ * reused buffer (the packer's write callback appends to a vg_buf, which
+ * aborts rather than fails on OOM, so packing itself cannot fail) and then
+ * written with a single vg_write_all.  After the first failed write the log
+ * is dead: a gap in the middle of a decision stream would be worse than a
+ * clean stop, and the caller is told once why. */
+#include "event/writer.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <msgpack.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "event/schema.h"
+#include "event/utf8.h"
+
+struct vg_log {
+    int fd;
+    char *name;
+    bool dead;
+    char err[256];
+    uint64_t count;
+    struct vg_buf buf;
+    msgpack_packer pk;
+};
+
+static int buf_write(void *data, const char *p, size_t n)
+{
+    vg_buf_put(data, p, n);
+    return 0;
+}
+
+struct vg_log *vg_log_from_fd(int fd, const char *name)
+{
+    struct vg_log *log = vg_xcalloc(1, sizeof *log);
+    log->fd = fd;
+    log->name = vg_xstrdup(name ? name : "log");
+    msgpack_packer_init(&log->pk, &log->buf, buf_write);
+    return log;
+}
+
+struct vg_log *vg_log_create(const char *path, struct vg_err *err)
+{
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) {
+        vg_errf(err, "create %s: %s", path, strerror(errno));
+        return NULL;
+    }
+    return vg_log_from_fd(fd, path);
+}
+
+/* ---- the msgpack sink ---- */
+static void mp_map(void *c, uint32_t n) { msgpack_pack_map(&((struct vg_log *)c)->pk, n); }
+static void mp_arr(void *c, uint32_t n) { msgpack_pack_array(&((struct vg_log *)c)->pk, n); }
+static void mp_end(void *c) { (void)c; }
+
+/* Strings that are not valid UTF-8 (a path a candidate made up) go out as
+ * bin, so that strict readers (Python's raw=False) still read the log and
+ * the exact bytes survive; vigil's reader takes either. */
+static void mp_str(void *c, const char *s)
+{
+    msgpack_packer *pk = &((struct vg_log *)c)->pk;
+    size_t n = strlen(s);
+    if (vg_utf8_valid(s, n)) {
+        msgpack_pack_str(pk, n);
+        msgpack_pack_str_body(pk, s, n);
+    } else {
+        msgpack_pack_bin(pk, n);
+        msgpack_pack_bin_body(pk, s, n);
+    }
+}
+
+static void mp_u64(void *c, uint64_t v) { msgpack_pack_uint64(&((struct vg_log *)c)->pk, v); }
+static void mp_i64(void *c, int64_t v) { msgpack_pack_int64(&((struct vg_log *)c)->pk, v); }
+static void mp_nil(void *c) { msgpack_pack_nil(&((struct vg_log *)c)->pk); }
+
+static void mp_bool(void *c, bool v)
+{
+    msgpack_packer *pk = &((struct vg_log *)c)->pk;
+    if (v)
+        msgpack_pack_true(pk);
+    else
+        msgpack_pack_false(pk);
+}
+
+static const struct vg_sink mp_sink = {
+    .map = mp_map, .map_end = mp_end, .arr = mp_arr, .arr_end = mp_end,
+    .key = mp_str, .str = mp_str, .u64 = mp_u64, .i64 = mp_i64,
+    .boolean = mp_bool, .nil = mp_nil,
+};
+
+int vg_log_write(struct vg_log *log, struct vg_record *rec)
+{
+    if (log->dead)
+        return -1;
+    uint64_t seq = log->count;
+    if (vg_rec_has_seq(rec->type))
+        *VG_AT(&rec->u, 0, uint64_t) = seq;
+    log->buf.len = 0;
+    vg_schema_emit(rec, seq, &mp_sink, log);
+    if (vg_write_all(log->fd, log->buf.data, log->buf.len) < 0) {
+        snprintf(log->err, sizeof log->err, "write %s: %s", log->name, strerror(errno));
+        log->dead = true;
+        return -1;
+    }
+    log->count++;
+    return 0;
+}
+
+const char *vg_log_error(const struct vg_log *log) { return log->err; }
+uint64_t vg_log_count(const struct vg_log *log) { return log->count; }
+
+int vg_log_close(struct vg_log *log)
+{
+    if (!log)
+        return 0;
+    int rc = log->dead ? -1 : 0;
+    if (close(log->fd) < 0)
+        rc = -1;
+    vg_buf_free(&log->buf);
+    free(log->name);
+    free(log);
+    return rc;
+}
