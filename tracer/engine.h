@@ -25,6 +25,7 @@ struct vg_outcome {
     char log_error[300];
     uint64_t counts[VG_CLASS_NCLASSES][VG_DEC_NDECISIONS];
     uint64_t procs;          /* processes seen (not threads) */
+    uint64_t max_tasks;      /* most processes+threads alive at once */
 };
 
 /* The run as the engine sees it. */

@@ -81,6 +81,9 @@ static void log_start(struct engine *e, struct vg_task *t, uint64_t flags)
     };
     if (!t->is_thread)
         e->ctx->out.procs++;
+    /* tasks holds init too, which is not the candidate's */
+    if (e->tasks.n - 1 > e->ctx->out.max_tasks)
+        e->ctx->out.max_tasks = e->tasks.n - 1;
     emit(e, &r);
 }
 
@@ -243,7 +246,7 @@ static void on_seccomp(struct engine *e, struct vg_task *t)
     vg_decode_call(&tr, (int)info.seccomp.nr, args, &call);
 
     struct vg_call_verdict v;
-    vg_decide_call(e->ctx, &call, &v);
+    vg_decide_call(e->ctx, &call, e->root_fd, &v);
     if (v.record) {
         struct vg_syscall_ev ev;
         fill_event(e, t, &call, &v, &ev);

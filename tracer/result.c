@@ -72,6 +72,10 @@ void vg_ending_decide(struct vg_ending *end, const struct vg_outcome *out,
     end->cand_code = -1;
     if (io->out.total > io->out.cap || io->err.total > io->err.cap)
         hit(end, VG_LIM_OUTPUT);
+    /* RLIMIT_NPROC refuses the fork that would exceed it, so reaching the
+     * cap (less the one that failed) is the sign it was hit. */
+    if (out->max_tasks + 1 >= lim->v[VG_LIM_PROCS])
+        hit(end, VG_LIM_PROCS);
     if (out->log_failed) {
         end->status = "error";
         end->exit_code = VG_EXIT_SETUP;

@@ -2,7 +2,10 @@
 #include "tracer/verdict.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 static const char *const default_text[] = {
     [VG_ACT_ALLOW] = "default allow", [VG_ACT_DENY] = "default deny", [VG_ACT_KILL] = "default kill",
@@ -43,7 +46,26 @@ static struct vg_verdict ask_policy(const struct vg_engine_ctx *ctx, const struc
     return v;
 }
 
-void vg_decide_call(const struct vg_engine_ctx *ctx, const struct vg_call *call,
+/* Does path (absolute, sandbox view) exist?  For writes, its parent. */
+static bool target_missing(int root_fd, enum vg_class cls, const char *path)
+{
+    if (root_fd < 0 || !path || path[0] != '/' || !path[1])
+        return false;
+    char buf[4096];
+    snprintf(buf, sizeof buf, "%s", path + 1);
+    if (cls == VG_CLASS_WRITE) {
+        char *slash = strrchr(buf, '/');
+        if (!slash)
+            return false;
+        *slash = 0;
+    } else if (cls != VG_CLASS_READ && cls != VG_CLASS_EXEC) {
+        return false;
+    }
+    struct stat st;
+    return fstatat(root_fd, buf, &st, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT;
+}
+
+void vg_decide_call(const struct vg_engine_ctx *ctx, const struct vg_call *call, int root_fd,
                     struct vg_call_verdict *v)
 {
     static const struct vg_rule_src artifact_rule = {
@@ -90,6 +112,8 @@ void vg_decide_call(const struct vg_engine_ctx *ctx, const struct vg_call *call,
         v->rule_text = default_text[pv.action];
     }
     bool dry = ctx->opts->mode == VG_MODE_DRY_RUN;
+    if (pv.action != VG_ACT_ALLOW && target_missing(root_fd, call->cls, call->check_path))
+        deny_errno = ENOENT;
     switch (pv.action) {
     case VG_ACT_ALLOW:
         v->decision = VG_DEC_ALLOW;
