@@ -7,7 +7,7 @@ set -eu
 BUILD="gcc make pkg-config libseccomp-dev libunwind-dev libmsgpack-dev libncurses-dev"
 TEST="python3 python3-msgpack python3-pytest tmux strace"
 case "${1:-build}" in
-  build) want="$BUILD" ;;
+  build) want="$BUILD python3" ;;
   test)  want="$BUILD $TEST" ;;
   bench) want="$BUILD $TEST bubblewrap firejail hyperfine" ;;
   fuzz)  want="$BUILD clang libclang-rt-14-dev" ;;
