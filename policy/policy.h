@@ -36,6 +36,15 @@ enum vg_limit {
     VG_LIM_FSIZE, VG_LIM_OUTPUT, VG_LIM_TMPFS, VG_LIM_COUNT
 };
 const char *vg_limit_name(enum vg_limit l); /* "time", "cpu", ... */
+/* The reverse: -1 when unknown. */
+int vg_limit_from_name(const char *name);
+/* Parse a limit value as the policy and the run flags write it ("60s",
+ * "512M", "64"); false on junk or zero. */
+bool vg_limit_parse(enum vg_limit l, const char *text, uint64_t *out);
+/* What a value of this limit looks like, for error messages. */
+const char *vg_limit_syntax(enum vg_limit l);
+/* Format a value the way the policy writes it ("60s", "512M", "64"). */
+void vg_limit_format(enum vg_limit l, uint64_t v, char *buf, size_t cap);
 
 struct vg_limits {
     uint64_t v[VG_LIM_COUNT];
@@ -117,6 +126,13 @@ struct vg_kv vg_policy_resolved(const struct vg_policy *p, uint32_t i);
 struct vg_landlock_rule {
     const char *path;      /* absolute; beneath this (or this file) */
     uint64_t access;       /* LANDLOCK_ACCESS_FS_* bits */
+    bool exact;            /* the policy names this path only: if it is a
+                            * directory, grant just READ_DIR on it (Landlock
+                            * cannot say "this directory but not below");
+                            * if it is missing, skip it.  Otherwise a
+                            * missing path grants beneath its nearest
+                            * existing ancestor, so that what the candidate
+                            * may create it may also use. */
 };
 struct vg_landlock_plan {
     uint64_t handled_fs;   /* LANDLOCK_ACCESS_FS_* the ruleset handles */

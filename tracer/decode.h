@@ -33,6 +33,7 @@ void vg_arena_free(struct vg_arena *a);
 struct vg_call {
     int nr;
     const struct vg_sysent *ent;   /* NULL for unknown numbers */
+    const char *name;              /* ent->name, or "syscall_<nr>" */
     uint64_t a[6];                 /* raw arguments */
     enum vg_class cls;
     struct vg_args args;           /* what goes into the log */
@@ -41,7 +42,16 @@ struct vg_call {
     const char *check_path;        /* canonical path, or NULL */
     enum vg_class check_cls2;
     const char *check_path2;
-    bool has_sa;                   /* network calls with an address */
+    /* Network calls.  has_sa is false when the call names no address
+     * (send on a connected socket: sendto with a NULL address, msg_name
+     * NULL or msg_namelen 0, sendmmsg with vlen 0); args.addr is then NULL.
+     * When the address pointer could not be read, has_sa is false too but
+     * args.addr is "(unreadable)" and vg_decode_call returns -1: such a
+     * call must not be waved through as address-less.  For a pathname
+     * AF_UNIX address, sa holds the canonical path (when it fits in
+     * sun_path) and check_path holds it too.  sendmmsg: only the first
+     * message's address is read. */
+    bool has_sa;
     struct sockaddr_storage sa;
     socklen_t salen;
     const char *proto;             /* "tcp", "udp", "unix" */
@@ -50,7 +60,13 @@ struct vg_call {
 };
 
 /* Decode syscall nr with raw args for thread t.  Always fills call (an
- * unknown number gets cls VG_CLASS_SYSTEM and name "syscall_<nr>"). */
+ * unknown number gets cls VG_CLASS_SYSTEM, name "syscall_<nr>" and deny
+ * errno ENOSYS); call needs no initialization, and vg_call_free releases it.
+ * Returns -1 when an argument could not be read from the tracee: the paths
+ * concerned are then "(unreadable)" (check_path too, which matches no
+ * policy rule), so the call falls to the default verdict.  A path or
+ * dirfd that cannot be resolved gives a non-absolute text such as
+ * "(bad fd 7)" or "(too many links)", which no rule matches either. */
 int vg_decode_call(struct vg_tracee *t, int nr, const uint64_t a[6],
                    struct vg_call *call);
 void vg_call_free(struct vg_call *call);

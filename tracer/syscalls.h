@@ -15,6 +15,59 @@
 #define VG_SF_PROC     0x04u /* exec and friends */
 #define VG_SF_BASELINE 0x08u /* always refused by the baseline, whatever the policy */
 #define VG_SF_CLASS_BY_ARGS 0x10u /* class depends on the arguments (open flags) */
+#define VG_SF_COND     0x20u /* baseline row that the filter traces only when an
+                              * argument is dangerous (ioctl TIOCSTI, socket of an
+                              * odd family, clone with CLONE_NEW*); the filter
+                              * builder handles these itself */
+
+/* Where a row finds its arguments.  VG_ARGn names register argument n; 0
+ * (VG_ARG_NONE) means "the call has no such argument", so that a row only
+ * spells out the arguments it has. */
+enum { VG_ARG_NONE, VG_ARG0, VG_ARG1, VG_ARG2, VG_ARG3, VG_ARG4, VG_ARG5 };
+
+/* Whether the kernel follows a symlink in the last path component. */
+enum vg_follow {
+    VG_FOLLOW_NO,             /* unlink, rename, lchown, mkdir, ... */
+    VG_FOLLOW_YES,            /* chmod, truncate, exec, ... */
+    VG_FOLLOW_UNLESS_AT_NOFOLLOW, /* *at calls with AT_SYMLINK_NOFOLLOW */
+    VG_FOLLOW_IF_AT_FOLLOW,   /* linkat: only with AT_SYMLINK_FOLLOW */
+    VG_FOLLOW_OPEN,           /* open: unless O_NOFOLLOW or O_CREAT|O_EXCL */
+};
+
+/* Which name table describes a row's flags argument (tracer/flags.c). */
+enum vg_flagset {
+    VG_FL_NONE,
+    VG_FL_OPEN,    /* O_* */
+    VG_FL_AT,      /* AT_* */
+    VG_FL_RENAME,  /* RENAME_* */
+    VG_FL_CLONE,   /* CLONE_* (clone, unshare, setns) */
+    VG_FL_IOCTL,   /* one request name: TIOCSTI, ... */
+    VG_FL_FAMILY,  /* one address family name: AF_NETLINK, ... */
+    VG_FL_RESOLVE, /* RESOLVE_* (openat2) */
+    VG_FL_NSETS
+};
+
+/* Where a network call keeps its socket address. */
+enum vg_sa_from {
+    VG_SA_NONE,
+    VG_SA_ARGS,    /* addr and addrlen are arguments (connect, bind, sendto) */
+    VG_SA_MSGHDR,  /* msg_name of the struct msghdr in argument 1 (sendmsg) */
+    VG_SA_MMSGHDR, /* the first struct mmsghdr in argument 1 (sendmmsg) */
+};
+
+/* A row's argument layout: VG_ARG* positions, 0 when absent. */
+struct vg_argpos {
+    uint8_t fd;       /* dirfd of path, or the file itself when there is no path */
+    uint8_t path;
+    uint8_t fd2;      /* second path (rename/link destination) */
+    uint8_t path2;
+    uint8_t flags;
+    uint8_t mode;
+    uint8_t follow;   /* enum vg_follow, for path; path2 is never followed */
+    uint8_t names;    /* enum vg_flagset naming the flags */
+    uint8_t sa_from;  /* enum vg_sa_from */
+    uint8_t addr, addrlen; /* with VG_SA_ARGS */
+};
 
 struct vg_call;
 struct vg_tracee;
@@ -32,6 +85,7 @@ struct vg_sysent {
     unsigned flags;         /* VG_SF_* */
     int deny_errno;         /* errno for a refused call (EACCES, EPERM, ...) */
     vg_decoder_fn decode;
+    struct vg_argpos pos;   /* where the decoder finds the arguments */
 };
 
 /* The table, sorted by nr; vg_sys_lookup is O(1). */
@@ -39,4 +93,14 @@ extern const struct vg_sysent vg_sys_table[];
 extern const unsigned vg_sys_count;
 const struct vg_sysent *vg_sys_lookup(int nr);
 const struct vg_sysent *vg_sys_by_name(const char *name);
+
+/* The syscall numbers the seccomp filter must trace given which classes are
+ * audited: every row that is neither baseline nor conditional and whose
+ * class is audited (open-like rows when read or write is).  Writes at most
+ * max numbers to nrs; returns how many there are in all. */
+unsigned vg_sys_audited(const bool class_audited[VG_CLASS_NCLASSES], int *nrs,
+                        unsigned max);
+/* The rows the baseline always refuses (VG_SF_BASELINE without VG_SF_COND),
+ * same conventions. */
+unsigned vg_sys_baseline(int *nrs, unsigned max);
 #endif

@@ -1,0 +1,229 @@
+/* compile.c: turn a parsed policy into something fast to consult (places
+ * expanded, globs compiled, host names resolved), and the decisions.
+ * Deciding allocates nothing: the path is normalized and split once into a
+ * stack buffer, then each rule of the class is tried in order, with the
+ * literal prefix compared before any wildcard work. */
+#include <netdb.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+
+#include "policy/policy_int.h"
+
+static const size_t place_field[] = {
+    [VG_PLACE_HOME] = offsetof(struct vg_places, home),
+    [VG_PLACE_WORK] = offsetof(struct vg_places, work),
+    [VG_PLACE_TMP] = offsetof(struct vg_places, tmp),
+};
+static const char *const place_var[] = {
+    [VG_PLACE_HOME] = "~", [VG_PLACE_WORK] = "$WORK", [VG_PLACE_TMP] = "$TMP",
+};
+
+const char *vg_place_var(enum vg_place pl)
+{
+    return pl == VG_PLACE_NONE ? "" : place_var[pl];
+}
+
+const char *vg_place_path(enum vg_place pl, const struct vg_places *places)
+{
+    if (pl == VG_PLACE_NONE)
+        return "";
+    return *(const char *const *)((const char *)places + place_field[pl]);
+}
+
+char *vg_pol_expand_literal(enum vg_place pl, const char *rest,
+                            const struct vg_places *places)
+{
+    char *s = vg_xasprintf("%s%s", vg_place_path(pl, places), rest);
+    vg_path_squash(s);
+    return s;
+}
+
+static void compile_ppat(struct vg_ppat *pp, const struct vg_places *places)
+{
+    pp->globs = vg_xcalloc(pp->nalts, sizeof *pp->globs);
+    for (uint32_t i = 0; i < pp->nalts; i++) {
+        struct vg_buf b = {0};
+        vg_glob_put_literal(&b, vg_place_path(pp->place, places));
+        vg_buf_puts(&b, pp->alts[i]);
+        vg_glob_compile(b.data, &pp->globs[i]);
+        vg_buf_free(&b);
+    }
+}
+
+static bool ppat_match(const struct vg_ppat *pp, const struct vg_spath *sp)
+{
+    for (uint32_t i = 0; i < pp->nalts; i++)
+        if (vg_glob_match(&pp->globs[i], sp))
+            return true;
+    return false;
+}
+
+/* Look a host name up; its addresses are recorded for the log header. */
+static void resolve(struct vg_policy *p, struct vg_prule *r)
+{
+    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM}, *res, *ai;
+    int rc = getaddrinfo(r->net.host, NULL, &hints, &res);
+    if (rc) {
+        vg_pol_warnf(p, r->src.file, r->src.line, r->col,
+                     "cannot resolve '%s' (%s): the rule matches nothing", r->net.host,
+                     gai_strerror(rc));
+        return;
+    }
+    struct vg_buf text = {0};
+    vg_buf_put(&text, "", 0);
+    for (ai = res; ai; ai = ai->ai_next) {
+        struct vg_sockaddr a;
+        char num[INET6_ADDRSTRLEN];
+        if (!vg_sockaddr_reduce(ai->ai_addr, ai->ai_addrlen, &a) || a.family == AF_UNIX)
+            continue;
+        r->net.resolved = vg_xrealloc(r->net.resolved, (r->net.nresolved + 1) * sizeof(struct vg_ip));
+        r->net.resolved[r->net.nresolved++] = a.ip;
+        inet_ntop(a.ip.v6 ? AF_INET6 : AF_INET, a.ip.a, num, sizeof num);
+        vg_buf_printf(&text, "%s%s", text.len ? "," : "", num);
+    }
+    freeaddrinfo(res);
+    for (uint32_t i = 0; i < p->nres; i++)
+        if (!strcmp(p->res[i].name, r->net.host)) {
+            vg_buf_free(&text);
+            return;
+        }
+    p->res = vg_xrealloc(p->res, (p->nres + 1) * sizeof *p->res);
+    p->res[p->nres].name = vg_xstrdup(r->net.host);
+    p->res[p->nres++].value = text.data;
+}
+
+static int check_places(const struct vg_places *places, struct vg_err *err)
+{
+    for (int pl = VG_PLACE_HOME; pl <= VG_PLACE_TMP; pl++) {
+        const char *s = vg_place_path((enum vg_place)pl, places);
+        if (!s || s[0] != '/') {
+            vg_errf(err, "policy: %s must be an absolute path (got '%s')", place_var[pl], s ? s : "(none)");
+            return -1;
+        }
+    }
+    return 0;
+}
+
+int vg_pol_compile(struct vg_policy *p, const struct vg_places *places,
+                   bool resolve_names, struct vg_err *err)
+{
+    if (check_places(places, err))
+        return -1;
+    vg_pol_uncompile(p);
+    for (uint32_t i = 0; i < p->nrules; i++) {
+        struct vg_prule *r = &p->rules[i];
+        if (r->path.nalts)
+            compile_ppat(&r->path, places);
+        if (r->is_net && r->net.kind == VG_ADDR_HOST && resolve_names)
+            resolve(p, r);
+    }
+    for (uint32_t i = 0; i < p->nbinds; i++) {
+        struct vg_pbind *b = &p->binds[i];
+        b->src_exp = vg_pol_expand_literal(b->src_place, b->src_rest, places);
+        b->dst_exp = b->dst_rest ? vg_pol_expand_literal(b->dst_place, b->dst_rest, places)
+                                 : vg_xstrdup(b->src_exp);
+        b->out.src = b->src_exp;
+        b->out.dst = b->dst_exp;
+    }
+    p->compiled = true;
+    return 0;
+}
+
+void vg_pol_uncompile(struct vg_policy *p)
+{
+    for (uint32_t i = 0; i < p->nrules; i++) {
+        struct vg_ppat *pp = &p->rules[i].path;
+        if (pp->globs)
+            for (uint32_t j = 0; j < pp->nalts; j++)
+                vg_glob_free(&pp->globs[j]);
+        free(pp->globs);
+        pp->globs = NULL;
+        free(p->rules[i].net.resolved);
+        p->rules[i].net.resolved = NULL;
+        p->rules[i].net.nresolved = 0;
+    }
+    for (uint32_t i = 0; i < p->nbinds; i++) {
+        struct vg_pbind *b = &p->binds[i];
+        free(b->src_exp);
+        free(b->dst_exp);
+        b->src_exp = b->dst_exp = NULL;
+        b->out.src = b->out.dst = b->src_text;
+    }
+    for (uint32_t i = 0; i < p->nres; i++) {
+        free((char *)p->res[i].name);
+        free((char *)p->res[i].value);
+    }
+    free(p->res);
+    p->res = NULL;
+    p->nres = 0;
+    p->compiled = false;
+}
+
+int vg_policy_compile(struct vg_policy *p, const struct vg_places *places,
+                      struct vg_err *err)
+{
+    return vg_pol_compile(p, places, true, err);
+}
+
+static struct vg_verdict by_default(const struct vg_policy *p, enum vg_class cls)
+{
+    struct vg_verdict v = {VG_ACT_DENY, NULL};
+    if (cls < VG_NPCLASS && p->compiled)
+        v.action = p->def[cls];
+    return v;
+}
+
+struct vg_verdict vg_policy_decide_path(const struct vg_policy *p,
+                                        enum vg_class cls, const char *path)
+{
+    struct vg_verdict v = by_default(p, cls);
+    struct vg_spath sp;
+    char buf[VG_SPATH_MAX + 1];
+    if (cls >= VG_NPCLASS || !p->compiled)
+        return v;
+    if (!path || !vg_spath_split(&sp, buf, path)) {
+        v.action = VG_ACT_DENY;     /* too long to judge: refuse */
+        return v;
+    }
+    for (uint32_t i = 0; i < p->nlist[cls]; i++) {
+        const struct vg_prule *r = &p->rules[p->list[cls][i]];
+        if (!r->is_net && ppat_match(&r->path, &sp))
+            return (struct vg_verdict){r->act, &r->src};
+    }
+    return v;
+}
+
+static bool net_rule_matches(const struct vg_prule *r, int proto,
+                             const struct vg_sockaddr *a, const struct vg_spath *sp)
+{
+    if (!r->is_net || (int)r->net.proto != proto)
+        return false;
+    if (proto == VG_PROTO_UNIX)
+        return a->family == AF_UNIX && ppat_match(&r->path, sp);
+    return vg_netpat_match_inet(&r->net, a);
+}
+
+struct vg_verdict vg_policy_decide_net(const struct vg_policy *p,
+                                       enum vg_class cls, const char *proto,
+                                       const struct sockaddr *sa, socklen_t len)
+{
+    struct vg_verdict v = by_default(p, cls);
+    struct vg_sockaddr a;
+    struct vg_spath sp;
+    char buf[VG_SPATH_MAX + 1];
+    int pr = proto ? vg_proto_from_name(proto) : -1;
+    if (cls >= VG_NPCLASS || !(VG_CLS_BIT(cls) & VG_CLS_NET_MASK) || !p->compiled || pr < 0 ||
+        !vg_sockaddr_reduce(sa, len, &a))
+        return v;
+    if (!vg_spath_split(&sp, buf, a.path))
+        return v;
+    for (uint32_t i = 0; i < p->nlist[cls]; i++) {
+        const struct vg_prule *r = &p->rules[p->list[cls][i]];
+        if (net_rule_matches(r, pr, &a, &sp))
+            return (struct vg_verdict){r->act, &r->src};
+    }
+    return v;
+}

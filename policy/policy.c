@@ -1,0 +1,197 @@
+/* policy.c: the policy object's life cycle, its getters, and the limit
+ * vocabulary shared with `vigil run`'s flags. */
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "policy/policy_int.h"
+
+const char *const vg_pol_class_names[VG_NPCLASS] = {
+    "read", "write", "exec", "connect", "bind", "send",
+};
+const char *const vg_pol_action_names[3] = {"allow", "deny", "kill"};
+
+enum limit_kind { LK_MS, LK_SECONDS, LK_SIZE, LK_COUNT };
+
+static const struct {
+    const char *name;
+    enum limit_kind kind;
+} limits[VG_LIM_COUNT] = {
+    [VG_LIM_TIME] = {"time", LK_MS},       [VG_LIM_CPU] = {"cpu", LK_SECONDS},
+    [VG_LIM_MEMORY] = {"memory", LK_SIZE}, [VG_LIM_PROCS] = {"procs", LK_COUNT},
+    [VG_LIM_FILES] = {"files", LK_COUNT},  [VG_LIM_FSIZE] = {"fsize", LK_SIZE},
+    [VG_LIM_OUTPUT] = {"output", LK_SIZE}, [VG_LIM_TMPFS] = {"tmpfs", LK_SIZE},
+};
+
+static const char *const kind_syntax[] = {
+    [LK_MS] = "a duration like 60s, 500ms or 2m",
+    [LK_SECONDS] = "a duration like 30s or 2m",
+    [LK_SIZE] = "a size like 512M, 64k or 1G",
+    [LK_COUNT] = "a whole number",
+};
+
+const char *vg_limit_name(enum vg_limit l)
+{
+    return l < VG_LIM_COUNT ? limits[l].name : "?";
+}
+
+int vg_limit_from_name(const char *name)
+{
+    for (int l = 0; l < VG_LIM_COUNT; l++)
+        if (!strcmp(name, limits[l].name))
+            return l;
+    return -1;
+}
+
+const char *vg_limit_syntax(enum vg_limit l)
+{
+    return l < VG_LIM_COUNT ? kind_syntax[limits[l].kind] : "?";
+}
+
+bool vg_limit_parse(enum vg_limit l, const char *text, uint64_t *out)
+{
+    uint64_t v = 0;
+    bool ok = false;
+    if (l >= VG_LIM_COUNT)
+        return false;
+    switch (limits[l].kind) {
+    case LK_MS:
+        ok = vg_parse_duration(text, &v);
+        break;
+    case LK_SECONDS:    /* rlimit granularity: round up, never down */
+        ok = vg_parse_duration(text, &v);
+        v = (v + 999) / 1000;
+        break;
+    case LK_SIZE:
+        ok = vg_parse_size(text, &v);
+        break;
+    case LK_COUNT:
+        ok = vg_parse_u64(text, &v);
+        break;
+    }
+    if (!ok || v == 0)
+        return false;
+    *out = v;
+    return true;
+}
+
+void vg_limit_format(enum vg_limit l, uint64_t v, char *buf, size_t cap)
+{
+    static const char units[] = "kMGT";
+    enum limit_kind k = l < VG_LIM_COUNT ? limits[l].kind : LK_COUNT;
+    if (k == LK_MS && v % 1000 == 0)
+        k = LK_SECONDS, v /= 1000;
+    if (k == LK_MS) {
+        snprintf(buf, cap, "%" PRIu64 "ms", v);
+    } else if (k == LK_SECONDS) {
+        snprintf(buf, cap, "%" PRIu64 "s", v);
+    } else if (k == LK_SIZE) {
+        int u = -1;
+        while (u < 3 && v && v % 1024 == 0)
+            v /= 1024, u++;
+        snprintf(buf, cap, "%" PRIu64 "%.*s", v, u >= 0 ? 1 : 0, u >= 0 ? &units[u] : "");
+    } else {
+        snprintf(buf, cap, "%" PRIu64, v);
+    }
+}
+
+const char *vg_pol_keep(struct vg_policy *p, char *s)
+{
+    p->strs = vg_xrealloc(p->strs, (p->nstrs + 1) * sizeof *p->strs);
+    p->strs[p->nstrs++] = s;
+    return s;
+}
+
+void vg_pol_warnf(struct vg_policy *p, const char *file, uint32_t line,
+                  uint32_t col, const char *fmt, ...)
+{
+    char m[400];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(m, sizeof m, fmt, ap);
+    va_end(ap);
+    p->warn = vg_xrealloc(p->warn, (p->nwarn + 1) * sizeof *p->warn);
+    p->warn[p->nwarn++] = vg_xasprintf("%s:%u:%u: warning: %s", file, line, col, m);
+}
+
+void vg_policy_free(struct vg_policy *p)
+{
+    if (!p)
+        return;
+    vg_pol_uncompile(p);
+    for (uint32_t i = 0; i < p->nrules; i++)
+        vg_pol_rule_free(&p->rules[i]);
+    free(p->rules);
+    for (int c = 0; c < VG_NPCLASS; c++)
+        free(p->list[c]);
+    for (uint32_t i = 0; i < p->nbinds; i++) {
+        free(p->binds[i].src_rest);
+        free(p->binds[i].dst_rest);
+        free(p->binds[i].src_text);
+    }
+    free(p->binds);
+    free(p->env);
+    for (uint32_t i = 0; i < p->nwarn; i++)
+        free(p->warn[i]);
+    free(p->warn);
+    for (uint32_t i = 0; i < p->nstrs; i++)
+        free(p->strs[i]);
+    free(p->strs);
+    vg_buf_free(&p->text);
+    free(p->path);
+    free(p);
+}
+
+uint32_t vg_policy_nwarnings(const struct vg_policy *p) { return p->nwarn; }
+const char *vg_policy_warning(const struct vg_policy *p, uint32_t i)
+{
+    return i < p->nwarn ? p->warn[i] : NULL;
+}
+
+const struct vg_limits *vg_policy_limits(const struct vg_policy *p) { return &p->limits; }
+uint32_t vg_policy_nbinds(const struct vg_policy *p) { return p->nbinds; }
+const struct vg_bind *vg_policy_bind(const struct vg_policy *p, uint32_t i)
+{
+    return i < p->nbinds ? &p->binds[i].out : NULL;
+}
+uint32_t vg_policy_nenv(const struct vg_policy *p) { return p->nenv; }
+const struct vg_env *vg_policy_env(const struct vg_policy *p, uint32_t i)
+{
+    return i < p->nenv ? &p->env[i] : NULL;
+}
+
+const char *vg_policy_path(const struct vg_policy *p) { return p->path; }
+const char *vg_policy_text(const struct vg_policy *p) { return p->text.data; }
+const char *vg_policy_sha256(const struct vg_policy *p) { return p->sha256; }
+uint32_t vg_policy_nresolved(const struct vg_policy *p) { return p->nres; }
+struct vg_kv vg_policy_resolved(const struct vg_policy *p, uint32_t i)
+{
+    struct vg_kv none = {NULL, NULL};
+    return i < p->nres ? p->res[i] : none;
+}
+
+bool vg_policy_audits(const struct vg_policy *p, enum vg_class cls)
+{
+    if (cls >= VG_NPCLASS)
+        return true;    /* the baseline's refusals are always recorded */
+    if (p->def[cls] != VG_ACT_ALLOW || p->audit[cls])
+        return true;
+    for (uint32_t i = 0; i < p->nlist[cls]; i++)
+        if (p->rules[p->list[cls][i]].act != VG_ACT_ALLOW)
+            return true;
+    return false;
+}
+
+bool vg_policy_net_allowed(const struct vg_policy *p)
+{
+    for (int c = VG_CLASS_CONNECT; c <= VG_CLASS_SEND; c++) {
+        if (p->def[c] == VG_ACT_ALLOW)
+            return true;
+        for (uint32_t i = 0; i < p->nlist[c]; i++)
+            if (p->rules[p->list[c][i]].act == VG_ACT_ALLOW)
+                return true;
+    }
+    return false;
+}

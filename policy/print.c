@@ -1,0 +1,65 @@
+/* print.c: the normalized form of a policy, one line per rule or setting,
+ * each with the file:line it came from (what `vigil check` shows). */
+#include <stdio.h>
+
+#include "policy/policy_int.h"
+
+static void origin(FILE *out, const struct vg_setting_src *s)
+{
+    if (s->file)
+        fprintf(out, "%s:%u: ", s->file, s->line);
+    else
+        fprintf(out, "(built-in): ");
+}
+
+static void print_defaults(const struct vg_policy *p, FILE *out)
+{
+    for (int c = 0; c < VG_NPCLASS; c++) {
+        origin(out, &p->def_src[c]);
+        fprintf(out, "default %s %s\n", vg_pol_action_names[p->def[c]], vg_pol_class_names[c]);
+    }
+    bool any = false;
+    for (int c = 0; c < VG_NPCLASS; c++)
+        if (p->audit[c]) {
+            fprintf(out, "%s%s", any ? " " : "audit ", vg_pol_class_names[c]);
+            any = true;
+        }
+    if (any)
+        fputc('\n', out);
+}
+
+static void print_settings(const struct vg_policy *p, FILE *out)
+{
+    for (int l = 0; l < VG_LIM_COUNT; l++) {
+        char v[48];
+        if (!p->limits.set[l])
+            continue;
+        vg_limit_format((enum vg_limit)l, p->limits.v[l], v, sizeof v);
+        origin(out, &p->limit_src[l]);
+        fprintf(out, "limit %s %s\n", vg_limit_name((enum vg_limit)l), v);
+    }
+    for (uint32_t i = 0; i < p->nbinds; i++) {
+        const struct vg_pbind *b = &p->binds[i];
+        fprintf(out, "%s %s", b->out.rw ? "bind-rw" : "bind", b->src_text);
+        if (b->dst_rest)
+            fprintf(out, " %s%s", vg_place_var(b->dst_place), b->dst_rest);
+        fputc('\n', out);
+    }
+    for (uint32_t i = 0; i < p->nenv; i++) {
+        if (p->env[i].value)
+            fprintf(out, "env set %s=%s\n", p->env[i].name, p->env[i].value);
+        else
+            fprintf(out, "env pass %s\n", p->env[i].name);
+    }
+}
+
+void vg_policy_print(const struct vg_policy *p, FILE *out)
+{
+    fprintf(out, "# policy %s\n# sha256 %s\n", p->path, p->sha256);
+    fprintf(out, "# %u rules; the first that matches decides\n", p->nrules);
+    for (uint32_t i = 0; i < p->nrules; i++)
+        fprintf(out, "%s:%u: %s\n", p->rules[i].src.file, p->rules[i].src.line,
+                p->rules[i].src.text);
+    print_defaults(p, out);
+    print_settings(p, out);
+}

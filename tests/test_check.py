@@ -1,0 +1,122 @@
+"""`vigil check`: broken policies are refused with the exact FILE:LINE:COL:
+message, the shipped policies pass without warnings, and warnings are given
+for shadowed rules and grants that defeat the sandbox."""
+import glob
+import os
+import re
+
+import pytest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+CORPUS = os.path.join(HERE, "policy")
+SHIPPED = sorted(glob.glob(os.path.join(HERE, "..", "policies", "*.policy")))
+BROKEN = sorted(os.path.basename(p) for p in glob.glob(os.path.join(CORPUS, "*.policy")))
+
+
+def expectation(name):
+    """The '# expect: [FILE:]LINE:COL: message' line of a corpus file."""
+    with open(os.path.join(CORPUS, name)) as f:
+        first = f.readline().rstrip("\n")
+    m = re.match(r"# expect: (?:(\S+\.\w+):)?(\d+):(\d+): (.*)$", first)
+    assert m, f"{name}: first line must be '# expect: LINE:COL: message'"
+    return (m.group(1) or name), m.group(2), m.group(3), m.group(4)
+
+
+@pytest.mark.parametrize("name", BROKEN)
+def test_broken_policy_is_refused_with_location(vigil, name):
+    file, line, col, msg = expectation(name)
+    r = vigil("check", name, cwd=CORPUS)
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert r.stderr == f"{file}:{line}:{col}: {msg}\n"
+    assert r.stdout == ""
+
+
+@pytest.mark.parametrize("path", SHIPPED, ids=[os.path.basename(p) for p in SHIPPED])
+def test_shipped_policy_is_clean(vigil, path):
+    r = vigil("check", "--strict", path)
+    assert r.returncode == 0, r.stderr
+    assert r.stderr == ""
+    assert "# policy " in r.stdout
+
+
+def test_corpus_and_shipped_exist():
+    assert len(BROKEN) >= 30
+    names = {os.path.basename(p) for p in SHIPPED}
+    assert {"default.policy", "python.policy", "node.policy", "shell.policy",
+            "localhost.policy", "observe.policy"} <= names
+
+
+def test_print_is_normalized(vigil, tmp_path):
+    p = tmp_path / "p.policy"
+    p.write_text("version 1   # comment\n"
+                 "allow   read  /usr/**   /etc/**  # two rules, one line\n"
+                 "allow net tcp 127.0.0.1:8000 udp *:53\n"
+                 "default kill exec\n"
+                 "limit memory 524288k\n"
+                 "env pass TERM\n")
+    r = vigil("check", str(p))
+    assert r.returncode == 0, r.stderr
+    out = r.stdout.splitlines()
+    assert f"{p}:2: allow read /usr/**" in out
+    assert f"{p}:2: allow read /etc/**" in out
+    assert f"{p}:3: allow net tcp 127.0.0.1:8000" in out
+    assert f"{p}:3: allow net udp *:53" in out
+    assert f"{p}:4: default kill exec" in out
+    assert "(built-in): default deny read" in out
+    assert f"{p}:5: limit memory 512M" in out
+    assert "env pass TERM" in out
+
+
+def test_warnings_shadowed_and_dangerous(vigil, tmp_path):
+    p = tmp_path / "w.policy"
+    p.write_text("version 1\n"
+                 "allow read /usr/**\n"
+                 "deny read /usr/lib/secret\n"
+                 "allow write /**\n"
+                 "allow read ~/**\n"
+                 "allow net tcp *:*\n"
+                 "allow exec /usr/bin/python3 /usr/bin/python3\n")
+    r = vigil("check", str(p))
+    assert r.returncode == 0            # warnings do not fail...
+    err = r.stderr.splitlines()
+    assert f"{p}:3:11: warning: rule can never match: line 2 ('allow read /usr/**') matches first" in err
+    assert any(l.startswith(f"{p}:4:13: warning: 'allow write /**' defeats the sandbox") for l in err)
+    assert any(l.startswith(f"{p}:5:12: warning: 'allow read ~/**' defeats the sandbox") and "SSH" in l
+               for l in err)
+    assert any(l.startswith(f"{p}:6:15: warning: 'allow net tcp *:*' defeats the sandbox") for l in err)
+    assert f"{p}:7:29: warning: rule can never match: line 7 ('allow exec /usr/bin/python3') matches first" in err
+    r = vigil("check", "--strict", str(p))
+    assert r.returncode == 1            # ...unless --strict
+
+
+def test_denied_home_is_not_dangerous(vigil, tmp_path):
+    """An earlier deny keeps a broad allow from granting the secrets."""
+    p = tmp_path / "ok.policy"
+    p.write_text("version 1\ndeny read ~/** /root/**\nallow read /**\n")
+    r = vigil("check", "--strict", str(p))
+    assert r.returncode == 0, r.stderr
+
+
+def test_several_files_and_status(vigil, tmp_path):
+    good = tmp_path / "good.policy"
+    good.write_text("version 1\n")
+    bad = tmp_path / "bad.policy"
+    bad.write_text("version 1\nallow reed /x\n")
+    r = vigil("check", "-q", str(good), str(bad))
+    assert r.returncode == 1
+    assert r.stdout == ""
+    assert r.stderr.startswith(f"{bad}:2:7: unknown class 'reed'")
+
+
+def test_usage(vigil):
+    assert vigil("check").returncode == 2
+    r = vigil("check", "--bogus", "x.policy")
+    assert r.returncode == 2 and "unknown option" in r.stderr
+    r = vigil("check", "--help")
+    assert r.returncode == 0 and "usage: vigil check" in r.stdout
+
+
+def test_unreadable_file(vigil, tmp_path):
+    r = vigil("check", str(tmp_path / "missing.policy"))
+    assert r.returncode == 1
+    assert "missing.policy" in r.stderr and "No such file" in r.stderr

@@ -1,0 +1,142 @@
+/* test_syscalls.c: the system call table.  Every row's number must be the
+ * number the C library gives its name (checked against an independent list
+ * here), lookups must find each row and nothing else, and the lists the
+ * seccomp filter is built from must follow the audited classes. */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/syscall.h>
+
+#include "tracer/syscalls.h"
+#include "tests/unit/check.h"
+
+#ifndef SYS_fchmodat2
+#define SYS_fchmodat2 452
+#endif
+
+struct known { int nr; const char *name; };
+#define K(n) { SYS_##n, #n }
+static const struct known known[] = {
+    K(open), K(openat), K(openat2), K(creat), K(unlink), K(unlinkat), K(rename),
+    K(renameat), K(renameat2), K(mkdir), K(mkdirat), K(rmdir), K(link), K(linkat),
+    K(symlink), K(symlinkat), K(chmod), K(fchmod), K(fchmodat), K(fchmodat2),
+    K(chown), K(fchown), K(lchown), K(fchownat), K(truncate), K(ftruncate),
+    K(utime), K(utimes), K(utimensat), K(futimesat), K(mknod), K(mknodat),
+    K(setxattr), K(lsetxattr), K(fsetxattr), K(removexattr), K(lremovexattr),
+    K(fremovexattr), K(execve), K(execveat), K(connect), K(bind), K(sendto),
+    K(sendmsg), K(sendmmsg), K(io_uring_setup), K(io_uring_enter),
+    K(io_uring_register), K(ptrace), K(process_vm_readv), K(process_vm_writev),
+    K(bpf), K(perf_event_open), K(userfaultfd), K(keyctl), K(add_key),
+    K(request_key), K(mount), K(umount2), K(pivot_root), K(chroot), K(move_mount),
+    K(open_tree), K(fsopen), K(fsconfig), K(fsmount), K(fspick), K(mount_setattr),
+    K(unshare), K(setns), K(open_by_handle_at), K(name_to_handle_at),
+    K(kexec_load), K(kexec_file_load), K(init_module), K(finit_module),
+    K(delete_module), K(ioctl), K(socket), K(clone),
+};
+#define NKNOWN (sizeof(known) / sizeof(known[0]))
+
+static void test_rows(void)
+{
+    CHECK(vg_sys_count == NKNOWN);
+    for (size_t i = 0; i < NKNOWN; i++) {
+        const struct vg_sysent *e = vg_sys_by_name(known[i].name);
+        if (!check(e && e->nr == known[i].nr, known[i].name, __FILE__, __LINE__))
+            continue;
+        CHECK(vg_sys_lookup(known[i].nr) == e);
+        CHECK(e->decode != NULL);
+    }
+    for (unsigned i = 1; i < vg_sys_count; i++)
+        CHECK(vg_sys_table[i - 1].nr < vg_sys_table[i].nr);
+}
+
+static void test_unknown(void)
+{
+    CHECK(vg_sys_lookup(SYS_getpid) == NULL);
+    CHECK(vg_sys_lookup(SYS_read) == NULL);
+    CHECK(vg_sys_lookup(-1) == NULL);
+    CHECK(vg_sys_lookup(100000) == NULL);
+    CHECK(vg_sys_lookup(0x40000000 | SYS_openat) == NULL);  /* x32 */
+    CHECK(vg_sys_by_name("getpid") == NULL);
+}
+
+static void test_semantics(void)
+{
+    const struct vg_sysent *e;
+    e = vg_sys_lookup(SYS_openat);
+    CHECK(e->cls == VG_CLASS_READ && (e->flags & VG_SF_CLASS_BY_ARGS) && e->deny_errno == EACCES);
+    e = vg_sys_lookup(SYS_creat);
+    CHECK(e->cls == VG_CLASS_WRITE);
+    e = vg_sys_lookup(SYS_unlink);
+    CHECK(e->cls == VG_CLASS_WRITE && e->deny_errno == EACCES && e->pos.follow == VG_FOLLOW_NO);
+    e = vg_sys_lookup(SYS_fchownat);
+    CHECK(e->cls == VG_CLASS_WRITE && e->deny_errno == EPERM && e->pos.flags == VG_ARG4);
+    CHECK(vg_sys_lookup(SYS_chmod)->deny_errno == EPERM);
+    CHECK(vg_sys_lookup(SYS_execve)->cls == VG_CLASS_EXEC);
+    CHECK(vg_sys_lookup(SYS_connect)->deny_errno == ECONNREFUSED);
+    CHECK(vg_sys_lookup(SYS_bind)->cls == VG_CLASS_BIND);
+    CHECK(vg_sys_lookup(SYS_sendmmsg)->cls == VG_CLASS_SEND);
+    CHECK(vg_sys_lookup(SYS_socket)->deny_errno == EAFNOSUPPORT);
+    CHECK(vg_sys_lookup(SYS_io_uring_register)->deny_errno == ENOSYS);
+    e = vg_sys_lookup(SYS_ptrace);
+    CHECK(e->cls == VG_CLASS_SYSTEM && (e->flags & VG_SF_BASELINE) && e->deny_errno == EPERM);
+    CHECK(vg_sys_lookup(SYS_clone)->flags & VG_SF_COND);
+    for (unsigned i = 0; i < vg_sys_count; i++) {
+        const struct vg_sysent *r = &vg_sys_table[i];
+        /* system rows are exactly the baseline rows */
+        CHECK((r->cls == VG_CLASS_SYSTEM) == ((r->flags & VG_SF_BASELINE) != 0));
+        CHECK(r->deny_errno > 0);
+    }
+}
+
+static bool has(const int *v, unsigned n, int nr)
+{
+    for (unsigned i = 0; i < n; i++)
+        if (v[i] == nr)
+            return true;
+    return false;
+}
+
+static void test_lists(void)
+{
+    int nrs[256];
+    bool cls[VG_CLASS_NCLASSES] = { false };
+    CHECK(vg_sys_audited(cls, nrs, 256) == 0);
+
+    cls[VG_CLASS_WRITE] = true;
+    unsigned n = vg_sys_audited(cls, nrs, 256);
+    CHECK(has(nrs, n, SYS_unlink) && has(nrs, n, SYS_renameat2) && has(nrs, n, SYS_fchmodat2));
+    CHECK(has(nrs, n, SYS_openat) && has(nrs, n, SYS_openat2));   /* class by flags */
+    CHECK(!has(nrs, n, SYS_connect) && !has(nrs, n, SYS_execve) && !has(nrs, n, SYS_ptrace));
+
+    cls[VG_CLASS_WRITE] = false;
+    cls[VG_CLASS_CONNECT] = true;
+    n = vg_sys_audited(cls, nrs, 256);
+    CHECK(n == 1 && nrs[0] == SYS_connect);
+    cls[VG_CLASS_SEND] = true;
+    n = vg_sys_audited(cls, nrs, 256);
+    CHECK(n == 4 && has(nrs, n, SYS_sendto) && has(nrs, n, SYS_sendmsg) && has(nrs, n, SYS_sendmmsg));
+    CHECK(vg_sys_audited(cls, nrs, 2) == 4);   /* count even when cut */
+
+    for (int c = 0; c < VG_CLASS_NCLASSES; c++)
+        cls[c] = true;
+    n = vg_sys_audited(cls, nrs, 256);
+    unsigned nb = vg_sys_baseline(nrs + n, 256 - n);
+    unsigned ncond = 0;
+    for (unsigned i = 0; i < vg_sys_count; i++)
+        ncond += (vg_sys_table[i].flags & VG_SF_COND) != 0;
+    CHECK(ncond == 3);
+    CHECK(n + nb + ncond == vg_sys_count);
+    CHECK(has(nrs + n, nb, SYS_ptrace) && has(nrs + n, nb, SYS_io_uring_setup) &&
+          has(nrs + n, nb, SYS_mount));
+    CHECK(!has(nrs + n, nb, SYS_ioctl) && !has(nrs + n, nb, SYS_socket) &&
+          !has(nrs + n, nb, SYS_clone) && !has(nrs + n, nb, SYS_openat));
+}
+
+int main(void)
+{
+    test_rows();
+    test_unknown();
+    test_semantics();
+    test_lists();
+    return check_done();
+}
