@@ -146,9 +146,11 @@ static void add_artifacts(struct vg_plan *p, const struct vg_run_opts *o)
         } else {
             /* A relative name is looked up by the candidate from its cwd,
              * so that is where it must appear. */
-            char *dst = vg_xasprintf("%s/%s", p->cwd, a);
+            char *joined = vg_xasprintf("%s/%s", p->cwd, a);
+            char *dst = vg_path_normalize(joined);
             vg_plan_add(p, VG_OP_BIND_RO, abs, dst, 0, 0, false);
             free(dst);
+            free(joined);
         }
         free(abs);
     }

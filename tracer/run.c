@@ -128,7 +128,9 @@ static int hash_artifacts(struct run *r)
         }
         r->artifacts[k].path = vg_xstrdup(a);
         r->artifacts[k].sha256 = vg_xstrdup(hex);
-        r->artifact_paths[k] = a[0] == '/' ? vg_xstrdup(a) : vg_xasprintf("%s/%s", r->workdir, a);
+        char *joined = a[0] == '/' ? vg_xstrdup(a) : vg_xasprintf("%s/%s", r->workdir, a);
+        r->artifact_paths[k] = vg_path_normalize(joined);
+        free(joined);
         if (i == 0 && !explicit)
             r->command_path = vg_xstrdup(r->artifact_paths[k]);
         named[k++] = a;

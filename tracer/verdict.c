@@ -24,6 +24,14 @@ static bool is_artifact(const struct vg_engine_ctx *ctx, const char *path)
     return false;
 }
 
+/* The canonical path the call is judged on. */
+static const char *call_path(const struct vg_call *c)
+{
+    if (c->check_path)
+        return c->check_path;
+    return c->cls == VG_CLASS_EXEC && c->args.exe ? c->args.exe : c->args.resolved;
+}
+
 static struct vg_verdict ask_policy(const struct vg_engine_ctx *ctx, const struct vg_call *c)
 {
     const struct vg_policy *pol = ctx->pol;
@@ -36,7 +44,7 @@ static struct vg_verdict ask_policy(const struct vg_engine_ctx *ctx, const struc
     default:
         break;
     }
-    const char *path = c->check_path ? c->check_path : (c->args.resolved ? c->args.resolved : "");
+    const char *path = call_path(c) ? call_path(c) : "";
     struct vg_verdict v = vg_policy_decide_path(pol, c->cls, path);
     if (c->check_path2) {
         struct vg_verdict v2 = vg_policy_decide_path(pol, c->check_cls2, c->check_path2);
@@ -97,9 +105,10 @@ void vg_decide_call(const struct vg_engine_ctx *ctx, const struct vg_call *call,
         return;
     }
     struct vg_verdict pv;
-    if ((call->cls == VG_CLASS_READ && is_artifact(ctx, call->check_path)) ||
-        (call->cls == VG_CLASS_EXEC && ctx->command_path && call->check_path &&
-         !strcmp(call->check_path, ctx->command_path)))
+    const char *path = call_path(call);
+    if ((call->cls == VG_CLASS_READ && is_artifact(ctx, path)) ||
+        (call->cls == VG_CLASS_EXEC && ctx->command_path && path &&
+         !strcmp(path, ctx->command_path)))
         pv = (struct vg_verdict){.action = VG_ACT_ALLOW, .rule = &artifact_rule};
     else
         pv = ask_policy(ctx, call);
@@ -112,7 +121,7 @@ void vg_decide_call(const struct vg_engine_ctx *ctx, const struct vg_call *call,
         v->rule_text = default_text[pv.action];
     }
     bool dry = ctx->opts->mode == VG_MODE_DRY_RUN;
-    if (pv.action != VG_ACT_ALLOW && target_missing(root_fd, call->cls, call->check_path))
+    if (pv.action != VG_ACT_ALLOW && target_missing(root_fd, call->cls, path))
         deny_errno = ENOENT;
     switch (pv.action) {
     case VG_ACT_ALLOW:

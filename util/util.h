@@ -51,6 +51,11 @@ char *vg_read_file(const char *path, size_t max, size_t *len, struct vg_err *err
 /* Write all of buf, retrying on EINTR/short writes.  -1 with errno on error. */
 int vg_write_all(int fd, const void *buf, size_t n);
 
+/* Lexically normalize an absolute path: collapse "//", drop ".", resolve
+ * ".." (never above "/"), no trailing slash.  malloc'd.  Symlinks are not
+ * looked at: use it for paths vigil itself builds. */
+char *vg_path_normalize(const char *path);
+
 uint64_t vg_now_mono_ns(void);
 uint64_t vg_now_wall_ns(void);
 
