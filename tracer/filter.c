@@ -114,6 +114,11 @@ scmp_filter_ctx vg_filter_init(struct vg_err *err)
         SCMP_SYS(wait4), SCMP_SYS(waitid), SCMP_SYS(exit), SCMP_SYS(exit_group),
         SCMP_SYS(rt_sigreturn), SCMP_SYS(rt_sigaction), SCMP_SYS(rt_sigprocmask),
         SCMP_SYS(restart_syscall), SCMP_SYS(getpid), SCMP_SYS(close), SCMP_SYS(write),
+        /* memory and thread housekeeping of the C runtime (and of a
+         * sanitizer build): harmless, and failing them only hides bugs */
+        SCMP_SYS(mmap), SCMP_SYS(munmap), SCMP_SYS(mprotect), SCMP_SYS(madvise), SCMP_SYS(brk),
+        SCMP_SYS(sigaltstack), SCMP_SYS(futex), SCMP_SYS(gettid), SCMP_SYS(prlimit64),
+        SCMP_SYS(sched_yield),
     };
     scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ERRNO(EPERM));
     if (!ctx) {

@@ -155,8 +155,6 @@ static _Noreturn void candidate_main(const struct vg_plan *plan, scmp_filter_ctx
         report_exit(rep, VG_EXIT_SETUP, "close_range: %s", strerror(errno));
     if (chdir(plan->cwd) < 0)
         report_exit(rep, VG_EXIT_SETUP, "chdir %s: %s", plan->cwd, strerror(errno));
-    if (apply_rlimits(&plan->limits) < 0)
-        report_exit(rep, VG_EXIT_SETUP, "setrlimit: %s", strerror(errno));
     if (drop_bounding_caps() < 0)
         report_exit(rep, VG_EXIT_SETUP, "drop capabilities: %s", strerror(errno));
     if (plan->root_caller && setgroups(0, NULL) < 0)
@@ -178,6 +176,10 @@ static _Noreturn void candidate_main(const struct vg_plan *plan, scmp_filter_ctx
     int r = seccomp_load(cand);
     if (r < 0)
         report_exit(rep, VG_EXIT_SETUP, "seccomp: %s", strerror(-r));
+    /* Last, so that nothing of ours has to live within the candidate's
+     * address-space and file limits (a sanitizer build could not). */
+    if (apply_rlimits(&plan->limits) < 0)
+        report_exit(rep, VG_EXIT_SETUP, "setrlimit: %s", strerror(errno));
     execve(prog, plan->argv, plan->envp);
     int e = errno;
     report_exit(rep, e == ENOENT ? VG_EXIT_NOTFOUND : VG_EXIT_NOEXEC, "%s: cannot execute: %s",

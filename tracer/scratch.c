@@ -16,18 +16,19 @@ char *vg_scratch_create(uid_t owner, gid_t group, struct vg_err *err)
     if (!base || base[0] != '/')
         base = "/tmp";
     char *tmpl = vg_xasprintf("%s/vigil-work-XXXXXX", base);
-    if (!mkdtemp(tmpl)) {
+    char *dir = mkdtemp(tmpl);
+    if (!dir) {
         vg_errf(err, "create scratch directory in %s: %s", base, strerror(errno));
         free(tmpl);
         return NULL;
     }
-    if (geteuid() == 0 && chown(tmpl, owner, group) < 0) {
-        vg_errf(err, "chown scratch directory %s: %s", tmpl, strerror(errno));
-        rmdir(tmpl);
-        free(tmpl);
+    if (geteuid() == 0 && chown(dir, owner, group) < 0) {
+        vg_errf(err, "chown scratch directory %s: %s", dir, strerror(errno));
+        rmdir(dir);
+        free(dir);
         return NULL;
     }
-    return tmpl;
+    return dir;
 }
 
 static int unlock_dir(const char *path, const struct stat *st, int type, struct FTW *f)

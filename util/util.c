@@ -105,11 +105,16 @@ void vg_buf_puts(struct vg_buf *b, const char *s)
 void vg_buf_printf(struct vg_buf *b, const char *fmt, ...)
 {
     va_list ap;
+    char small[256];
     va_start(ap, fmt);
-    int n = vsnprintf(NULL, 0, fmt, ap);
+    int n = vsnprintf(small, sizeof small, fmt, ap);
     va_end(ap);
     if (n < 0)
         return;
+    if ((size_t)n < sizeof small) {
+        vg_buf_put(b, small, (size_t)n);
+        return;
+    }
     buf_grow(b, (size_t)n);
     va_start(ap, fmt);
     vsnprintf(b->data + b->len, (size_t)n + 1, fmt, ap);
