@@ -352,8 +352,7 @@ static const struct vg_field *lookup(const struct vg_schema *s, const uint8_t *k
 {
     for (size_t j = 0; j < s->n; j++) {
         size_t i = (*hint + j) % s->n;
-        const char *key = s->f[i].key;
-        if (strnlen(key, n + 1) == n && !memcmp(key, k, n)) {
+        if (s->f[i].klen == n && !memcmp(s->f[i].key, k, n)) {
             *hint = i + 1;
             return &s->f[i];
         }
@@ -442,7 +441,8 @@ static int decode_record(struct dctx *c, uint32_t n, struct vg_record *r)
             return -1;
         bool seq = key_is(k, kn, VG_K_SEQ), ts = key_is(k, kn, VG_K_TS);
         const char *name = seq ? VG_K_SEQ : ts ? VG_K_TS : NULL;
-        const struct vg_field *f = name ? NULL : lookup(s, k, kn, &hint);
+        bool type = key_is(k, kn, VG_K_TYPE);   /* read in pass 1 */
+        const struct vg_field *f = name || type ? NULL : lookup(s, k, kn, &hint);
         c->path[0] = name ? name : f ? f->key : "";
         c->depth = 1;
         int rc;

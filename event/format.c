@@ -56,17 +56,23 @@ static void put_colored(struct vg_buf *b, const char *s, int color, bool on)
  * nor send escape sequences to the terminal. */
 static void put_escaped(struct vg_buf *b, const char *s)
 {
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+    const unsigned char *p = (const unsigned char *)s;
+    for (;;) {
+        const unsigned char *run = p;   /* copy plain bytes in one go */
+        while (*p >= 0x20 && *p < 0x7f && *p != '"' && *p != '\\')
+            p++;
+        vg_buf_put(b, run, (size_t)(p - run));
+        if (!*p)
+            return;
         if (*p == '"' || *p == '\\')
             vg_buf_printf(b, "\\%c", *p);
         else if (*p == '\n')
             vg_buf_puts(b, "\\n");
         else if (*p == '\t')
             vg_buf_puts(b, "\\t");
-        else if (*p < 0x20 || *p >= 0x7f)
-            vg_buf_printf(b, "\\x%02x", *p);
         else
-            vg_buf_put(b, p, 1);
+            vg_buf_printf(b, "\\x%02x", *p);
+        p++;
     }
 }
 

@@ -5,7 +5,7 @@
 #include <stddef.h>
 
 #define FLD(k, kd, T, m, ...) \
-    {.key = (k), .kind = (kd), .off = offsetof(T, m), __VA_ARGS__}
+    {.key = (k), .klen = sizeof(k) - 1, .kind = (kd), .off = offsetof(T, m), __VA_ARGS__}
 #define NFLD(T, m) .off_n = offsetof(T, m)
 #define SCHEMA(name, T, tbl) \
     static const struct vg_schema name = {tbl, VG_ARRAY_LEN_(tbl), sizeof(T)}
@@ -92,7 +92,7 @@ static const struct vg_field header_f[] = {
     FLD(VG_K_TASK_ID, VG_F_STR, struct vg_header, task_id),
     FLD(VG_K_MODE, VG_F_STR, struct vg_header, mode),
     FLD(VG_K_ENGINE, VG_F_STR, struct vg_header, engine),
-    {.key = VG_K_POLICY, .kind = VG_F_MAP, .off = 0, .sub = &policy_s},
+    {.key = VG_K_POLICY, .klen = sizeof VG_K_POLICY - 1, .kind = VG_F_MAP, .off = 0, .sub = &policy_s},
     FLD(VG_K_LIMITS, VG_F_STRUCTV, struct vg_header, limits,
         NFLD(struct vg_header, nlimits), .sub = &limit_s),
     FLD(VG_K_ARTIFACTS, VG_F_STRUCTV, struct vg_header, artifacts,
@@ -112,7 +112,7 @@ static const struct vg_field syscall_f[] = {
     FLD(VG_K_CLASS, VG_F_ENUM, struct vg_syscall_ev, cls, .en = &vg_enum_class),
     FLD(VG_K_ARGS, VG_F_MAP, struct vg_syscall_ev, args, .sub = &args_s),
     FLD(VG_K_DECISION, VG_F_ENUM, struct vg_syscall_ev, decision, .en = &vg_enum_decision),
-    {.key = VG_K_RULE, .kind = VG_F_MAP, .off = 0, .omit = VG_OM_NIL, .when = has_rule,
+    {.key = VG_K_RULE, .klen = sizeof VG_K_RULE - 1, .kind = VG_F_MAP, .off = 0, .omit = VG_OM_NIL, .when = has_rule,
      .sub = &rule_s},
     FLD(VG_K_DEFAULT, VG_F_STR, struct vg_syscall_ev, rule_text, .when = no_rule),
     FLD(VG_K_ERRNO, VG_F_I32, struct vg_syscall_ev, err, .omit = VG_OM_ZERO),

@@ -44,6 +44,7 @@ struct vg_schema;
 
 struct vg_field {
     const char *key;
+    size_t klen;                      /* strlen(key), for fast lookups */
     enum vg_fkind kind;
     size_t off;
     size_t off_n;
@@ -92,5 +93,5 @@ void vg_schema_emit(const struct vg_record *r, uint64_t seq,
 
 /* Typed access to a field at base + off. */
 #define VG_AT(base, off, T) ((T *)(void *)((char *)(base) + (off)))
-#define VG_CAT(base, off, T) ((const T *)(const void *)((const char *)(base) + (off)))
+#define VG_CAT(base, off, T) ((T const *)(const void *)((const char *)(base) + (off)))
 #endif
