@@ -1,9 +1,70 @@
-/* placeholder until the view command lands */
+/* cmd_view.c: `vigil view [--follow] FILE`: open the log (reporting a
+ * missing or foreign file on one line before the screen is touched), then
+ * hand it to the terminal viewer. */
+#include <stdbool.h>
 #include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
 #include "cli/cli.h"
+#include "viewer/model.h"
+#include "viewer/viewer.h"
+
+static const char usage[] =
+    "usage: vigil view [--follow] FILE\n"
+    "\n"
+    "Browse a run log in the terminal: the events with their decisions, the\n"
+    "detail of each (rule, stack), the process tree and a summary; filter,\n"
+    "search, replay at any speed.  Press ? inside for every key.\n"
+    "\n"
+    "  -f, --follow   keep reading the file as it grows (like tail -f)\n"
+    "  -h, --help     this text\n";
+
 int vg_cmd_view(int argc, char **argv)
 {
-    (void)argc; (void)argv;
-    fprintf(stderr, "vigil: 'view' is not built yet\n");
-    return 2;
+    bool follow = false;
+    const char *path = NULL;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+            fputs(usage, stdout);
+            return 0;
+        } else if (!strcmp(argv[i], "--follow") || !strcmp(argv[i], "-f")) {
+            follow = true;
+        } else if (argv[i][0] == '-' && argv[i][1] && strcmp(argv[i], "--")) {
+            fprintf(stderr, "vigil: view: unknown option '%s' (try 'vigil view --help')\n",
+                    argv[i]);
+            return 2;
+        } else if (!strcmp(argv[i], "--") && i + 1 < argc && !path) {
+            path = argv[++i];
+        } else if (path) {
+            fprintf(stderr, "vigil: view: one FILE only ('%s' is extra)\n", argv[i]);
+            return 2;
+        } else {
+            path = argv[i];
+        }
+    }
+    if (!path) {
+        fprintf(stderr, "vigil: view: no FILE given (try 'vigil view --help')\n");
+        return 2;
+    }
+    /* A missing or foreign file is the more useful complaint, and cheap
+     * to find from the first record. */
+    struct vg_err err = {{0}};
+    if (vw_model_check(path, follow, &err) < 0) {
+        fprintf(stderr, "vigil: view: %s\n", err.msg);
+        return 2;
+    }
+    if (!isatty(STDOUT_FILENO) || !isatty(STDIN_FILENO)) {
+        fprintf(stderr, "vigil: view needs a terminal; use 'vigil log %s' for text or --json\n",
+                path);
+        return 2;
+    }
+    struct vw_model *m = vw_model_open(path, follow, &err);
+    if (!m) {
+        fprintf(stderr, "vigil: view: %s\n", err.msg);
+        return 2;
+    }
+    int rc = vw_ui_run(m, follow);
+    vw_model_close(m);
+    return rc;
 }

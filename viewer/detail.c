@@ -1,0 +1,202 @@
+/* detail.c: vw_report_record, every field of one record as labelled lines.
+ * Empty fields (NULL strings, -1 numbers) are left out, as they are on disk. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "viewer/report.h"
+
+#define LABEL "%-12s"
+
+static void str(struct vw_lines *o, const char *label, const char *v)
+{
+    if (v)
+        vw_lines_add(o, VW_ST_NORMAL, 0, LABEL "%s", label, v);
+}
+
+static void strv(struct vw_lines *o, const char *label, const char *const *v, uint32_t n)
+{
+    if (!n)
+        return;
+    struct vg_buf b = {0};
+    for (uint32_t i = 0; i < n; i++)
+        vg_buf_printf(&b, "%s%s", i ? " " : "", v[i] ? v[i] : "");
+    str(o, label, b.data);
+    vg_buf_free(&b);
+}
+
+/* Multi-line text (rule text, policy) with the label on the first line. */
+static void text(struct vw_lines *o, enum vw_style st, const char *label, const char *v)
+{
+    if (!v)
+        return;
+    const char *p = v;
+    do {
+        const char *nl = strchr(p, '\n');
+        int len = nl ? (int)(nl - p) : (int)strlen(p);
+        vw_lines_add(o, st, 0, LABEL "%.*s", p == v ? label : "", len, p);
+        p = nl ? nl + 1 : NULL;
+    } while (p && *p);
+}
+
+static void head(struct vw_lines *o, uint64_t seq, uint64_t ts, const char *what, const char *name)
+{
+    vw_lines_add(o, VW_ST_HEAD, 0, "%s %s   seq %" PRIu64 "   +%.6fs", what, name, seq, ts / 1e9);
+}
+
+static void errno_line(struct vw_lines *o, int32_t e)
+{
+    if (!e)
+        return;
+    const char *name = strerrorname_np(e);
+    vw_lines_add(o, VW_ST_NORMAL, 0, LABEL "%s (%d): %s", "errno", name ? name : "?", e,
+                 strerror(e));
+}
+
+static void args(struct vw_lines *o, const struct vg_args *a)
+{
+    str(o, "path", a->path);
+    str(o, "resolved", a->resolved);
+    str(o, "path2", a->path2);
+    str(o, "resolved2", a->resolved2);
+    if (a->flags >= 0 || a->nflags) {
+        struct vg_buf b = {0};
+        if (a->flags >= 0)
+            vg_buf_printf(&b, "0x%" PRIx64 " ", (uint64_t)a->flags);
+        for (uint32_t i = 0; i < a->nflags; i++)
+            vg_buf_printf(&b, "%s%s", i ? "|" : "", a->flag_names[i] ? a->flag_names[i] : "?");
+        str(o, "flags", b.data);
+        vg_buf_free(&b);
+    }
+    if (a->mode >= 0)
+        vw_lines_add(o, VW_ST_NORMAL, 0, LABEL "0%" PRIo64, "mode", (uint64_t)a->mode);
+    str(o, "family", a->family);
+    str(o, "proto", a->proto);
+    str(o, "address", a->addr);
+    if (a->port >= 0)
+        vw_lines_add(o, VW_ST_NORMAL, 0, LABEL "%d", "port", a->port);
+    str(o, "exe", a->exe);
+    strv(o, "argv", a->argv, a->argc);
+    strv(o, "env names", a->env_names, a->nenv);
+}
+
+static void stack(struct vw_lines *o, const struct vg_frame *f, uint32_t n)
+{
+    vw_lines_add(o, VW_ST_HEAD, 0, "stack (%u frame%s)", n, n == 1 ? "" : "s");
+    for (uint32_t i = 0; i < n; i++) {
+        char sym[512] = "?";
+        if (f[i].symbol)
+            snprintf(sym, sizeof sym, "%s+0x%" PRIx64, f[i].symbol, f[i].offset);
+        vw_lines_add(o, VW_ST_NORMAL, 0, "  #%-2u 0x%016" PRIx64 "  %s  %s", i, f[i].pc,
+                     f[i].module ? f[i].module : "?", sym);
+    }
+}
+
+static void syscall_rec(const struct vg_syscall_ev *s, struct vw_lines *o)
+{
+    head(o, s->seq, s->ts_ns, "syscall", s->name ? s->name : "?");
+    vw_lines_add(o, vw_decision_style(s->decision), 0, LABEL "%s", "decision",
+                 vg_decision_name(s->decision));
+    vw_lines_add(o, VW_ST_NORMAL, 0, LABEL "%s   (syscall nr %d)", "class",
+                 vg_class_name(s->cls), s->nr);
+    errno_line(o, s->err);
+    if (s->rule_file)
+        vw_lines_add(o, VW_ST_NORMAL, 0, LABEL "%s:%u", "rule at", s->rule_file, s->rule_line);
+    else
+        str(o, "rule at", "(none: default or baseline)");
+    text(o, VW_ST_HEAD, "rule", s->rule_text);
+    vw_lines_add(o, VW_ST_NORMAL, 0, LABEL "pid %d tid %d   host pid %d tid %d   identity %" PRIu64,
+                 "process", s->pid, s->tid, s->hpid, s->htid, s->proc);
+    args(o, &s->args);
+    stack(o, s->stack, s->nstack);
+}
+
+static void proc_rec(const struct vg_proc_ev *p, struct vw_lines *o)
+{
+    head(o, p->seq, p->ts_ns, "proc", vg_proc_kind_name(p->kind));
+    vw_lines_add(o, VW_ST_NORMAL, 0, LABEL "pid %d   host pid %d   identity %" PRIu64, "process",
+                 p->pid, p->hpid, p->proc);
+    if (p->kind == VG_PROC_START) {
+        vw_lines_add(o, VW_ST_NORMAL, 0, LABEL "ppid %d   identity %" PRIu64, "parent", p->ppid,
+                     p->parent);
+        vw_lines_add(o, VW_ST_NORMAL, 0, LABEL "0x%" PRIx64 "%s", "clone flags", p->clone_flags,
+                     p->thread ? "   (a thread)" : "");
+    }
+    str(o, "exe", p->exe);
+    strv(o, "argv", p->argv, p->argc);
+    if (p->kind == VG_PROC_EXIT) {
+        if (p->signal)
+            vw_lines_add(o, VW_ST_DENY, 0, LABEL "killed by signal %d (%s)%s", "exit",
+                         p->signal, sigabbrev_np(p->signal) ? sigabbrev_np(p->signal) : "?",
+                         p->core ? ", core dumped" : "");
+        else
+            vw_lines_add(o, VW_ST_NORMAL, 0, LABEL "code %d", "exit", p->exit_code);
+    }
+}
+
+static void note_rec(const struct vg_note_ev *n, struct vw_lines *o)
+{
+    head(o, n->seq, n->ts_ns, "note", n->what ? n->what : "?");
+    vw_lines_add(o, VW_ST_WARN, 0, LABEL "%s", "detail", n->detail ? n->detail : "");
+    if (n->pid)
+        vw_lines_add(o, VW_ST_NORMAL, 0, LABEL "%d", "pid", n->pid);
+}
+
+static void header_rec(const struct vg_header *h, struct vw_lines *o)
+{
+    vw_lines_add(o, VW_ST_HEAD, 0, "header   format %u   vigil %s", h->format,
+                 h->vigil_version ? h->vigil_version : "?");
+    time_t t = (time_t)(h->start_wall_ns / 1000000000u);
+    struct tm tm;
+    char when[64] = "?";
+    if (gmtime_r(&t, &tm))
+        strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S UTC", &tm);
+    vw_lines_add(o, VW_ST_NORMAL, 0, LABEL "%s   (monotonic %" PRIu64 " ns)", "started", when,
+                 h->start_mono_ns);
+    str(o, "kernel", h->kernel);
+    strv(o, "command", h->argv, h->argc);
+    str(o, "cwd", h->cwd);
+    str(o, "task id", h->task_id);
+    str(o, "mode", h->mode);
+    str(o, "engine", h->engine);
+    str(o, "policy", h->policy_path);
+    str(o, "sha256", h->policy_sha256);
+    for (uint32_t i = 0; i < h->nlimits; i++)
+        vw_lines_add(o, VW_ST_NORMAL, 0, LABEL "%s = %" PRIu64 " (%s)", i ? "" : "limits",
+                     h->limits[i].name, h->limits[i].value,
+                     h->limits[i].enforced_by ? h->limits[i].enforced_by : "?");
+    for (uint32_t i = 0; i < h->nartifacts; i++)
+        vw_lines_add(o, VW_ST_NORMAL, 0, LABEL "%s  sha256 %s", i ? "" : "artifacts",
+                     h->artifacts[i].path, h->artifacts[i].sha256);
+    for (uint32_t i = 0; i < h->nresolved; i++)
+        vw_lines_add(o, VW_ST_NORMAL, 0, LABEL "%s -> %s", i ? "" : "resolved",
+                     h->resolved[i].name, h->resolved[i].value);
+    text(o, VW_ST_DIM, "policy text", h->policy_text);
+}
+
+static void trailer_rec(const struct vg_trailer *t, struct vw_lines *o)
+{
+    head(o, t->seq, t->ts_ns, "trailer", t->status ? t->status : "?");
+    vw_lines_add(o, VW_ST_NORMAL, 0, LABEL "%d   signal %d", "exit code", t->exit_code,
+                 t->signal);
+    str(o, "limit", t->limit);
+    vw_lines_add(o, VW_ST_NORMAL, 0, LABEL "%.3fs", "elapsed", t->elapsed_ns / 1e9);
+    vw_lines_add(o, VW_ST_NORMAL, 0, LABEL "%" PRIu64, "events", t->events);
+    for (uint32_t i = 0; i < t->ncounts; i++)
+        vw_lines_add(o, vw_decision_style(t->counts[i].decision), 0, LABEL "%-8s %-10s %" PRIu64,
+                     i ? "" : "counts", vg_class_name(t->counts[i].cls),
+                     vg_decision_name(t->counts[i].decision), t->counts[i].n);
+}
+
+void vw_report_record(const struct vg_record *r, struct vw_lines *out)
+{
+    switch (r->type) {
+    case VG_REC_HEADER: header_rec(&r->u.header, out); break;
+    case VG_REC_SYSCALL: syscall_rec(&r->u.sys, out); break;
+    case VG_REC_PROC: proc_rec(&r->u.proc, out); break;
+    case VG_REC_NOTE: note_rec(&r->u.note, out); break;
+    case VG_REC_TRAILER: trailer_rec(&r->u.trailer, out); break;
+    default: vw_lines_add(out, VW_ST_WARN, 0, "record of unknown type %d", (int)r->type); break;
+    }
+}
