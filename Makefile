@@ -28,7 +28,7 @@ test-deps:
 	@./scripts/install-deps.sh test
 
 vigil: $(BUILD)/vigil
-	@cp $< $@
+	@cp $< $@.tmp && mv -f $@.tmp $@
 
 $(BUILD)/vigil: $(OBJS)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)

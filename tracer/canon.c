@@ -17,6 +17,7 @@
  * process (or nothing), not the candidate's.  They are kept lexically, so
  * the policy judges "/proc/self/root/etc/shadow" as written. */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,6 +25,7 @@
 #include <unistd.h>
 
 #include "tracer/canon.h"
+#include "tracer/canon_cache.h"
 #include "util/util.h"
 
 #define VG_MAX_LINKS 40
@@ -67,11 +69,11 @@ static bool walk_in_proc(const struct walk *w)
 /* One component c (not "." or "..") has just been pushed; see whether it is
  * a symlink and, if it is, splice its target in front of tail (which lives
  * inside rest).  Returns 1 when rest was rewritten, 0 when not, -1 on error. */
-static int walk_link(struct walk *w, int root_fd, char *rest, size_t restsz,
-                     const char *tail, size_t prev_len)
+static int walk_link(struct walk *w, struct vg_canon_cache *cache, int root_fd, char *rest,
+                     size_t restsz, const char *tail, size_t prev_len)
 {
     char target[PATH_MAX];
-    ssize_t n = readlinkat(root_fd, w->out + 1, target, sizeof(target));
+    ssize_t n = vg_canon_cache_readlink(cache, root_fd, w->out, target, sizeof(target));
     if (n < 0) {
         /* EINVAL: exists and is not a symlink.  Anything else (missing,
          * not a directory, no permission): keep the rest as written. */
@@ -119,6 +121,12 @@ static int walk_start(struct walk *w, const char *base)
 
 char *vg_canon(int root_fd, const char *base, const char *path, bool follow_last)
 {
+    return vg_canon_cached(NULL, root_fd, base, path, follow_last);
+}
+
+char *vg_canon_cached(struct vg_canon_cache *cache, int root_fd, const char *base,
+                      const char *path, bool follow_last)
+{
     struct walk w = { .len = 0 };
     char rest[2 * PATH_MAX];
     if (path[0] != '/' && walk_start(&w, base ? base : "/") < 0)
@@ -153,7 +161,7 @@ char *vg_canon(int root_fd, const char *base, const char *path, bool follow_last
         bool skip = w.lexical || magic || (*end == '\0' && !follow_last);
         if (magic)
             w.lexical = true;
-        int r = skip ? 0 : walk_link(&w, root_fd, rest, sizeof(rest), end, prev_len);
+        int r = skip ? 0 : walk_link(&w, cache, root_fd, rest, sizeof(rest), end, prev_len);
         if (r < 0)
             return NULL;
         p = r ? rest : end;
@@ -216,4 +224,16 @@ char *vg_canon_fd(pid_t tid, int fd)
     char p[64];
     snprintf(p, sizeof(p), "/proc/%d/fd/%d", (int)tid, fd);
     return sandbox_view(tid, read_link(p));
+}
+
+char *vg_canon_link(pid_t tid, int fd, bool pivoted)
+{
+    if (!pivoted)
+        return fd == AT_FDCWD ? vg_canon_cwd(tid) : vg_canon_fd(tid, fd);
+    char p[64];
+    if (fd == AT_FDCWD)
+        snprintf(p, sizeof(p), "/proc/%d/cwd", (int)tid);
+    else
+        snprintf(p, sizeof(p), "/proc/%d/fd/%d", (int)tid, fd);
+    return read_link(p);
 }

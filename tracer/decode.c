@@ -140,7 +140,7 @@ static const char *to_arena(struct vg_call *c, char *s)
 
 const char *vg_fd_path(struct vg_tracee *t, struct vg_call *c, int fd)
 {
-    char *p = fd == AT_FDCWD ? vg_canon_cwd(t->tid) : vg_canon_fd(t->tid, fd);
+    char *p = vg_canon_link(t->tid, fd, t->pivoted);
     return p ? to_arena(c, p) : bad_fd(c, fd);
 }
 
@@ -157,7 +157,7 @@ const char *vg_resolve_at(struct vg_tracee *t, struct vg_call *c, int dirfd,
         return vg_fd_path(t, c, dirfd);
     char *base = NULL;
     if (path[0] != '/') {
-        base = dirfd == AT_FDCWD ? vg_canon_cwd(t->tid) : vg_canon_fd(t->tid, dirfd);
+        base = vg_canon_link(t->tid, dirfd, t->pivoted);
         if (base == NULL)
             return bad_fd(c, dirfd);
         if (base[0] != '/') {
@@ -167,7 +167,7 @@ const char *vg_resolve_at(struct vg_tracee *t, struct vg_call *c, int dirfd,
             return r;
         }
     }
-    char *r = vg_canon(t->root_fd, base, path, follow);
+    char *r = vg_canon_cached(t->cache, t->root_fd, base, path, follow);
     free(base);
     return r ? to_arena(c, r) : canon_error(c);
 }

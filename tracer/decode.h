@@ -9,6 +9,7 @@
 #include <sys/types.h>
 
 #include "event/event.h"
+#include "tracer/canon.h"
 #include "tracer/syscalls.h"
 #include "util/util.h"
 
@@ -17,6 +18,9 @@ struct vg_tracee {
     pid_t tid;          /* host tid of the stopped thread */
     pid_t pid;          /* host pid (thread group) */
     int root_fd;        /* O_PATH fd of the sandbox root (/proc/PID/root at start) */
+    struct vg_canon_cache *cache; /* lookups under read-only trees, or NULL */
+    bool pivoted;       /* the sandbox root is a pivot_root: /proc/TID/{cwd,fd}
+                         * already read as the sandbox sees them */
 };
 
 /* Small bump allocator: every string of one decoded call lives here and is

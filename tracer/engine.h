@@ -40,6 +40,8 @@ struct vg_engine_ctx {
     const char *const *artifacts;   /* sandbox paths */
     unsigned nartifacts;
     const char *command_path;       /* sandbox path of argv[0] if it is an artifact */
+    const char *const *immutable;   /* trees nothing can change (see plan.h) */
+    unsigned nimmutable;
     struct vg_outcome out;
 };
 

@@ -280,3 +280,33 @@ void vg_plan_print(const struct vg_plan *p, FILE *out)
         fprintf(out, " %s%s\n", op->dst, op->optional ? " (if present)" : "");
     }
 }
+
+static bool is_top_level(const char *path)
+{
+    return path[0] == '/' && path[1] && !strchr(path + 1, '/');
+}
+
+static bool has_writable_inside(const struct vg_plan *p, const char *top)
+{
+    size_t l = strlen(top);
+    for (unsigned i = 0; i < p->nops; i++) {
+        const struct vg_op *op = &p->ops[i];
+        bool writable = op->kind == VG_OP_BIND_RW || op->kind == VG_OP_TMPFS ||
+                        op->kind == VG_OP_BIND_DEV || op->kind == VG_OP_PROC;
+        if (writable && !strncmp(op->dst, top, l) && (op->dst[l] == '/' || !op->dst[l]))
+            return true;
+    }
+    return false;
+}
+
+unsigned vg_plan_immutable(const struct vg_plan *p, const char **out, unsigned max)
+{
+    unsigned n = 0;
+    for (unsigned i = 0; i < p->nops && n < max; i++) {
+        const struct vg_op *op = &p->ops[i];
+        if ((op->kind == VG_OP_BIND_RO || op->kind == VG_OP_SYMLINK) && is_top_level(op->dst) &&
+            !has_writable_inside(p, op->dst))
+            out[n++] = op->dst;
+    }
+    return n;
+}

@@ -62,6 +62,11 @@ int vg_plan_build(struct vg_plan *p, const struct vg_run_opts *o,
                   const struct vg_policy *pol, const char *workdir,
                   struct vg_err *err);
 void vg_plan_free(struct vg_plan *p);
+/* Top-level trees of the sandbox that nothing can change during the run
+ * (read-only system binds and the root's own symlinks, with no writable
+ * mount inside them).  Fills at most max pointers into the plan. */
+unsigned vg_plan_immutable(const struct vg_plan *p, const char **out, unsigned max);
+
 /* For --help and tests: print the plan in a bwrap-like notation. */
 void vg_plan_print(const struct vg_plan *p, FILE *out);
 

@@ -27,6 +27,7 @@ struct engine {
     struct vg_tasks tasks;
     struct vg_unwinder *unw;
     int root_fd;            /* the sandbox's "/", opened at the first stop */
+    struct vg_canon_cache *canon; /* symlink lookups under immutable trees */
     pid_t cand_pid;         /* host pid of the candidate's first process */
     bool init_gone;
 };
@@ -238,7 +239,8 @@ static void on_seccomp(struct engine *e, struct vg_task *t)
     }
     vg_task_identify(&e->tasks, t);
     log_start(e, t, 0);
-    struct vg_tracee tr = {.tid = t->tid, .pid = t->tgid, .root_fd = e->root_fd};
+    struct vg_tracee tr = {.tid = t->tid, .pid = t->tgid, .root_fd = e->root_fd,
+                           .cache = e->canon, .pivoted = true};
     struct vg_call call;
     memset(&call, 0, sizeof call);
     uint64_t args[6];
@@ -335,6 +337,7 @@ static int supervise(struct vg_engine_ctx *ctx)
     struct engine e = {.ctx = ctx, .root_fd = -1};
     vg_tasks_init(&e.tasks);
     e.unw = vg_unwinder_new();
+    e.canon = vg_canon_cache_new(ctx->immutable, ctx->nimmutable);
     struct vg_task *init = vg_tasks_add(&e.tasks, ctx->init_pid);
     init->attached = true;
     init->tgid = ctx->init_pid;
@@ -357,6 +360,7 @@ static int supervise(struct vg_engine_ctx *ctx)
     if (e.root_fd >= 0)
         close(e.root_fd);
     vg_unwinder_free(e.unw);
+    vg_canon_cache_free(e.canon);
     vg_tasks_free(&e.tasks);
     return 0;
 }

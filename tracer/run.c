@@ -80,7 +80,20 @@ static char *home_dir(void)
     return vg_xstrdup(pw && pw->pw_dir ? pw->pw_dir : "/");
 }
 
-static int prepare_workdir(struct run *r)
+/* Is dir the home directory or one of its ancestors?  Mounting it
+ * writable would hand the candidate ~/.ssh and the rest. */
+static bool exposes_home(const char *dir, const char *home)
+{
+    char *h = realpath(home, NULL);
+    if (!h)
+        return false;
+    size_t n = strlen(dir);
+    bool bad = !strcmp(dir, "/") || (!strncmp(h, dir, n) && (h[n] == '/' || h[n] == 0));
+    free(h);
+    return bad;
+}
+
+static int prepare_workdir(struct run *r, const char *home)
 {
     uid_t uid = geteuid() == 0 ? VG_HOST_NOBODY : geteuid();
     gid_t gid = geteuid() == 0 ? VG_HOST_NOBODY : getegid();
@@ -90,6 +103,11 @@ static int prepare_workdir(struct run *r)
         if (!r->workdir || stat(r->workdir, &st) < 0 || !S_ISDIR(st.st_mode)) {
             vg_errf(&r->err, "--workdir %s: %s", r->o->workdir,
                     r->workdir ? "not a directory" : strerror(errno));
+            return -1;
+        }
+        if (exposes_home(r->workdir, home)) {
+            vg_errf(&r->err, "--workdir %s would expose the home directory %s to the candidate; "
+                             "use a directory of its own", r->o->workdir, home);
             return -1;
         }
         return 0;
@@ -291,6 +309,9 @@ static int supervise(struct run *r, struct vg_ending *end)
         .artifacts = (const char *const *)r->artifact_paths, .nartifacts = r->nartifacts,
         .command_path = r->command_path,
     };
+    const char *immutable[16];
+    ctx.nimmutable = vg_plan_immutable(&r->plan, immutable, VG_ARRAY_LEN(immutable));
+    ctx.immutable = immutable;
     block_signals();
     if (vg_sandbox_start(&r->plan, r->cand_filter, r->init_filter, engine->ptrace_opts, &sb,
                          &r->err) < 0)
@@ -368,7 +389,7 @@ int vg_run(struct vg_run_opts *o)
     struct vg_places places = {.tmp = "/tmp"};
     char *home = home_dir();
     places.home = home;
-    if (load_policy(&r) < 0 || prepare_workdir(&r) < 0)
+    if (load_policy(&r) < 0 || prepare_workdir(&r, home) < 0)
         goto out;
     places.work = r.workdir;
     if (vg_policy_compile(r.pol, &places, &r.err) < 0 || hash_artifacts(&r) < 0 ||
