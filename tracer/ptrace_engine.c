@@ -37,6 +37,15 @@ static uint64_t now_ts(const struct engine *e)
     return vg_now_mono_ns() - e->ctx->start_mono_ns;
 }
 
+/* "file:line" of a rule, or "default". */
+static const char *rule_where(char *buf, size_t n, const char *file, uint32_t line)
+{
+    if (!file)
+        return "default";
+    snprintf(buf, n, "%s:%u", file, line);
+    return buf;
+}
+
 static void kill_sandbox(struct engine *e)
 {
     kill(e->ctx->init_pid, SIGKILL);
@@ -165,9 +174,10 @@ static void on_exec(struct engine *e, struct vg_task *t)
     struct vg_verdict v = vg_policy_decide_path(pol, VG_CLASS_EXEC, exe);
     if (v.action == VG_ACT_ALLOW)
         return;
+    char where[300];
     snprintf(e->ctx->out.kill_reason, sizeof e->ctx->out.kill_reason,
-             "exec check: %s is running but the policy does not allow executing it (%s%s%u)", exe,
-             v.rule ? v.rule->file : "default", v.rule ? ":" : "", v.rule ? v.rule->line : 0);
+             "exec check: %s is running but the policy does not allow executing it (%s)", exe,
+             rule_where(where, sizeof where, v.rule ? v.rule->file : NULL, v.rule ? v.rule->line : 0));
     e->ctx->out.policy_kill = true;
     emit_note(e, "kill", e->ctx->out.kill_reason, t->nspid);
     kill_sandbox(e);
@@ -265,11 +275,11 @@ static void on_seccomp(struct engine *e, struct vg_task *t)
         }
     }
     if (v.kill) {
-        snprintf(e->ctx->out.kill_reason, sizeof e->ctx->out.kill_reason, "%s %s: %s%s%u",
+        char where[300];
+        snprintf(e->ctx->out.kill_reason, sizeof e->ctx->out.kill_reason, "%s %s: %s",
                  call.ent ? call.ent->name : "syscall",
                  call.args.resolved ? call.args.resolved : call.args.addr ? call.args.addr : "",
-                 v.rule_file ? v.rule_file : "default", v.rule_file ? ":" : "",
-                 v.rule_file ? v.rule_line : 0);
+                 rule_where(where, sizeof where, v.rule_file, v.rule_line));
         e->ctx->out.policy_kill = true;
         emit_note(e, "kill", e->ctx->out.kill_reason, t->nspid);
         kill_sandbox(e);
