@@ -471,3 +471,26 @@ def test_bad_files(vigil, tmp_path):
     assert r.returncode == 2 and "no FILE" in r.stderr
     r = vigil("view", "--help")
     assert r.returncode == 0 and "usage: vigil view [--follow] FILE" in r.stdout
+
+
+def test_hostile_strings_are_shown_escaped(term, small_log, tmp_path):
+    """A path with an escape sequence and a newline reaches the screen as
+    text (\\x1b, \\x0a), not as terminal control."""
+    records = [r for r, _, _ in read_records(small_log)]
+    i = next(i for i, r in enumerate(records) if r.get("type") == "syscall"
+             and r.get("args", {}).get("path"))
+    records[i]["args"]["path"] = "/tmp/evil\x1b[2J\nname"
+    records[i]["args"].pop("resolved", None)
+    path = tmp_path / "hostile.log"
+    path.write_bytes(b"".join(msgpack.packb(r, use_bin_type=True) for r in records))
+    t = open_viewer(term, str(path))
+    t.keys("/")
+    t.wait("/")
+    t.type("evil")
+    t.keys("Enter")
+    at_row(t, i + 1)
+    assert "evil\\x1b[2J" in t.screen()  # the list (the shared summary quotes it)
+    t.keys("Enter")
+    s = t.wait("detail")
+    assert "/tmp/evil\\x1b[2J\\x0aname" in s.split(" detail ")[1]  # raw field, escaped by the viewer
+    assert s.split("\n")[0].startswith("   TIME")  # nothing was cleared or moved
