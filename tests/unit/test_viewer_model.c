@@ -200,8 +200,10 @@ static void test_index(void)
     char *path = path_of("run.log");
     write_log(path, N_RECORDS, NULL);
     struct vw_model *m = open_ok(path, false);
-    if (!CHECK(m))
+    if (!CHECK(m)) {
+        free(path);
         return;
+    }
     CHECK(m->n == N_RECORDS);
     CHECK(m->has_header && m->has_trailer && m->tail == VW_TAIL_CLEAN);
     CHECK(m->meta[0].type == VG_REC_HEADER && m->meta[0].off == 0);
@@ -228,6 +230,7 @@ static void test_index(void)
     r = vw_model_record(m, 4, &err);
     CHECK(r && !strcmp(r->u.sys.args.path, "/home/u/.ssh/id_rsa"));
     vw_model_close(m);
+    free(path);
 }
 
 static size_t count_rows(struct vw_model *m, struct vw_filter *f)
