@@ -95,6 +95,12 @@ int vg_log_write(struct vg_log *log, struct vg_record *rec)
 {
     if (log->dead)
         return -1;
+    if ((unsigned)rec->type >= VG_REC_NTYPES) {  /* a caller bug: stop loudly */
+        snprintf(log->err, sizeof log->err, "write %s: invalid record type %d", log->name,
+                 (int)rec->type);
+        log->dead = true;
+        return -1;
+    }
     uint64_t seq = log->count;
     if (vg_rec_has_seq(rec->type))
         *VG_AT(&rec->u, 0, uint64_t) = seq;

@@ -12,7 +12,7 @@ import time
 import msgpack
 import pytest
 
-from conftest import ROOT
+from conftest import ROOT, VIGIL
 
 GENLOG = os.path.join(ROOT, "build", "bench", "genlog")
 TYPES = {"header", "syscall", "proc", "note", "trailer"}
@@ -261,7 +261,7 @@ def test_follow(vigil, log, tmp_path):
     p = tmp_path / "growing.msgpack"
     cut = ends[10] + 7  # in the middle of a record
     p.write_bytes(data[:cut])
-    proc = subprocess.Popen([os.environ.get("VIGIL", os.path.join(ROOT, "vigil")), "log", "--follow", str(p)],
+    proc = subprocess.Popen([VIGIL, "log", "--follow", str(p)],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         time.sleep(0.5)

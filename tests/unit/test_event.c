@@ -574,6 +574,33 @@ static void test_follow(void)
     free(path);
 }
 
+/* A record larger than the reader's window (a big policy text) still
+ * reads back, whole or, cut short, as truncated. */
+static void test_big_record(void)
+{
+    char *path;
+    struct vg_log *log = new_log("big.msgpack", &path);
+    size_t n = 300 * 1000;
+    char *text = vg_xmalloc(n + 1);
+    for (size_t i = 0; i < n; i++)
+        text[i] = (char)('a' + i % 26);
+    text[n] = 0;
+    struct vg_record h = full_header(), t = full_trailer();
+    h.u.header.policy_text = text;
+    CHECK(vg_log_write(log, &h) == 0 && vg_log_write(log, &t) == 0 && vg_log_close(log) == 0);
+    struct vg_decoded out[2];
+    int rc;
+    enum vg_mp_status st;
+    CHECK(read_all(path, out, 2, &rc, &st) == 2 && rc == 0 && st == VG_MP_OK);
+    CHECK(streq(out[0].rec.u.header.policy_text, text));
+    vg_decoded_free(&out[0]);
+    vg_decoded_free(&out[1]);
+    CHECK(truncate(path, (off_t)n / 2) == 0);
+    CHECK(read_all(path, out, 2, &rc, &st) == 0 && rc == 0 && st == VG_MP_TRUNCATED);
+    free(text);
+    free(path);
+}
+
 static void test_disk_full(void)
 {
     struct vg_err err;
@@ -689,6 +716,7 @@ int main(void)
     test_nesting();
     test_schema_evolution();
     test_follow();
+    test_big_record();
     test_disk_full();
     test_names();
     test_presentation();
