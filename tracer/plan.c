@@ -228,8 +228,12 @@ int vg_plan_build(struct vg_plan *p, const struct vg_run_opts *o,
 
     add_system_dirs(p);
     add_proc_dev_tmp(p);
-    vg_plan_add(p, VG_OP_DIR, NULL, workdir, 0, 0755, false);
-    vg_plan_add(p, VG_OP_BIND_RW, workdir, workdir, 0, 0, false);
+    if (p->private_workdir) {
+        vg_plan_add(p, VG_OP_WORKDIR, NULL, workdir, 0, 0755, false);
+    } else {
+        vg_plan_add(p, VG_OP_DIR, NULL, workdir, 0, 0755, false);
+        vg_plan_add(p, VG_OP_BIND_RW, workdir, workdir, 0, 0, false);
+    }
     if (pol) {
         unsigned nb = vg_policy_nbinds(pol);
         struct vg_bind *b = vg_xcalloc(nb ? nb : 1, sizeof *b);
@@ -270,7 +274,7 @@ void vg_plan_print(const struct vg_plan *p, FILE *out)
     static const char *const names[] = {
         [VG_OP_TMPFS] = "tmpfs", [VG_OP_BIND_RO] = "ro-bind", [VG_OP_BIND_RW] = "bind",
         [VG_OP_BIND_DEV] = "dev-bind", [VG_OP_MASK] = "mask", [VG_OP_PROC] = "proc",
-        [VG_OP_SYMLINK] = "symlink", [VG_OP_DIR] = "dir", [VG_OP_REMOUNT_RO] = "remount-ro",
+        [VG_OP_SYMLINK] = "symlink", [VG_OP_DIR] = "dir", [VG_OP_WORKDIR] = "workdir", [VG_OP_REMOUNT_RO] = "remount-ro",
     };
     for (unsigned i = 0; i < p->nops; i++) {
         const struct vg_op *op = &p->ops[i];

@@ -25,6 +25,7 @@ enum vg_op_kind {
     VG_OP_PROC,      /* dst: procfs of the new pid namespace */
     VG_OP_SYMLINK,   /* dst -> src (link text) */
     VG_OP_DIR,       /* mkdir -p dst (mode) */
+    VG_OP_WORKDIR,   /* mkdir -p dst (mode), owned by the sandbox user */
     VG_OP_REMOUNT_RO /* make dst read-only (recursively) once it is populated */
 };
 
@@ -50,6 +51,7 @@ struct vg_plan {
     uid_t outside_uid;    /* host uid the sandbox uid maps to */
     gid_t outside_gid;
     bool root_caller;     /* vigil runs as host root */
+    bool private_workdir; /* the workdir lives only in the sandbox's /tmp */
     /* Landlock: the kernel-enforced subset of the policy. */
     int landlock_abi;
     struct vg_landlock_plan landlock;
@@ -57,7 +59,12 @@ struct vg_plan {
 
 void vg_plan_add(struct vg_plan *p, enum vg_op_kind k, const char *src,
                  const char *dst, uint64_t size, unsigned mode, bool optional);
-/* Build the full plan.  workdir is the host path of the scratch dir. */
+/* The workdir when nothing of it has to outlive the run: a directory of the
+ * sandbox's own /tmp, so no host directory is created or removed. */
+#define VG_PRIVATE_WORKDIR "/tmp/work"
+
+/* Build the full plan.  workdir is the host path of the workdir, or
+ * VG_PRIVATE_WORKDIR with p->private_workdir set. */
 int vg_plan_build(struct vg_plan *p, const struct vg_run_opts *o,
                   const struct vg_policy *pol, const char *workdir,
                   struct vg_err *err);

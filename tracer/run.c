@@ -112,6 +112,13 @@ static int prepare_workdir(struct run *r, const char *home)
         }
         return 0;
     }
+    if (!r->o->keep) {
+        /* Nothing has to outlive the run: the sandbox's own /tmp holds it,
+         * and the host sees no directory come and go. */
+        r->workdir = vg_xstrdup(VG_PRIVATE_WORKDIR);
+        r->plan.private_workdir = true;
+        return 0;
+    }
     r->workdir = vg_scratch_create(uid, gid, &r->err);
     r->own_workdir = r->workdir != NULL;
     return r->workdir ? 0 : -1;
@@ -339,7 +346,7 @@ static int supervise(struct run *r, struct vg_ending *end)
             .opts = r->o, .limits = &r->limits, .artifacts = r->artifacts,
             .nartifacts = r->nartifacts, .policy_path = r->policy_name,
             .policy_sha256 = vg_policy_sha256(r->pol), .log_path = r->log_path,
-            .workdir = r->workdir, .workdir_kept = !r->own_workdir || r->o->keep,
+            .workdir = r->workdir, .workdir_kept = r->o->workdir != NULL || r->o->keep,
             .start_wall_ns = r->start_wall, .landlock_abi = r->plan.landlock_abi,
             .outcome = &ctx.out, .io = &io, .end = end,
         };

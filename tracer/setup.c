@@ -169,10 +169,14 @@ static int run_op(const struct vg_op *op)
     case VG_OP_SYMLINK:
         r = do_symlink(op->src, dst); /* src is link text, not a host path */
         break;
-    case VG_OP_DIR: {
+    case VG_OP_DIR:
         r = mkdir_p(dst, op->mode);
         break;
-    }
+    case VG_OP_WORKDIR:
+        r = mkdir_p(dst, op->mode);
+        if (r == 0)
+            r = chown(dst, VG_SANDBOX_UID, VG_SANDBOX_GID);
+        break;
     case VG_OP_REMOUNT_RO:
         if (lstat(dst, &st) < 0) {
             r = (op->optional && errno == ENOENT) ? 0 : -1;
@@ -199,7 +203,7 @@ int vg_setup_execute(const struct vg_plan *p, struct vg_err *err)
     static const char *const names[] = {
         [VG_OP_TMPFS] = "tmpfs", [VG_OP_BIND_RO] = "read-only bind", [VG_OP_BIND_RW] = "bind",
         [VG_OP_BIND_DEV] = "device bind", [VG_OP_MASK] = "mask", [VG_OP_PROC] = "proc",
-        [VG_OP_SYMLINK] = "symlink", [VG_OP_DIR] = "mkdir", [VG_OP_REMOUNT_RO] = "remount read-only",
+        [VG_OP_SYMLINK] = "symlink", [VG_OP_DIR] = "mkdir", [VG_OP_WORKDIR] = "workdir", [VG_OP_REMOUNT_RO] = "remount read-only",
     };
     /* Nothing we mount may leak back to the host's mount namespace. */
     if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0) {
