@@ -63,17 +63,9 @@ static bool immutable(const struct vg_canon_cache *c, const char *path)
     return false;
 }
 
-static size_t hash(const char *s)
-{
-    size_t h = 14695981039346656037ull;
-    for (; *s; s++)
-        h = (h ^ (unsigned char)*s) * 1099511628211ull;
-    return h;
-}
-
 static struct entry *find(struct vg_canon_cache *c, const char *path)
 {
-    size_t i = hash(path) & (c->cap - 1);
+    size_t i = (size_t)vg_hash_str(path) & (c->cap - 1);
     while (c->slots[i].path && strcmp(c->slots[i].path, path))
         i = (i + 1) & (c->cap - 1);
     return &c->slots[i];

@@ -309,3 +309,11 @@ char *vg_path_normalize(const char *path)
     out[len] = 0;
     return out;
 }
+
+uint64_t vg_hash_str(const char *s)
+{
+    uint64_t h = 14695981039346656037ull;
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211ull;
+    return h;
+}

@@ -56,6 +56,9 @@ int vg_write_all(int fd, const void *buf, size_t n);
  * looked at: use it for paths vigil itself builds. */
 char *vg_path_normalize(const char *path);
 
+/* FNV-1a of a NUL-terminated string, for the string-keyed hash tables. */
+uint64_t vg_hash_str(const char *s);
+
 uint64_t vg_now_mono_ns(void);
 uint64_t vg_now_wall_ns(void);
 

@@ -31,17 +31,9 @@ static char *store(struct vw_strtab *t, const char *s, size_t len)
     return p;
 }
 
-static uint64_t hash(const char *s)
-{
-    uint64_t h = 14695981039346656037ull;
-    for (; *s; s++)
-        h = (h ^ (unsigned char)*s) * 1099511628211ull;
-    return h;
-}
-
 static uint64_t hash_of(const void *ctx, size_t i)
 {
-    return hash(((const struct vw_strtab *)ctx)->ents[i].s);
+    return vg_hash_str(((const struct vw_strtab *)ctx)->ents[i].s);
 }
 
 struct vw_strent *vw_strtab_intern(struct vw_strtab *t, const char *s)
@@ -49,7 +41,7 @@ struct vw_strent *vw_strtab_intern(struct vw_strtab *t, const char *s)
     if (!s)
         s = "";
     vw_slots_reserve(&t->slots, t->n, hash_of, t);
-    uint64_t h = hash(s);
+    uint64_t h = vg_hash_str(s);
     for (size_t j = vw_slots_first(&t->slots, h); t->slots.v[j]; j = vw_slots_next(&t->slots, j)) {
         struct vw_strent *e = &t->ents[t->slots.v[j] - 1];
         if (!strcmp(e->s, s))
