@@ -103,6 +103,15 @@ static void put_escaped(struct vg_buf *b, const char *s, size_t n)
     vg_buf_puts(b, "\"");
     size_t i = 0;
     while (i < n) {
+        /* Plain printable ASCII goes out in one piece. */
+        size_t run = i;
+        while (run < n && p[run] >= 0x20 && p[run] < 0x7f && p[run] != '"' && p[run] != '\\')
+            run++;
+        if (run > i) {
+            vg_buf_put(b, p + i, run - i);
+            i = run;
+            continue;
+        }
         unsigned char c = p[i];
         if (c == '"' || c == '\\') {
             char e[2] = {'\\', (char)c};
@@ -146,16 +155,30 @@ void vg_json_str(struct vg_json *j, const char *s)
     put_escaped(j->out, s, strlen(s));
 }
 
+/* Decimal digits without printf: numbers are most of a JSON Lines log. */
+static void put_uint(struct vg_buf *b, uint64_t v, bool neg)
+{
+    char tmp[24];
+    size_t i = sizeof tmp;
+    do {
+        tmp[--i] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v);
+    if (neg)
+        tmp[--i] = '-';
+    vg_buf_put(b, tmp + i, sizeof tmp - i);
+}
+
 void vg_json_int(struct vg_json *j, int64_t v)
 {
     pre_value(j);
-    vg_buf_printf(j->out, "%lld", (long long)v);
+    put_uint(j->out, v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v, v < 0);
 }
 
 void vg_json_uint(struct vg_json *j, uint64_t v)
 {
     pre_value(j);
-    vg_buf_printf(j->out, "%llu", (unsigned long long)v);
+    put_uint(j->out, v, false);
 }
 
 void vg_json_double(struct vg_json *j, double v)
