@@ -1,0 +1,6 @@
+/* spin.c: an endless loop that never makes a system call. */
+int main(void)
+{
+    for (volatile unsigned long i = 0;; i++)
+        ;
+}

@@ -1,0 +1,335 @@
+"""Shared helpers for the end-to-end `vigil run` tests (tests/test_run_*.py):
+run the real vigil on real candidates, as root or as an unprivileged user,
+decode its log with Python's own msgpack, build C candidates, and look at
+the host from the outside (files, processes, leftover scratch dirs).
+
+Fixtures live here too (import them by name into a test module); conftest.py
+belongs to someone else."""
+import glob
+import hashlib
+import json
+import os
+import shutil
+import socket
+import subprocess
+import tempfile
+import threading
+import time
+import uuid
+
+import msgpack
+import pytest
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
+VIGIL = os.environ.get("VIGIL", os.path.join(ROOT, "vigil"))
+CANDIDATES = os.path.join(ROOT, "tests", "candidates")
+DEFAULT_POLICY = os.path.join(ROOT, "policies", "default.policy")
+NOBODY = 65534          # the unprivileged caller, and the sandbox's host uid under root
+CFLAGS = ["-g", "-O0", "-fno-omit-frame-pointer", "-pthread"]
+
+
+def marker():
+    """A string no other process on the host has in its command line."""
+    return "vigil-test-marker-" + uuid.uuid4().hex[:12]
+
+
+# ---- the host, from the outside ----
+
+def processes():
+    """[(uid, pid, cmdline)] of every process on the host."""
+    out = []
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            with open(f"/proc/{d}/cmdline", "rb") as f:
+                cmd = f.read().replace(b"\0", b" ").decode("utf-8", "replace").strip()
+            uid = os.stat(f"/proc/{d}").st_uid
+        except OSError:
+            continue
+        out.append((uid, int(d), cmd))
+    return out
+
+
+def with_marker(mark):
+    return [p for p in processes() if mark in p[2]]
+
+
+def wait_gone(mark, within):
+    """Wait up to `within` seconds for every process with `mark` to end;
+    return the ones still there."""
+    deadline = time.monotonic() + within
+    left = with_marker(mark)
+    while left and time.monotonic() < deadline:
+        time.sleep(0.05)
+        left = with_marker(mark)
+    return left
+
+
+def scratch_dirs():
+    return set(glob.glob("/tmp/vigil-work-*"))
+
+
+def sha256_file(path):
+    with open(path, "rb") as f:
+        return hashlib.sha256(f.read()).hexdigest()
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Listener:
+    """A TCP listener on the host's 127.0.0.1 that records every
+    connection it accepts (and what was sent on it)."""
+
+    def __init__(self):
+        self.sock = socket.socket()
+        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(16)
+        self.sock.settimeout(0.1)
+        self.port = self.sock.getsockname()[1]
+        self.accepted = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, daemon=True)
+        self._thread.start()
+
+    def _loop(self):
+        while not self._stop.is_set():
+            try:
+                conn, addr = self.sock.accept()
+            except socket.timeout:
+                continue
+            conn.settimeout(1)
+            try:
+                data = conn.recv(4096)
+            except OSError:
+                data = b""
+            conn.close()
+            self.accepted.append((addr, data))
+
+    def close(self):
+        self._stop.set()
+        self._thread.join()
+        self.sock.close()
+
+
+# ---- the log ----
+
+def decode_log(path):
+    """Every complete record of a log, with Python's msgpack (the
+    independent reader).  A record cut off at the end is left out."""
+    with open(path, "rb") as f:
+        up = msgpack.Unpacker(f, raw=False)
+        recs = []
+        try:
+            for r in up:
+                recs.append(r)
+        except (msgpack.exceptions.OutOfData, ValueError):
+            pass
+    return recs
+
+
+def syscalls(recs, **match):
+    """The syscall records whose fields (or args fields, for keys in args)
+    equal the given values."""
+    out = []
+    for r in recs:
+        if r["type"] != "syscall":
+            continue
+        args = r.get("args", {})
+        if all((args.get(k) if k in args else r.get(k)) == v for k, v in match.items()):
+            out.append(r)
+    return out
+
+
+def tally(recs):
+    """{(class, decision): n} over the syscall records."""
+    t = {}
+    for r in recs:
+        if r["type"] == "syscall":
+            key = (r["class"], r["decision"])
+            t[key] = t.get(key, 0) + 1
+    return t
+
+
+def policy_sections(text):
+    """The header's policy text split by its "# file: NAME" lines:
+    {name: [line1, line2, ...]} (so rule lines index them 1-based)."""
+    sections, cur = {}, None
+    for line in text.split("\n"):
+        if line.startswith("# file: "):
+            cur = sections.setdefault(line[len("# file: "):], [])
+        elif cur is not None:
+            cur.append(line)
+    return sections
+
+
+def stack_symbols(rec):
+    return [f.get("sym") for f in rec.get("stack", [])]
+
+
+# ---- building candidates ----
+
+def compile_c(name, outdir, extra=()):
+    """Build tests/candidates/NAME.c into outdir/NAME (world-readable)."""
+    src = os.path.join(CANDIDATES, name + ".c")
+    out = os.path.join(outdir, name)
+    subprocess.run(["gcc", *CFLAGS, *extra, "-o", out, src], check=True,
+                   capture_output=True, text=True)
+    os.chmod(out, 0o755)
+    return out
+
+
+# ---- running vigil ----
+
+class Run:
+    """One finished `vigil run`: exit status, output, wall time, the
+    result record and the log."""
+
+    def __init__(self, proc, wall, log_path, result_path):
+        self.rc = proc.returncode
+        self.stdout = proc.stdout
+        self.stderr = proc.stderr
+        self.wall = wall
+        self.log_path = log_path
+        self.result_path = result_path
+        self._recs = None
+
+    @property
+    def result(self):
+        with open(self.result_path) as f:
+            return json.load(f)
+
+    @property
+    def recs(self):
+        if self._recs is None:
+            self._recs = decode_log(self.log_path)
+        return self._recs
+
+    def __repr__(self):
+        return f"<Run rc={self.rc} stdout={self.stdout[-500:]!r} stderr={self.stderr[-1500:]!r}>"
+
+
+class Caller:
+    """Who runs vigil: root, or the unprivileged user NOBODY (through
+    setpriv), with a vigil binary, candidates and a HOME that this user can
+    reach.  `dir()` gives a fresh directory the caller can write."""
+
+    def __init__(self, who, base):
+        self.who = who
+        self.base = base
+        os.chmod(base, 0o755)
+        self._n = 0
+        if who == "root":
+            self.vigil = VIGIL
+            self.candidates = CANDIDATES
+        else:
+            self.vigil = os.path.join(base, "vigil")
+            shutil.copy2(VIGIL, self.vigil)
+            os.chmod(self.vigil, 0o755)
+            self.candidates = os.path.join(base, "candidates")
+            shutil.copytree(CANDIDATES, self.candidates)
+            for dirpath, _, files in os.walk(self.candidates):
+                os.chmod(dirpath, 0o755)
+                for f in files:
+                    os.chmod(os.path.join(dirpath, f), 0o644)
+        self.bin = os.path.join(base, "bin")
+        os.makedirs(self.bin, mode=0o755, exist_ok=True)
+        os.chmod(self.bin, 0o755)
+        self.home = self.dir("home")
+        self._built = {}
+
+    @property
+    def root(self):
+        return self.who == "root"
+
+    def dir(self, name="d"):
+        self._n += 1
+        d = os.path.join(self.base, f"{name}-{self._n}")
+        os.makedirs(d)
+        os.chmod(d, 0o755)
+        if not self.root:
+            os.chown(d, NOBODY, NOBODY)
+        return d
+
+    def cand(self, name):
+        return os.path.join(self.candidates, name)
+
+    def build(self, name, extra=()):
+        if name not in self._built:
+            self._built[name] = compile_c(name, self.bin, extra)
+        return self._built[name]
+
+    def argv(self, args):
+        if self.root:
+            return [self.vigil, *args]
+        return ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups",
+                "--", self.vigil, *args]
+
+    def env(self, extra=None):
+        env = {k: v for k, v in os.environ.items()
+               if k in ("PATH", "LANG", "TERM") or k.startswith("LC_")}
+        env["HOME"] = self.home
+        env.update(extra or {})
+        return env
+
+    def popen(self, args, env=None, cwd=None, **kw):
+        return subprocess.Popen(self.argv(args), env=self.env(env), cwd=cwd or self.home, **kw)
+
+    def vigil_raw(self, *args, env=None, cwd=None, timeout=120, stdout=subprocess.PIPE):
+        """Run `vigil ARGS` as this caller; CompletedProcess (text)."""
+        return subprocess.run(self.argv(list(args)), env=self.env(env), cwd=cwd or self.home,
+                              stdout=stdout, stderr=subprocess.PIPE, text=True,
+                              timeout=timeout, errors="replace")
+
+    def run(self, *cmd, opts=(), env=None, timeout=120, stdout=subprocess.PIPE, cwd=None):
+        """`vigil run -o LOG --result RESULT OPTS -- CMD`, in a fresh
+        directory; returns a Run."""
+        d = self.dir("run")
+        log, result = os.path.join(d, "run.msgpack"), os.path.join(d, "result.json")
+        args = ["run", "-q", "-o", log, "--result", result, *opts, "--", *cmd]
+        t0 = time.monotonic()
+        p = self.vigil_raw(*args, env=env, cwd=cwd or d, timeout=timeout, stdout=stdout)
+        return Run(p, time.monotonic() - t0, log, result)
+
+
+def make_caller(who, tmp_path_factory):
+    if who == "root":
+        return Caller("root", str(tmp_path_factory.mktemp("root-caller")))
+    base = tempfile.mkdtemp(prefix="vigil-test-nobody-", dir="/tmp")
+    return Caller("nobody", base)
+
+
+_callers = {}
+
+
+@pytest.fixture(scope="session")
+def root_caller(tmp_path_factory):
+    if "root" not in _callers:
+        if os.geteuid() != 0:
+            pytest.skip("needs root")
+        _callers["root"] = make_caller("root", tmp_path_factory)
+    return _callers["root"]
+
+
+@pytest.fixture(scope="session")
+def nobody_caller(tmp_path_factory):
+    if "nobody" not in _callers:
+        if os.geteuid() != 0 or not shutil.which("setpriv"):
+            pytest.skip("needs root (to become another user) and setpriv")
+        c = make_caller("nobody", tmp_path_factory)
+        _callers["nobody"] = c
+        yield c
+        shutil.rmtree(c.base, ignore_errors=True)
+    else:
+        yield _callers["nobody"]
+
+
+@pytest.fixture(params=["root", "nobody"])
+def caller(request):
+    """Both callers: the critical isolation tests run as each."""
+    return request.getfixturevalue(request.param + "_caller")
