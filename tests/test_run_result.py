@@ -148,15 +148,22 @@ def test_status_values(root_caller, cmd, status, code, cand_code, sig):
     assert trailer["status"] == status and trailer["exit_code"] == code
 
 
-def test_scratch_workdir_is_removed_unless_kept(root_caller):
-    r = root_caller.run("sh", "-c", "echo made > made.txt")
+def test_scratch_workdir_is_removed_unless_kept(root_caller, tmp_path):
+    """Nothing of the default workdir is left on the host (vigil makes any
+    host scratch dir under $TMPDIR); with --keep it is, with the
+    candidate's files."""
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    env = {"TMPDIR": str(scratch)}
+    r = root_caller.run("sh", "-c", "echo made > made.txt", env=env)
     res = r.result
     assert res["workdir"] == r.recs[0]["cwd"] and res["workdir_kept"] is False
-    assert not os.path.exists(res["workdir"])
-    r = root_caller.run("sh", "-c", "echo made > made.txt", opts=["--keep"])
+    assert os.listdir(scratch) == []
+    r = root_caller.run("sh", "-c", "echo made > made.txt", opts=["--keep"], env=env)
     res = r.result
     try:
         assert res["workdir_kept"] is True
+        assert os.path.dirname(res["workdir"]) == str(scratch)
         with open(os.path.join(res["workdir"], "made.txt")) as f:
             assert f.read() == "made\n"
     finally:
