@@ -78,6 +78,15 @@ static const struct option options[] = {
     {NULL, 0, NULL, 0},
 };
 
+/* The long name the user typed for an option value c. */
+static const char *option_name(int c)
+{
+    for (const struct option *o = options; o->name; o++)
+        if (o->val == c)
+            return o->name;
+    return "?";
+}
+
 static int bad(const char *fmt, const char *arg)
 {
     fprintf(stderr, "vigil run: ");
@@ -187,7 +196,7 @@ static int parse(struct vg_run_opts *o, int argc, char **argv)
             uint64_t v;
             if (!parse_limit(l, optarg, &v)) {
                 char msg[96];
-                snprintf(msg, sizeof msg, "--%s: '%%s' is not a valid %s", vg_limit_name(l),
+                snprintf(msg, sizeof msg, "--%s: '%%s' is not a valid %s", option_name(c),
                          l == VG_LIM_TIME || l == VG_LIM_CPU ? "duration (e.g. 30s, 500ms)"
                          : l == VG_LIM_PROCS || l == VG_LIM_FILES ? "count" : "size (e.g. 64M)");
                 return bad(msg, optarg);
@@ -207,6 +216,10 @@ static int parse(struct vg_run_opts *o, int argc, char **argv)
 int vg_cmd_run(int argc, char **argv)
 {
     struct vg_run_opts o = {0};
+    /* main's argv[0] comes right before ours: the strings are contiguous
+     * from it to the end of our last argument. */
+    o.argv_area = argv[-1];
+    o.argv_area_len = (size_t)(argv[argc - 1] + strlen(argv[argc - 1]) - argv[-1]);
     int r = parse(&o, argc, argv);
     if (r != 0) {
         free((void *)o.artifacts);

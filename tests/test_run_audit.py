@@ -168,9 +168,6 @@ def test_threads_each_open_has_its_thread(root_caller, tmp_path):
 CLONE_THREAD = 0x10000
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: when a new thread stops before its creator's clone "
-                   "event, the log gets two start records for it: one with parent 0 and "
-                   "clone_flags 0, one with pid 0, thread false and a new process identity")
 def test_each_thread_has_one_start_record(root_caller):
     n = 16
     for _ in range(30):  # the ordering of ptrace stops varies: try until it shows
@@ -213,8 +210,6 @@ def test_process_tree(root_caller):
     assert all(x["code"] == 0 for x in exits)
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: with many processes starting at once, some exit "
-                   "records are missing (e.g. 73 exits for 121 starts)")
 def test_every_process_has_one_start_and_one_exit(root_caller):
     tree = root_caller.build("forktree")
     for _ in range(40):  # it depends on how ptrace stops interleave: try until it shows

@@ -80,7 +80,6 @@ def test_bad_flag_is_refused_and_leaves_nothing(clean, opts, named):
     clean.assert_nothing_left()
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: the --timeout error calls the flag '--time'")
 def test_bad_timeout_names_the_flag_given(clean):
     r = clean.run(["--timeout", "soon"])
     assert r.returncode == 125
@@ -110,8 +109,6 @@ def test_unwritable_log_path(clean):
     clean.assert_nothing_left()
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: an unwritable --result path is found only after "
-                   "the candidate ran; the log is left behind and the summary says 'ok, exit 125'")
 def test_unwritable_result_path_is_refused_before_the_run(clean):
     said = "the candidate ran " + clean.mark
     r = clean.run(["--result", "/nonexistent/dir/result.json"], cmd=["echo", said])
@@ -153,8 +150,6 @@ def test_command_not_found_is_127(clean):
     assert name in res["error"]
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: -q ('no summary line') also hides why the command "
-                   "could not be run (126/127)")
 def test_quiet_still_says_why_the_command_did_not_run(root_caller):
     name = "no-such-command-" + marker()
     r = root_caller.run(name)  # runs with -q
@@ -172,16 +167,12 @@ def test_relative_command_runs(root_caller, tmp_path):
     assert "depth 3" in r.stdout
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: the candidate inherits vigil's blocked SIGHUP/SIGINT/"
-                   "SIGTERM and ignored SIGPIPE, so SIGTERM does not end it")
 def test_candidate_killed_by_sigterm_is_143(root_caller):
     r = root_caller.run("python3", "-c", "import os, signal; os.kill(os.getpid(), signal.SIGTERM)")
     assert r.rc == 143, r
     assert r.result["status"] == "signal" and r.result["signal"] == 15
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: the candidate starts with SIGHUP/SIGINT/SIGTERM "
-                   "blocked and SIGPIPE ignored (vigil's own signal setup leaks through exec)")
 def test_candidate_starts_with_default_signal_state(root_caller):
     r = root_caller.run("grep", "-E", "^Sig(Blk|Ign):", "/proc/self/status")
     state = dict(line.split() for line in r.stdout.splitlines())

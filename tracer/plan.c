@@ -221,6 +221,8 @@ int vg_plan_build(struct vg_plan *p, const struct vg_run_opts *o,
     p->cwd = vg_xstrdup(workdir);
     p->hostname = vg_xstrdup("vigil");
     p->argv = o->argv;
+    p->argv_area = o->argv_area;
+    p->argv_area_len = o->argv_area_len;
     p->root_caller = geteuid() == 0;
     p->outside_uid = p->root_caller ? VG_HOST_NOBODY : geteuid();
     p->outside_gid = p->root_caller ? VG_HOST_NOBODY : getegid();

@@ -52,6 +52,8 @@ struct vg_plan {
     gid_t outside_gid;
     bool root_caller;     /* vigil runs as host root */
     bool private_workdir; /* the workdir lives only in the sandbox's /tmp */
+    char *argv_area;      /* see vg_run_opts */
+    size_t argv_area_len;
     /* Landlock: the kernel-enforced subset of the policy. */
     int landlock_abi;
     struct vg_landlock_plan landlock;

@@ -75,19 +75,25 @@ static void emit_note(struct engine *e, const char *what, const char *detail, in
 
 /* ---- process lifecycle ---- */
 
+/* The start record of a task, written once, at whichever comes first of
+ * its parent's fork/clone event and its own first audited call.  Process
+ * identities are handed out here, so they count the processes recorded. */
 static void log_start(struct engine *e, struct vg_task *t, uint64_t flags)
 {
     if (t->logged || t->tid == e->ctx->init_pid)
         return;
     t->logged = true;
-    const struct vg_task *parent = vg_tasks_get(&e->tasks, t->ptid);
+    /* A thread belongs to its process; a process to its parent. */
+    const struct vg_task *parent = vg_tasks_get(&e->tasks, t->is_thread ? t->tgid : t->ptid);
+    bool parent_is_init = !parent || parent->tid == e->ctx->init_pid;
+    t->proc = t->is_thread && parent ? parent->proc : vg_tasks_new_proc(&e->tasks);
     struct vg_record r = {.type = VG_REC_PROC};
     r.u.proc = (struct vg_proc_ev){
         .ts_ns = now_ts(e), .kind = VG_PROC_START, .pid = t->is_thread ? t->nstid : t->nspid,
         .hpid = t->tid, .proc = t->proc,
-        .parent = parent && parent->tid != e->ctx->init_pid ? parent->proc : 0,
-        .ppid = parent ? parent->nspid : 0, .clone_flags = flags, .thread = t->is_thread,
-        .exit_code = -1,
+        .parent = parent_is_init ? 0 : parent->proc,
+        .ppid = parent_is_init ? 0 : parent->nspid, .clone_flags = flags,
+        .thread = t->is_thread, .exit_code = -1,
     };
     if (!t->is_thread)
         e->ctx->out.procs++;
@@ -115,12 +121,25 @@ static void on_new_task(struct engine *e, struct vg_task *parent_task, int event
         else
             flags = SIGCHLD;
     }
+    bool known = vg_tasks_get(&e->tasks, tid) != NULL;
     struct vg_task *t = vg_tasks_add(&e->tasks, tid);
     t->ptid = parent->tid;
-    vg_task_identify(&e->tasks, t);
+    if (!vg_task_identify(&e->tasks, t) && !known) {
+        /* The child already ran, exited and was reaped before this event
+         * reached us: its records (if it made any) are written. */
+        vg_tasks_del(&e->tasks, tid);
+        return;
+    }
     if (parent->tid == e->ctx->init_pid && !e->cand_pid)
         e->cand_pid = tid;
+    t->announced = true;
     log_start(e, t, flags);
+    if (t->held) {
+        /* It stopped first and waited for this event: let it go now that
+         * its start record (with the clone flags) precedes its calls. */
+        t->held = false;
+        ptrace(PTRACE_CONT, tid, 0, 0);
+    }
 }
 
 static void read_cmdline(pid_t pid, struct vg_arena *a, const char ***argv, uint32_t *argc)
@@ -152,8 +171,15 @@ static void on_exec(struct engine *e, struct vg_task *t)
 {
     unsigned long former = 0;
     ptrace(PTRACE_GETEVENTMSG, t->tid, 0, &former);
-    if ((pid_t)former != t->tid)
+    if ((pid_t)former != t->tid) {
+        /* A thread exec'd: it took over the leader's tid.  Deleting moves
+         * entries, so look ours up again afterwards. */
+        pid_t tid = t->tid;
         vg_tasks_del(&e->tasks, (pid_t)former);
+        t = vg_tasks_get(&e->tasks, tid);
+        if (!t)
+            return;
+    }
     vg_unwinder_forget(e->unw, t->tgid);
     struct vg_arena a = {0};
     char path[64], exe[4096];
@@ -183,6 +209,24 @@ static void on_exec(struct engine *e, struct vg_task *t)
     kill_sandbox(e);
 }
 
+/* A held task whose creator died before reporting the fork/clone event
+ * would wait forever: record it with what /proc told us and let it run. */
+static void release_orphans(struct engine *e)
+{
+    for (size_t i = 0; i < e->tasks.cap; i++) {
+        struct vg_task *t = &e->tasks.slots[i];
+        if (!t->tid || !t->held)
+            continue;
+        pid_t creator = t->is_thread ? t->tgid : t->ptid;
+        if (vg_tasks_get(&e->tasks, creator))
+            continue;
+        t->held = false;
+        t->announced = true;
+        log_start(e, t, 0);
+        ptrace(PTRACE_CONT, t->tid, 0, 0);
+    }
+}
+
 static void on_exit_status(struct engine *e, pid_t tid, int status)
 {
     if (tid == e->ctx->init_pid) {
@@ -209,6 +253,7 @@ static void on_exit_status(struct engine *e, pid_t tid, int status)
     if (t && !t->is_thread)
         vg_unwinder_forget(e->unw, t->tgid);
     vg_tasks_del(&e->tasks, tid);
+    release_orphans(e);
 }
 
 /* ---- audited calls ---- */
@@ -310,7 +355,12 @@ static void on_stop(struct engine *e, pid_t tid, int status)
     if (!t->attached) {
         t->attached = true;
         if (event == PTRACE_EVENT_STOP || sig == SIGSTOP) {
-            ptrace(PTRACE_CONT, tid, 0, 0);
+            /* A new task's first stop.  Until its creator's event is in,
+             * it stays stopped: its records must follow its start record. */
+            if (t->announced)
+                ptrace(PTRACE_CONT, tid, 0, 0);
+            else
+                t->held = true;
             return;
         }
     }
@@ -351,15 +401,17 @@ static int supervise(struct vg_engine_ctx *ctx)
     struct vg_task *init = vg_tasks_add(&e.tasks, ctx->init_pid);
     init->attached = true;
     init->tgid = ctx->init_pid;
-    init->proc = vg_tasks_new_proc(&e.tasks);
+    init->identified = true;
 
     for (;;) {
         int status;
-        pid_t tid = waitpid(-1, &status, __WALL | (e.init_gone ? WNOHANG : 0));
+        /* Blocking even after pid 1 is gone: every traced task is being
+         * killed and will report; ECHILD says the last one did. */
+        pid_t tid = waitpid(-1, &status, __WALL);
         if (tid < 0 && errno == EINTR)
             continue;
         if (tid <= 0)
-            break; /* ECHILD, or nothing left once pid 1 is gone */
+            break;
         if (WIFSTOPPED(status)) {
             on_stop(&e, tid, status);
             continue;

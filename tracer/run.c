@@ -124,7 +124,22 @@ static int prepare_workdir(struct run *r, const char *home)
     return r->workdir ? 0 : -1;
 }
 
-/* --artifact, or every argument naming a regular file. */
+/* Does the path have a component starting with '.' (other than . and ..)?
+ * ~/.ssh/id_rsa, ~/.aws/credentials, .env: such files are never taken
+ * into the sandbox just because an argument names them. */
+static bool hidden_component(const char *path)
+{
+    char *abs = realpath(path, NULL);
+    bool hidden = false;
+    for (const char *p = abs ? abs : path; p && *p; p++)
+        if (*p == '.' && (p == (abs ? abs : path) || p[-1] == '/') && p[1] && p[1] != '/' &&
+            !(p[1] == '.' && (p[2] == '/' || !p[2])))
+            hidden = true;
+    free(abs);
+    return hidden;
+}
+
+/* --artifact, or every argument naming a regular file that is not hidden. */
 static int hash_artifacts(struct run *r)
 {
     struct vg_run_opts *o = r->o;
@@ -137,6 +152,8 @@ static int hash_artifacts(struct run *r)
     for (unsigned i = 0; i < n; i++) {
         const char *a = explicit ? o->artifacts[i] : o->argv[i];
         struct stat st;
+        if (!explicit && hidden_component(a))
+            continue;
         if (stat(a, &st) < 0 || !S_ISREG(st.st_mode)) {
             if (explicit) {
                 vg_errf(&r->err, "--artifact %s: %s", a,
@@ -165,6 +182,30 @@ static int hash_artifacts(struct run *r)
     o->artifacts = named;
     o->nartifacts = k;
     return 0;
+}
+
+/* Refuse before anything runs if the result record could not be written
+ * afterwards: a run whose result is lost is a run to do again. */
+static int check_result_path(struct run *r)
+{
+    const char *path = r->o->result_path;
+    if (!path)
+        return 0;
+    char *copy = vg_xstrdup(path);
+    char *slash = strrchr(copy, '/');
+    const char *dir = slash ? (slash == copy ? "/" : (*slash = 0, copy)) : ".";
+    struct stat st;
+    int rc = 0;
+    if (stat(dir, &st) < 0 || !S_ISDIR(st.st_mode)) {
+        vg_errf(&r->err, "--result %s: directory %s %s", path, dir,
+                errno == ENOENT || !S_ISDIR(st.st_mode) ? "does not exist" : strerror(errno));
+        rc = -1;
+    } else if (access(dir, W_OK) < 0 || (access(path, F_OK) == 0 && access(path, W_OK) < 0)) {
+        vg_errf(&r->err, "--result %s: %s", path, strerror(errno));
+        rc = -1;
+    }
+    free(copy);
+    return rc;
 }
 
 static int open_log(struct run *r)
@@ -269,9 +310,37 @@ static void measure(struct vg_ending *end, uint64_t start_mono)
     }
 }
 
+static void note(struct run *r, const char *what, const char *detail)
+{
+    struct vg_record rec = {.type = VG_REC_NOTE};
+    rec.u.note = (struct vg_note_ev){.ts_ns = vg_now_mono_ns() - r->start_mono, .what = what,
+                                     .detail = detail};
+    vg_log_write(r->log, &rec);
+}
+
+/* How the run ended, as notes a reader of the log sees in order. */
+static void ending_notes(struct run *r, const struct vg_ending *end)
+{
+    char buf[256];
+    if (!strcmp(end->status, "timeout")) {
+        snprintf(buf, sizeof buf, "wall-clock limit of %.3fs reached: sandbox killed",
+                 (double)r->limits.v[VG_LIM_TIME] / 1000);
+        note(r, "timeout", buf);
+    }
+    for (unsigned i = 0; i < end->nhits; i++) {
+        if (!strcmp(end->hits[i], "time"))
+            continue;
+        snprintf(buf, sizeof buf, "limit %s reached", end->hits[i]);
+        note(r, "limit", buf);
+    }
+    if (!strcmp(end->status, "error") && end->error[0])
+        note(r, "error", end->error);
+}
+
 static void write_trailer(struct run *r, const struct vg_engine_ctx *ctx,
                           const struct vg_ending *end)
 {
+    ending_notes(r, end);
     struct vg_count cnt[VG_CLASS_NCLASSES * VG_DEC_NDECISIONS];
     uint32_t n = 0;
     for (int c = 0; c < VG_CLASS_NCLASSES; c++)
@@ -291,8 +360,12 @@ static void write_trailer(struct run *r, const struct vg_engine_ctx *ctx,
 static void summary(const struct run *r, const struct vg_engine_ctx *ctx,
                     const struct vg_ending *end)
 {
-    if (r->o->quiet)
+    if (r->o->quiet) {
+        /* -q drops the summary, never the reason a run failed. */
+        if (end->error[0])
+            fprintf(stderr, "vigil: %s\n", end->error);
         return;
+    }
     uint64_t allowed = 0, refused = 0;
     for (int c = 0; c < VG_CLASS_NCLASSES; c++)
         for (int d = 0; d < VG_DEC_NDECISIONS; d++)
@@ -400,7 +473,8 @@ int vg_run(struct vg_run_opts *o)
         goto out;
     places.work = r.workdir;
     if (vg_policy_compile(r.pol, &places, &r.err) < 0 || hash_artifacts(&r) < 0 ||
-        build_sandbox(&r) < 0 || open_log(&r) < 0 || write_header(&r) < 0)
+        build_sandbox(&r) < 0 || check_result_path(&r) < 0 || open_log(&r) < 0 ||
+        write_header(&r) < 0)
         goto out;
     struct vg_ending end = {0};
     if (supervise(&r, &end) < 0)

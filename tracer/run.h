@@ -42,6 +42,11 @@ struct vg_run_opts {
     /* --artifact; when none, every argument naming a regular file */
     const char **artifacts;
     unsigned nartifacts;
+    /* vigil's own command line in memory: the sandbox's pid 1 is a copy of
+     * vigil, and /proc/1/cmdline would show the candidate our log and
+     * result paths and task id; pid 1 blanks it. */
+    char *argv_area;
+    size_t argv_area_len;
 };
 
 /* Run the whole thing; returns vigil's exit status (see README). */

@@ -140,11 +140,25 @@ static char *find_program(const char *name, char *const envp[], int *code)
     return NULL;
 }
 
+/* The supervisor blocks and ignores signals for itself; the candidate must
+ * start as any program does: nothing blocked, every disposition default
+ * (exec resets handlers but keeps "ignore" and the mask). */
+static void default_signals(void)
+{
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL);
+    for (int sig = 1; sig < NSIG; sig++)
+        if (sig != SIGKILL && sig != SIGSTOP)
+            signal(sig, SIG_DFL);
+}
+
 static _Noreturn void candidate_main(const struct vg_plan *plan, scmp_filter_ctx cand,
                                      struct pipes *p)
 {
     int rep = p->report[1];
     struct vg_err err = {{0}};
+    default_signals();
     if (setsid() < 0)
         report_exit(rep, VG_EXIT_SETUP, "setsid: %s", strerror(errno));
     if (dup2(p->out[1], 1) < 0 || dup2(p->err[1], 2) < 0)
@@ -230,6 +244,10 @@ static _Noreturn void init_main(const struct vg_plan *plan, scmp_filter_ctx cand
     close(p->out[1]);
     close(p->err[1]);
     close(rep);
+    if (plan->argv_area && plan->argv_area_len > 10) {
+        memset(plan->argv_area, 0, plan->argv_area_len);
+        memcpy(plan->argv_area, "vigil-init", 10);
+    }
     if (drop_bounding_caps() < 0 || drop_caps() < 0 || prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 || seccomp_load(init) < 0)
         _exit(VG_EXIT_SETUP); /* the supervisor sees init die and stops */
     init_wait(c);

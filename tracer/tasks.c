@@ -108,20 +108,23 @@ static long last_field(const char *status, const char *key)
     return v;
 }
 
-void vg_task_identify(struct vg_tasks *ts, struct vg_task *t)
+bool vg_task_identify(struct vg_tasks *ts, struct vg_task *t)
 {
+    (void)ts;
     if (t->identified)
-        return;
-    t->identified = true;
+        return true;
     char path[64], buf[4096];
     snprintf(path, sizeof path, "/proc/%d/status", (int)t->tid);
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     ssize_t n = fd >= 0 ? read(fd, buf, sizeof buf - 1) : -1;
     if (fd >= 0)
         close(fd);
-    buf[n > 0 ? n : 0] = 0;
+    if (n <= 0)
+        return false;
+    buf[n] = 0;
+    t->identified = true;
     long tgid = last_field(buf, "\nTgid:");
-    t->tgid = tgid > 0 ? (pid_t)last_field(buf, "\nTgid:") : t->tid;
+    t->tgid = tgid > 0 ? (pid_t)tgid : t->tid;
     /* NStgid/NSpid list the ids from the outermost namespace inward: the
      * last one is what the candidate sees. */
     t->nspid = (int32_t)last_field(buf, "\nNStgid:");
@@ -129,10 +132,5 @@ void vg_task_identify(struct vg_tasks *ts, struct vg_task *t)
     t->is_thread = t->tgid != t->tid;
     if (!t->ptid)
         t->ptid = (pid_t)last_field(buf, "\nPPid:");
-    if (t->is_thread) {
-        struct vg_task *leader = vg_tasks_get(ts, t->tgid);
-        t->proc = leader ? leader->proc : vg_tasks_new_proc(ts);
-    } else {
-        t->proc = vg_tasks_new_proc(ts);
-    }
+    return true;
 }

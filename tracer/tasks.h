@@ -16,6 +16,8 @@ struct vg_task {
     bool attached;      /* its initial ptrace stop has been seen */
     bool logged;        /* its start record is written */
     bool identified;    /* tgid/ns ids read */
+    bool announced;     /* its creator's fork/clone event has been handled */
+    bool held;          /* stopped at its first stop, waiting for that event */
 };
 
 struct vg_tasks {
@@ -30,6 +32,7 @@ struct vg_task *vg_tasks_get(struct vg_tasks *ts, pid_t tid);
 struct vg_task *vg_tasks_add(struct vg_tasks *ts, pid_t tid);  /* or the existing one */
 void vg_tasks_del(struct vg_tasks *ts, pid_t tid);
 uint64_t vg_tasks_new_proc(struct vg_tasks *ts);
-/* Fill tgid, ns ids and process identity from /proc/TID/status. */
-void vg_task_identify(struct vg_tasks *ts, struct vg_task *t);
+/* Fill tgid and ns ids from /proc/TID/status.  False when the task is
+ * already gone (its status cannot be read). */
+bool vg_task_identify(struct vg_tasks *ts, struct vg_task *t);
 #endif

@@ -89,7 +89,9 @@ void vg_decide_call(const struct vg_engine_ctx *ctx, const struct vg_call *call,
         v->decision = VG_DEC_DENY;
         v->refuse = true;
         v->err = ent ? deny_errno : ENOSYS;
-        v->rule_text = "baseline: never allowed in the sandbox";
+        snprintf(v->text_buf, sizeof v->text_buf, "baseline: %s is never allowed",
+                 ent ? ent->name : call->name ? call->name : "this system call");
+        v->rule_text = v->text_buf;
         return;
     }
     if (call->cls == VG_CLASS_SEND && !call->has_sa) {

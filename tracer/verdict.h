@@ -17,6 +17,7 @@ struct vg_call_verdict {
     const char *rule_file;     /* NULL: default or baseline */
     uint32_t rule_line;
     const char *rule_text;
+    char text_buf[96];         /* rule_text when vigil wrote it itself */
 };
 
 /* root_fd: the sandbox's "/", used to tell a refused call on a path that
