@@ -98,7 +98,7 @@ static int parse_args(int argc, char **argv, struct log_opts *o)
     opterr = 0;
     optind = 1;
     int ch;
-    while ((ch = getopt_long(argc, argv, "+hf", lopts, NULL)) != -1) {
+    while ((ch = getopt_long(argc, argv, "hf", lopts, NULL)) != -1) {
         switch (ch) {
         case 'j': o->json = true; break;
         case 'd': o->deny = true; break;
