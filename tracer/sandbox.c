@@ -148,9 +148,17 @@ static void default_signals(void)
     sigset_t none;
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, NULL);
+    /* The raw call: libc refuses to touch its own reserved real-time
+     * signals (32, 33), which an ignoring parent may have passed on. */
+    struct {
+        void (*handler)(int);
+        unsigned long flags;
+        void (*restorer)(void);
+        uint64_t mask;
+    } dfl = {.handler = SIG_DFL};
     for (int sig = 1; sig < NSIG; sig++)
         if (sig != SIGKILL && sig != SIGSTOP)
-            signal(sig, SIG_DFL);
+            syscall(SYS_rt_sigaction, sig, &dfl, NULL, sizeof dfl.mask);
 }
 
 static _Noreturn void candidate_main(const struct vg_plan *plan, scmp_filter_ctx cand,
