@@ -1,7 +1,7 @@
 #!/bin/sh
 # tests/run.sh: run every test: C unit tests, then the pytest suite (which
-# drives the real vigil binary on real candidates) as root, then the
-# sandbox tests again as an unprivileged user.
+# drives the real vigil binary on real candidates).  Isolation tests run
+# twice inside pytest: as root and, through setpriv, as uid 65534.
 #   VIGIL     binary under test (default ./vigil)
 #   UNIT_DIR  where the unit test binaries are (default build/tests)
 set -eu
