@@ -177,3 +177,34 @@ def test_candidate_starts_with_default_signal_state(root_caller):
     r = root_caller.run("grep", "-E", "^Sig(Blk|Ign):", "/proc/self/status")
     state = dict(line.split() for line in r.stdout.splitlines())
     assert state == {"SigBlk:": "0000000000000000", "SigIgn:": "0000000000000000"}, r.stdout
+
+
+def test_full_disk_stops_the_run_before_the_call_is_released(root_caller, tmp_path):
+    """The log lives on a 64 KiB tmpfs; the candidate opens a file in a loop
+    and reports how far it got.  When a record cannot be written the run
+    stops: status error naming the cause, exit 125, the candidate does not
+    finish its loop, and the log is readable up to its last complete
+    record."""
+    import subprocess
+    mnt = tmp_path / "tiny"
+    mnt.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(mnt)], check=True)
+    try:
+        loop = root_caller.dir("loop")
+        script = os.path.join(loop, "opens.py")
+        with open(script, "w") as f:
+            f.write("for i in range(20000):\n    open('/etc/hostname').close()\nprint('finished')\n")
+        log = str(mnt / "run.msgpack")
+        result = os.path.join(loop, "result.json")
+        p = root_caller.vigil_raw("run", "-q", "-o", log, "--result", result, "--",
+                                  "python3", script)
+        assert p.returncode == 125, p
+        assert "finished" not in p.stdout
+        assert "No space left on device" in p.stderr
+        res = json.load(open(result))
+        assert res["status"] == "error" and "log cannot be written" in res["error"]
+        from helpers import decode_log
+        recs = decode_log(log)
+        assert recs[0]["type"] == "header" and recs[-1]["type"] != "trailer"
+    finally:
+        subprocess.run(["umount", "-l", str(mnt)], check=False)
