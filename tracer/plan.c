@@ -98,8 +98,7 @@ static void add_proc_dev_tmp(struct vg_plan *p)
     vg_plan_add(p, VG_OP_TMPFS, NULL, "/tmp", tmpfs, 01777, false);
 }
 
-/* Would this path already be visible through the system binds? */
-static bool under_system_dir(const char *path)
+bool vg_plan_is_system_path(const char *path)
 {
     for (size_t i = 0; i < VG_ARRAY_LEN(system_dirs); i++) {
         size_t n = strlen(system_dirs[i]);
@@ -141,7 +140,7 @@ static void add_artifacts(struct vg_plan *p, const struct vg_run_opts *o)
         if (!abs)
             continue;
         if (a[0] == '/') {
-            if (!under_system_dir(abs))
+            if (!vg_plan_is_system_path(abs))
                 vg_plan_add(p, VG_OP_BIND_RO, abs, a, 0, 0, false);
         } else {
             /* A relative name is looked up by the candidate from its cwd,

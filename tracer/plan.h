@@ -76,6 +76,10 @@ void vg_plan_free(struct vg_plan *p);
  * mount inside them).  Fills at most max pointers into the plan. */
 unsigned vg_plan_immutable(const struct vg_plan *p, const char **out, unsigned max);
 
+/* Is this host path (canonical) inside the read-only system trees the
+ * sandbox shows anyway (/usr, /etc, /bin, ...)? */
+bool vg_plan_is_system_path(const char *path);
+
 /* For --help and tests: print the plan in a bwrap-like notation. */
 void vg_plan_print(const struct vg_plan *p, FILE *out);
 
