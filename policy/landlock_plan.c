@@ -131,6 +131,42 @@ static void plan_net(const struct vg_policy *p, struct vg_landlock_plan *pl)
         pl->handled_net |= LANDLOCK_ACCESS_NET_BIND_TCP;
 }
 
+/* Is a at or beneath b (textually)? */
+static bool beneath(const char *a, const char *b)
+{
+    size_t n = strlen(b);
+    if (n == 1 && b[0] == '/')
+        return a[0] == '/';
+    return !strncmp(a, b, n) && (a[n] == '/' || a[n] == 0);
+}
+
+/* Drop the rules another rule already grants: each costs the sandbox an
+ * open, a landlock_add_rule and a close at start-up (the default policy's
+ * exec list alone is 60 files under /usr, which the read grant of /usr covers).
+ * An exact rule is only covered by a rule for the same path, since an
+ * exact directory grant is narrower than a beneath grant. */
+static void prune(struct vg_landlock_plan *plan)
+{
+    uint32_t out = 0;
+    for (uint32_t i = 0; i < plan->nrules; i++) {
+        const struct vg_landlock_rule *r = &plan->rules[i];
+        bool covered = false;
+        for (uint32_t j = 0; j < plan->nrules && !covered; j++) {
+            const struct vg_landlock_rule *o = &plan->rules[j];
+            if (j == i || (o->access & r->access) != r->access || o->exact)
+                continue;
+            /* of two identical rules keep the first */
+            bool same = !strcmp(o->path, r->path) && o->access == r->access && !o->exact;
+            covered = beneath(r->path, o->path) && (!same || j < i);
+        }
+        if (covered)
+            free((char *)r->path);
+        else
+            plan->rules[out++] = *r;
+    }
+    plan->nrules = out;
+}
+
 int vg_policy_landlock_plan(const struct vg_policy *p, int abi,
                             struct vg_landlock_plan *plan)
 {
@@ -153,6 +189,7 @@ int vg_policy_landlock_plan(const struct vg_policy *p, int abi,
         plan->handled_fs |= pr.write_file | pr.entry;
         add_class(plan, p, VG_CLASS_WRITE, pr.write_file | pr.entry, &pr, true);
     }
+    prune(plan);
     if (abi >= 4)
         plan_net(p, plan);
     return 0;
