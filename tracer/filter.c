@@ -9,6 +9,10 @@
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
+#include <sys/mman.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <unistd.h>
 
 #include "tracer/syscalls.h"
 
@@ -136,4 +140,45 @@ scmp_filter_ctx vg_filter_init(struct vg_err *err)
             return NULL;
         }
     return ctx;
+}
+
+int vg_filter_export(scmp_filter_ctx ctx, struct vg_bpf *out, struct vg_err *err)
+{
+    memset(out, 0, sizeof *out);
+    int fd = memfd_create("vigil-bpf", MFD_CLOEXEC);
+    if (fd < 0) {
+        vg_errf(err, "memfd_create: %s", strerror(errno));
+        return -1;
+    }
+    int r = seccomp_export_bpf(ctx, fd);
+    off_t size = r < 0 ? -1 : lseek(fd, 0, SEEK_END);
+    if (r < 0 || size <= 0 || size % (off_t)sizeof(struct sock_filter) ||
+        size / (off_t)sizeof(struct sock_filter) > BPF_MAXINSNS) {
+        vg_errf(err, "seccomp: cannot compile the filter (%s)", r < 0 ? strerror(-r) : "bad size");
+        close(fd);
+        return -1;
+    }
+    out->insns = vg_xmalloc((size_t)size);
+    if (pread(fd, out->insns, (size_t)size, 0) != size) {
+        vg_errf(err, "seccomp: read the compiled filter: %s", strerror(errno));
+        close(fd);
+        vg_bpf_free(out);
+        return -1;
+    }
+    close(fd);
+    out->len = (unsigned short)(size / (off_t)sizeof(struct sock_filter));
+    return 0;
+}
+
+int vg_filter_install(const struct vg_bpf *bpf)
+{
+    struct sock_fprog prog = {.len = bpf->len, .filter = bpf->insns};
+    return (int)syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog);
+}
+
+void vg_bpf_free(struct vg_bpf *bpf)
+{
+    free(bpf->insns);
+    bpf->insns = NULL;
+    bpf->len = 0;
 }

@@ -14,4 +14,16 @@ scmp_filter_ctx vg_filter_candidate(const bool audited[VG_CLASS_NCLASSES],
                                     struct vg_err *err);
 /* The sandbox's pid 1 only waits for children and exits. */
 scmp_filter_ctx vg_filter_init(struct vg_err *err);
+
+/* A filter compiled to BPF by the supervisor, so the sandbox only has to
+ * install it (libseccomp's generation would otherwise run, and fault in
+ * copy-on-write pages, in each sandbox process). */
+struct vg_bpf {
+    void *insns;        /* struct sock_filter[] */
+    unsigned short len; /* instructions */
+};
+int vg_filter_export(scmp_filter_ctx ctx, struct vg_bpf *out, struct vg_err *err);
+/* Install in the calling thread (no_new_privs must be set).  -1 + errno. */
+int vg_filter_install(const struct vg_bpf *bpf);
+void vg_bpf_free(struct vg_bpf *bpf);
 #endif

@@ -42,7 +42,7 @@ struct run {
     unsigned nartifacts;
     char *command_path;
     struct vg_plan plan;
-    scmp_filter_ctx cand_filter, init_filter;
+    struct vg_bpf cand_bpf, init_bpf;
     uint64_t start_wall, start_mono;
     char kernel[300];
     struct vg_err err;
@@ -295,9 +295,15 @@ static int build_sandbox(struct run *r)
     bool audited[VG_CLASS_NCLASSES];
     for (int c = 0; c < VG_CLASS_NCLASSES; c++)
         audited[c] = vg_policy_audits(r->pol, c);
-    r->cand_filter = vg_filter_candidate(audited, &r->err);
-    r->init_filter = r->cand_filter ? vg_filter_init(&r->err) : NULL;
-    return r->init_filter ? 0 : -1;
+    scmp_filter_ctx cand = vg_filter_candidate(audited, &r->err);
+    scmp_filter_ctx init = cand ? vg_filter_init(&r->err) : NULL;
+    int rc = init && vg_filter_export(cand, &r->cand_bpf, &r->err) == 0 &&
+                     vg_filter_export(init, &r->init_bpf, &r->err) == 0 ? 0 : -1;
+    if (cand)
+        seccomp_release(cand);
+    if (init)
+        seccomp_release(init);
+    return rc;
 }
 
 static void block_signals(void)
@@ -405,7 +411,7 @@ static int supervise(struct run *r, struct vg_ending *end)
     ctx.nimmutable = vg_plan_immutable(&r->plan, immutable, VG_ARRAY_LEN(immutable));
     ctx.immutable = immutable;
     block_signals();
-    if (vg_sandbox_start(&r->plan, r->cand_filter, r->init_filter, engine->ptrace_opts, &sb,
+    if (vg_sandbox_start(&r->plan, &r->cand_bpf, &r->init_bpf, engine->ptrace_opts, &sb,
                          &r->err) < 0)
         return -1;
     ctx.init_pid = sb.init_pid;
@@ -464,10 +470,8 @@ static void cleanup(struct run *r)
     free(r->command_path);
     free(r->workdir);
     free(r->log_path);
-    if (r->cand_filter)
-        seccomp_release(r->cand_filter);
-    if (r->init_filter)
-        seccomp_release(r->init_filter);
+    vg_bpf_free(&r->cand_bpf);
+    vg_bpf_free(&r->init_bpf);
     vg_plan_free(&r->plan);
     vg_policy_free(r->pol);
 }

@@ -161,7 +161,7 @@ static void default_signals(void)
             syscall(SYS_rt_sigaction, sig, &dfl, NULL, sizeof dfl.mask);
 }
 
-static _Noreturn void candidate_main(const struct vg_plan *plan, scmp_filter_ctx cand,
+static _Noreturn void candidate_main(const struct vg_plan *plan, const struct vg_bpf *cand,
                                      struct pipes *p)
 {
     int rep = p->report[1];
@@ -195,9 +195,8 @@ static _Noreturn void candidate_main(const struct vg_plan *plan, scmp_filter_ctx
     char *prog = find_program(plan->argv[0], plan->envp, &code);
     if (!prog)
         report_exit(rep, code, "%s: command not found in the sandbox", plan->argv[0]);
-    int r = seccomp_load(cand);
-    if (r < 0)
-        report_exit(rep, VG_EXIT_SETUP, "seccomp: %s", strerror(-r));
+    if (vg_filter_install(cand) < 0)
+        report_exit(rep, VG_EXIT_SETUP, "seccomp: %s", strerror(errno));
     /* Last, so that nothing of ours has to live within the candidate's
      * address-space and file limits (a sanitizer build could not). */
     if (apply_rlimits(&plan->limits) < 0)
@@ -222,8 +221,8 @@ static _Noreturn void init_wait(pid_t cand)
     }
 }
 
-static _Noreturn void init_main(const struct vg_plan *plan, scmp_filter_ctx cand,
-                                scmp_filter_ctx init, struct pipes *p)
+static _Noreturn void init_main(const struct vg_plan *plan, const struct vg_bpf *cand,
+                                const struct vg_bpf *init, struct pipes *p)
 {
     int rep = p->report[1];
     char go;
@@ -256,7 +255,9 @@ static _Noreturn void init_main(const struct vg_plan *plan, scmp_filter_ctx cand
         memset(plan->argv_area, 0, plan->argv_area_len);
         memcpy(plan->argv_area, "vigil-init", 10);
     }
-    if (drop_bounding_caps() < 0 || drop_caps() < 0 || prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 || seccomp_load(init) < 0)
+    /* pid 1 never execs, so its bounding set does not matter: emptying
+     * its capability sets is enough. */
+    if (drop_caps() < 0 || prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 || vg_filter_install(init) < 0)
         _exit(VG_EXIT_SETUP); /* the supervisor sees init die and stops */
     init_wait(c);
 }
@@ -318,8 +319,8 @@ static const char *userns_hint(int e)
     return "";
 }
 
-int vg_sandbox_start(const struct vg_plan *plan, scmp_filter_ctx cand,
-                     scmp_filter_ctx init, unsigned long ptrace_opts,
+int vg_sandbox_start(const struct vg_plan *plan, const struct vg_bpf *cand,
+                     const struct vg_bpf *init, unsigned long ptrace_opts,
                      struct vg_sandbox *sb, struct vg_err *err)
 {
     struct pipes p = {{-1, -1}, {-1, -1}, {-1, -1}, {-1, -1}};

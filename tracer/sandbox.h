@@ -3,7 +3,7 @@
  * ptrace. */
 #ifndef VG_SANDBOX_H
 #define VG_SANDBOX_H
-#include <seccomp.h>
+#include "tracer/filter.h"
 #include <sys/types.h>
 #include "tracer/plan.h"
 #include "util/util.h"
@@ -30,8 +30,8 @@ struct vg_report {
 /* Clone into new namespaces, map ids, attach ptrace (options: the
  * supervisor's), and let the child run the plan.  The candidate's exec
  * stops in the supervisor, so the caller must start tracing at once. */
-int vg_sandbox_start(const struct vg_plan *plan, scmp_filter_ctx cand,
-                     scmp_filter_ctx init, unsigned long ptrace_opts,
+int vg_sandbox_start(const struct vg_plan *plan, const struct vg_bpf *cand,
+                     const struct vg_bpf *init, unsigned long ptrace_opts,
                      struct vg_sandbox *sb, struct vg_err *err);
 void vg_sandbox_close(struct vg_sandbox *sb);
 #endif
