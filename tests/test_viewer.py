@@ -116,8 +116,9 @@ class Term:
                 raise AssertionError("waited for %s; screen:\n%s" % (what or pred, s))
             time.sleep(0.05)
 
-    def status(self):
-        lines = self.screen().rstrip("\n").split("\n")
+    def status(self, screen=None):
+        """The status bar of screen (a fresh capture when None)."""
+        lines = (self.screen() if screen is None else screen).rstrip("\n").split("\n")
         return lines[-2] if len(lines) >= 2 else ""
 
     def resize(self, width, height):
@@ -159,7 +160,7 @@ def small_log(genlog, tmp_path_factory):
 
 def at_row(t, row):
     """Wait until the status bar says the selection is on row `row` (1-based)."""
-    t.wait(lambda s: re.search(r"\brow %d\b" % row, t.status()), what="row %d" % row)
+    t.wait(lambda s: re.search(r"\brow %d\b" % row, t.status(s)), what="row %d" % row)
 
 
 def status_counts(term):
@@ -261,7 +262,7 @@ def check_tree(t, path):
     root_id, root = next(iter(procs.items()))
     t.keys("g", "Enter")
     want = proc_rows(records, root_id, root["pid"])
-    t.wait(lambda s: "filter: pid=%d" % root["pid"] in t.status(), what="the process filter")
+    t.wait(lambda s: "filter: pid=%d" % root["pid"] in t.status(s), what="the process filter")
     assert status_counts(t) == (want, len(records))
     t.keys("x")
     t.wait("%d/%d" % (len(records), len(records)))
@@ -316,7 +317,7 @@ def test_class_filter_and_clear(term, small_log):
     nread = sum(r.get("type") == "syscall" and r["class"] == "read" for r, _, _ in records)
     t = open_viewer(term, small_log)
     t.keys("c")
-    t.wait(lambda s: "filter: class=read" in t.status(), what="class=read")
+    t.wait(lambda s: "filter: class=read" in t.status(s), what="class=read")
     assert status_counts(t) == (nread, n)
     t.keys("x")
     t.wait("%d/%d" % (n, n))
@@ -341,18 +342,18 @@ def test_replay(term, small_log):
     n = len(read_records(small_log))
     t = open_viewer(term, small_log)
     t.keys(".")  # step: replay starts, paused, at the selected (first) event
-    t.wait(lambda s: "replay paused 1x" in t.status(), what="replay paused")
+    t.wait(lambda s: "replay paused 1x" in t.status(s), what="replay paused")
     assert status_counts(t) == (1, n)
     t.keys(".")
     t.wait("2/%d" % n)
     t.keys("+", "+")
-    t.wait(lambda s: "replay paused 4x" in t.status(), what="4x")
+    t.wait(lambda s: "replay paused 4x" in t.status(s), what="4x")
     t.keys("Space")
     # Playing reveals the rest in time order, then replay ends.
-    t.wait(lambda s: "%d/%d" % (n, n) in t.status() and "replay" not in t.status(),
+    t.wait(lambda s: "%d/%d" % (n, n) in t.status(s) and "replay" not in t.status(s),
            timeout=30, what="the end of the replay")
     t.keys("-", "-", "-", "-", "-", "-")
-    t.wait(lambda s: "speed 0.25x" in t.status(), what="0.25x")
+    t.wait(lambda s: "speed 0.25x" in t.status(s), what="0.25x")
 
 
 def split_log(src, dst, k):
@@ -370,21 +371,22 @@ def test_follow_shows_appended_events(term, genlog, tmp_path):
     records = read_records(full)
     data, cut = split_log(full, live, 100)
     t = term("--follow", live)
-    t.wait(lambda s: "100/100" in t.status() and "follow" in t.status(), what="100 events")
+    t.wait(lambda s: "100/100" in t.status(s) and "follow" in t.status(s), what="100 events")
     assert "truncated" not in t.status()  # a log being written has no trailer yet
     t.keys("G")
     # Half a record more: nothing new, no complaint.
     half = records[150][1] + (records[150][2] - records[150][1]) // 2
     with open(live, "ab") as f:
         f.write(data[cut:half])
-    t.wait(lambda s: "150/150" in t.status(), what="150 events")
+    t.wait(lambda s: "150/150" in t.status(s), what="150 events")
     with open(live, "ab") as f:
         f.write(data[half:])
-    s = t.wait(lambda s: "300/300" in t.status(), what="300 events")
+    s = t.wait(lambda s: "300/300" in t.status(s) and "row 300" in t.status(s),
+               what="300 events, bottom row selected")
     # The list stuck to the bottom: the trailer is on screen and selected.
-    assert "trailer" in s and "row 300" in t.status()
+    assert "trailer" in s
     t.keys("F")
-    t.wait(lambda s: "follow" not in t.status(), what="follow off")
+    t.wait(lambda s: "follow" not in t.status(s), what="follow off")
 
 
 def test_follow_starts_on_empty_file(term, genlog, tmp_path):
@@ -394,7 +396,7 @@ def test_follow_starts_on_empty_file(term, genlog, tmp_path):
     t = term("--follow", str(live))
     t.wait("no events yet")
     live.write_bytes(open(full, "rb").read())
-    t.wait(lambda s: "50/50" in t.status(), what="50 events")
+    t.wait(lambda s: "50/50" in t.status(s), what="50 events")
 
 
 def test_truncated_log_warns(term, genlog, tmp_path):
@@ -403,7 +405,7 @@ def test_truncated_log_warns(term, genlog, tmp_path):
     end = records[-1][2]
     assert end < os.path.getsize(path)  # a record was cut in half
     t = term(path)
-    t.wait(lambda s: "truncated at byte %d: no trailer" % end in t.status(),
+    t.wait(lambda s: "truncated at byte %d: no trailer" % end in t.status(s),
            what="the truncation warning")
     assert status_counts(t) == (len(records), len(records))
 
@@ -420,7 +422,7 @@ def test_resize(term, small_log):
     t.resize(40, 8)
     t.wait("terminal too small")
     t.resize(100, 30)
-    t.wait(lambda s: "%d/%d" % (n, n) in t.status() and "detail" in s, what="usable again")
+    t.wait(lambda s: "%d/%d" % (n, n) in t.status(s) and "detail" in s, what="usable again")
     t.keys("q")
     t.wait("[exit 0]")
 
@@ -442,7 +444,7 @@ def colour_codes(screen):
 def test_colours_and_no_color(term, small_log):
     t = open_viewer(term, small_log)
     t.keys("d")
-    t.wait(lambda s: "filter: denials" in t.status(), what="denials")
+    t.wait(lambda s: "filter: denials" in t.status(s), what="denials")
     assert colour_codes(t.screen(escapes=True))  # deny is red, kill magenta, ...
     t2 = open_viewer(term, small_log, env={"NO_COLOR": "1"})
     t2.keys("d")
