@@ -147,24 +147,29 @@ static bool beneath(const char *a, const char *b)
  * exact directory grant is narrower than a beneath grant. */
 static void prune(struct vg_landlock_plan *plan)
 {
-    uint32_t out = 0;
+    /* Decide on the whole list first, then compact: entries must stay in
+     * place while others are compared with them. */
+    bool *drop = vg_xcalloc(plan->nrules ? plan->nrules : 1, sizeof *drop);
     for (uint32_t i = 0; i < plan->nrules; i++) {
         const struct vg_landlock_rule *r = &plan->rules[i];
-        bool covered = false;
-        for (uint32_t j = 0; j < plan->nrules && !covered; j++) {
+        for (uint32_t j = 0; j < plan->nrules && !drop[i]; j++) {
             const struct vg_landlock_rule *o = &plan->rules[j];
-            if (j == i || (o->access & r->access) != r->access || o->exact)
+            if (j == i || drop[j] || o->exact || (o->access & r->access) != r->access)
                 continue;
             /* of two identical rules keep the first */
-            bool same = !strcmp(o->path, r->path) && o->access == r->access && !o->exact;
-            covered = beneath(r->path, o->path) && (!same || j < i);
+            bool same = !strcmp(o->path, r->path) && o->access == r->access && !r->exact;
+            drop[i] = beneath(r->path, o->path) && (!same || j < i);
         }
-        if (covered)
-            free((char *)r->path);
+    }
+    uint32_t out = 0;
+    for (uint32_t i = 0; i < plan->nrules; i++) {
+        if (drop[i])
+            free((char *)plan->rules[i].path);
         else
-            plan->rules[out++] = *r;
+            plan->rules[out++] = plan->rules[i];
     }
     plan->nrules = out;
+    free(drop);
 }
 
 int vg_policy_landlock_plan(const struct vg_policy *p, int abi,
