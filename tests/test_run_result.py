@@ -179,3 +179,20 @@ def test_given_workdir_is_the_candidates_cwd_and_stays(root_caller, tmp_path):
     assert r.stdout == f"{work}\n"
     assert (work / "made.txt").read_text() == "made\n"
     assert r.result["workdir"] == str(work) and r.result["workdir_kept"] is True
+
+
+def test_file_named_on_the_command_line_inside_the_workdir_stays_writable(root_caller, tmp_path):
+    """`gcc -o prog x.c` run twice in the same --workdir: the second time
+    prog exists and is named on the command line.  It is already visible
+    (writable) through the workdir, so it must not be bound read-only."""
+    work = tmp_path / "work"
+    work.mkdir()
+    work.chmod(0o777)
+    (work / "out.txt").write_text("old\n")
+    (work / "out.txt").chmod(0o666)
+    r = root_caller.run("sh", "-c", 'echo new > "$1"', "sh", "out.txt",
+                        opts=["--workdir", str(work)], cwd=str(work))
+    assert r.rc == 0, r
+    assert (work / "out.txt").read_text() == "new\n"
+    # still hashed as an artifact of the run
+    assert any(a["path"] == "out.txt" for a in r.result["artifacts"]), r.result["artifacts"]

@@ -129,6 +129,17 @@ static int add_binds(struct vg_plan *p, const struct vg_bind *b, unsigned n,
     return 0;
 }
 
+/* Is the host file abs already visible, writable, at dst: inside a host
+ * workdir bound at its own path?  Then binding it read-only on top would
+ * only break a candidate that rewrites it (gcc -o prog, run twice). */
+static bool visible_in_workdir(const struct vg_plan *p, const char *abs, const char *dst)
+{
+    if (p->private_workdir || strcmp(abs, dst))
+        return false;
+    size_t n = strlen(p->cwd);
+    return !strncmp(abs, p->cwd, n) && abs[n] == '/';
+}
+
 static void add_artifacts(struct vg_plan *p, const struct vg_run_opts *o)
 {
     for (unsigned i = 0; i < o->nartifacts; i++) {
@@ -139,18 +150,14 @@ static void add_artifacts(struct vg_plan *p, const struct vg_run_opts *o)
         char *abs = realpath(a, NULL);
         if (!abs)
             continue;
-        if (a[0] == '/') {
-            if (!vg_plan_is_system_path(abs))
-                vg_plan_add(p, VG_OP_BIND_RO, abs, a, 0, 0, false);
-        } else {
-            /* A relative name is looked up by the candidate from its cwd,
-             * so that is where it must appear. */
-            char *joined = vg_xasprintf("%s/%s", p->cwd, a);
-            char *dst = vg_path_normalize(joined);
+        /* A relative name is looked up by the candidate from its cwd, so
+         * that is where it must appear. */
+        char *joined = a[0] == '/' ? vg_xstrdup(a) : vg_xasprintf("%s/%s", p->cwd, a);
+        char *dst = vg_path_normalize(joined);
+        if (!vg_plan_is_system_path(abs) && !visible_in_workdir(p, abs, dst))
             vg_plan_add(p, VG_OP_BIND_RO, abs, dst, 0, 0, false);
-            free(dst);
-            free(joined);
-        }
+        free(dst);
+        free(joined);
         free(abs);
     }
 }

@@ -105,6 +105,14 @@ static int prepare_workdir(struct run *r, const char *home)
                     r->workdir ? "not a directory" : strerror(errno));
             return -1;
         }
+        /* As root the candidate is host nobody: say so if it cannot write
+         * to the directory it was given as its working directory. */
+        bool writable = (st.st_mode & 0002) || (st.st_uid == uid && (st.st_mode & 0200)) ||
+                        (st.st_gid == gid && (st.st_mode & 0020));
+        if (geteuid() == 0 && !writable)
+            fprintf(stderr, "vigil: warning: --workdir %s is not writable by the sandbox's user "
+                            "(host uid %u): the candidate can read it but not write to it\n",
+                    r->workdir, (unsigned)uid);
         if (exposes_home(r->workdir, home)) {
             vg_errf(&r->err, "--workdir %s would expose the home directory %s to the candidate; "
                              "use a directory of its own", r->o->workdir, home);
