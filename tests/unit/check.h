@@ -5,7 +5,12 @@
 #define VG_TEST_CHECK_H
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/ptrace.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 static int check_passed, check_failed;
 
@@ -27,6 +32,24 @@ static inline bool streq(const char *a, const char *b)
 
 #define CHECK(cond) check((cond), #cond, __FILE__, __LINE__)
 #define CHECK_STR(a, b) check(streq((a), (b)), #a " == " #b, __FILE__, __LINE__)
+
+/* Fork a child that asks to be traced, runs body (which must stop itself,
+ * e.g. raise(SIGSTOP)) and exits; return its pid once it is stopped. */
+static inline pid_t check_traced_child(void (*body)(void))
+{
+    pid_t pid = fork();
+    if (pid == 0) {
+        ptrace(PTRACE_TRACEME, 0, NULL, NULL);
+        body();
+        _exit(0);
+    }
+    int st;
+    if (pid < 0 || waitpid(pid, &st, 0) != pid || !WIFSTOPPED(st)) {
+        fprintf(stderr, "child did not stop\n");
+        exit(2);
+    }
+    return pid;
+}
 
 static inline int check_done(void)
 {

@@ -97,21 +97,15 @@ static void child_setup(void)
     m.hole = pages + 4096;
 }
 
+static void child_body(void)
+{
+    child_setup();
+    raise(SIGSTOP);
+}
+
 static pid_t start_child(void)
 {
-    pid_t pid = fork();
-    if (pid == 0) {
-        child_setup();
-        ptrace(PTRACE_TRACEME, 0, NULL, NULL);
-        raise(SIGSTOP);
-        _exit(0);
-    }
-    int st;
-    if (pid < 0 || waitpid(pid, &st, 0) != pid || !WIFSTOPPED(st)) {
-        fprintf(stderr, "child did not stop\n");
-        exit(2);
-    }
-    return pid;
+    return check_traced_child(child_body);
 }
 
 static struct vg_tracee tr;

@@ -33,18 +33,7 @@ __attribute__((noinline)) void vg_test_mid_function(void)
 
 static pid_t start_child(void)
 {
-    pid_t pid = fork();
-    if (pid == 0) {
-        ptrace(PTRACE_TRACEME, 0, NULL, NULL);
-        vg_test_mid_function();
-        _exit(0);
-    }
-    int st;
-    if (pid < 0 || waitpid(pid, &st, 0) != pid || !WIFSTOPPED(st)) {
-        fprintf(stderr, "child did not stop\n");
-        exit(2);
-    }
-    return pid;
+    return check_traced_child(vg_test_mid_function);
 }
 
 static int find(const struct vg_frame *f, unsigned n, const char *sym)
