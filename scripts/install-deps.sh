@@ -5,7 +5,7 @@
 set -eu
 
 BUILD="gcc make pkg-config libseccomp-dev libunwind-dev libmsgpack-dev libncurses-dev"
-TEST="python3 python3-msgpack python3-pytest tmux strace"
+TEST="python3 python3-msgpack python3-pytest tmux strace nodejs"
 case "${1:-build}" in
   build) want="$BUILD python3" ;;
   test)  want="$BUILD $TEST" ;;
