@@ -270,3 +270,25 @@ def test_stacks_flag_adds_stacks_to_allowed_calls(root_caller):
     assert "read_allowed_file" in stack_symbols(allowed[0])
     denied = syscalls(r.recs, path="/root/.ssh/id_rsa")
     assert "try_read_secret" in stack_symbols(denied[0])
+
+
+def test_exec_check_catches_an_interpreter_the_policy_does_not_allow(root_caller):
+    """A #! script whose interpreter the policy does not allow: the path
+    checked before execve is the script, the real executable afterwards is
+    the interpreter.  Enforce: the sandbox ends, status killed.  Dry run: a
+    would-kill note and the script runs."""
+    d = root_caller.dir("pol")
+    pol = os.path.join(d, "exec.policy")
+    with open(pol, "w") as f:
+        f.write("version 1\nallow read /**\nallow write $WORK/** $TMP/** /dev/null\n"
+                "allow exec /tmp/** /usr/bin/sh /usr/bin/dash /usr/bin/chmod\n")
+    script = ('printf "#!/usr/bin/perl\\nprint 42\\n" > /tmp/x.sh; chmod +x /tmp/x.sh; '
+              '/tmp/x.sh; echo after')
+    r = root_caller.run("sh", "-c", script, opts=["-p", pol])
+    assert r.rc == 137, r
+    assert r.result["status"] == "killed" and "/usr/bin/perl" in r.result["error"]
+    notes = [x for x in r.recs if x["type"] == "note"]
+    assert any(n["what"] == "kill" and "/usr/bin/perl" in n["detail"] for n in notes), notes
+    dry = root_caller.run("sh", "-c", script, opts=["-p", pol, "--dry-run"])
+    assert dry.rc == 0 and dry.stdout.split() == ["42after"], dry  # perl prints no newline
+    assert any(n["what"] == "would-kill" for n in dry.recs if n["type"] == "note")

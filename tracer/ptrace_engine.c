@@ -201,15 +201,21 @@ static void on_exec(struct engine *e, struct vg_task *t)
 
     const struct vg_policy *pol = e->ctx->pol;
     bool is_command = e->ctx->command_path && !strcmp(exe, e->ctx->command_path);
-    if (!vg_policy_audits(pol, VG_CLASS_EXEC) || is_command || e->ctx->opts->mode == VG_MODE_DRY_RUN)
+    if (!vg_policy_audits(pol, VG_CLASS_EXEC) || is_command)
         return;
     struct vg_verdict v = vg_policy_decide_path(pol, VG_CLASS_EXEC, exe);
     if (v.action == VG_ACT_ALLOW)
         return;
-    char where[300];
-    snprintf(e->ctx->out.kill_reason, sizeof e->ctx->out.kill_reason,
+    char where[300], reason[sizeof e->ctx->out.kill_reason];
+    snprintf(reason, sizeof reason,
              "exec check: %s is running but the policy does not allow executing it (%s)", exe,
              rule_where(where, sizeof where, v.rule ? v.rule->file : NULL, v.rule ? v.rule->line : 0));
+    if (e->ctx->opts->mode == VG_MODE_DRY_RUN) {
+        /* A dry run ends nothing, but the reader must learn it would have. */
+        emit_note(e, "would-kill", reason, t->nspid);
+        return;
+    }
+    memcpy(e->ctx->out.kill_reason, reason, sizeof reason);
     e->ctx->out.policy_kill = true;
     emit_note(e, "kill", e->ctx->out.kill_reason, t->nspid);
     kill_sandbox(e);
