@@ -22,4 +22,4 @@ echo "== the same candidate as a dry run: nothing refused, everything recorded"
 ./vigil log --deny --color never "$out/dry.msgpack"
 echo
 echo "exit status $code; result record: $result"
-echo "log: $log  (vigil log $log | vigil view $log)"
+echo "log: $log  (read it with: ./vigil log $log   or   ./vigil view $log)"
