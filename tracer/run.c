@@ -26,27 +26,7 @@
 #include "tracer/result.h"
 #include "tracer/sandbox.h"
 #include "tracer/scratch.h"
-#include "util/sha256.h"
-
-struct run {
-    struct vg_run_opts *o;
-    struct vg_policy *pol;
-    const char *policy_name;
-    struct vg_limits limits;
-    char *workdir;
-    bool own_workdir;
-    char *log_path;
-    struct vg_log *log;
-    struct vg_artifact *artifacts;
-    char **artifact_paths;      /* sandbox view */
-    unsigned nartifacts;
-    char *command_path;
-    struct vg_plan plan;
-    struct vg_bpf cand_bpf, init_bpf;
-    uint64_t start_wall, start_mono;
-    char kernel[300];
-    struct vg_err err;
-};
+#include "tracer/run_int.h"
 
 static int fail(struct run *r, int code)
 {
@@ -132,78 +112,6 @@ static int prepare_workdir(struct run *r, const char *home)
     return r->workdir ? 0 : -1;
 }
 
-/* Does the path have a component starting with '.' (other than . and ..)?
- * ~/.ssh/id_rsa, ~/.aws/credentials, .env: such files are never taken
- * into the sandbox just because an argument names them. */
-static bool hidden_component(const char *path)
-{
-    char *abs = realpath(path, NULL);
-    bool hidden = false;
-    for (const char *p = abs ? abs : path; p && *p; p++)
-        if (*p == '.' && (p == (abs ? abs : path) || p[-1] == '/') && p[1] && p[1] != '/' &&
-            !(p[1] == '.' && (p[2] == '/' || !p[2])))
-            hidden = true;
-    free(abs);
-    return hidden;
-}
-
-/* /bin/true, /usr/bin/python3: the system's programs are not what is
- * under test, are visible anyway, and hashing a 6 MB interpreter would
- * double the start-up time. */
-static bool is_system_file(const char *path)
-{
-    char *abs = realpath(path, NULL);
-    bool sys = abs && vg_plan_is_system_path(abs);
-    free(abs);
-    return sys;
-}
-
-/* --artifact, or every argument naming a regular file that is neither
- * hidden nor part of the system. */
-static int hash_artifacts(struct run *r)
-{
-    struct vg_run_opts *o = r->o;
-    bool explicit = o->nartifacts > 0;
-    unsigned n = explicit ? o->nartifacts : (unsigned)o->argc;
-    r->artifacts = vg_xcalloc(n, sizeof *r->artifacts);
-    r->artifact_paths = vg_xcalloc(n, sizeof *r->artifact_paths);
-    const char **named = vg_xcalloc(n, sizeof *named);
-    unsigned k = 0;
-    for (unsigned i = 0; i < n; i++) {
-        const char *a = explicit ? o->artifacts[i] : o->argv[i];
-        struct stat st;
-        if (!explicit && (hidden_component(a) || is_system_file(a)))
-            continue;
-        if (stat(a, &st) < 0 || !S_ISREG(st.st_mode)) {
-            if (explicit) {
-                vg_errf(&r->err, "--artifact %s: %s", a,
-                        errno ? strerror(errno) : "not a regular file");
-                free(named);
-                return -1;
-            }
-            continue;
-        }
-        char hex[65];
-        if (vg_sha256_file(a, hex, &r->err) < 0) {
-            free(named);
-            return -1;
-        }
-        r->artifacts[k].path = vg_xstrdup(a);
-        r->artifacts[k].sha256 = vg_xstrdup(hex);
-        char *joined = a[0] == '/' ? vg_xstrdup(a) : vg_xasprintf("%s/%s", r->workdir, a);
-        r->artifact_paths[k] = vg_path_normalize(joined);
-        free(joined);
-        if (i == 0 && !explicit)
-            r->command_path = vg_xstrdup(r->artifact_paths[k]);
-        named[k++] = a;
-    }
-    r->nartifacts = k;
-    /* What is hashed is what gets bound into the sandbox. */
-    o->artifacts = named;
-    o->nartifacts = k;
-    return 0;
-}
-
 /* Refuse before anything runs if the result record could not be written
  * afterwards: a run whose result is lost is a run to do again. */
 static int check_result_path(struct run *r)
@@ -242,43 +150,6 @@ static int open_log(struct run *r)
     }
     r->log = vg_log_create(r->log_path, &r->err);
     return r->log ? 0 : -1;
-}
-
-static void limit_recs(const struct run *r, struct vg_limit_rec *out)
-{
-    for (int i = 0; i < VG_LIM_COUNT; i++)
-        out[i] = (struct vg_limit_rec){.name = vg_limit_name(i), .value = r->limits.v[i],
-                                       .enforced_by = vg_limit_mechanism(i)};
-}
-
-static int write_header(struct run *r)
-{
-    struct utsname u;
-    if (uname(&u) == 0)
-        snprintf(r->kernel, sizeof r->kernel, "%s %s", u.release, u.version);
-    struct vg_limit_rec lim[VG_LIM_COUNT];
-    limit_recs(r, lim);
-    unsigned nres = vg_policy_nresolved(r->pol);
-    struct vg_kv *res = vg_xcalloc(nres ? nres : 1, sizeof *res);
-    for (unsigned i = 0; i < nres; i++)
-        res[i] = vg_policy_resolved(r->pol, i);
-    struct vg_record rec = {.type = VG_REC_HEADER};
-    rec.u.header = (struct vg_header){
-        .format = VG_FORMAT_VERSION, .vigil_version = VG_VERSION,
-        .start_wall_ns = r->start_wall, .start_mono_ns = r->start_mono, .kernel = r->kernel,
-        .argv = (const char *const *)r->o->argv, .argc = (uint32_t)r->o->argc,
-        .cwd = r->workdir, .task_id = r->o->task_id,
-        .mode = r->o->mode == VG_MODE_DRY_RUN ? "dry-run" : "enforce", .engine = "ptrace",
-        .policy_path = r->policy_name, .policy_sha256 = vg_policy_sha256(r->pol),
-        .policy_text = vg_policy_text(r->pol), .limits = lim, .nlimits = VG_LIM_COUNT,
-        .artifacts = r->artifacts, .nartifacts = r->nartifacts, .resolved = res,
-        .nresolved = nres,
-    };
-    int rc = vg_log_write(r->log, &rec);
-    free(res);
-    if (rc < 0)
-        vg_errf(&r->err, "%s", vg_log_error(r->log));
-    return rc;
 }
 
 static int build_sandbox(struct run *r)
@@ -336,53 +207,6 @@ static void measure(struct vg_ending *end, uint64_t start_mono)
     }
 }
 
-static void note(struct run *r, const char *what, const char *detail)
-{
-    struct vg_record rec = {.type = VG_REC_NOTE};
-    rec.u.note = (struct vg_note_ev){.ts_ns = vg_now_mono_ns() - r->start_mono, .what = what,
-                                     .detail = detail};
-    vg_log_write(r->log, &rec);
-}
-
-/* How the run ended, as notes a reader of the log sees in order. */
-static void ending_notes(struct run *r, const struct vg_ending *end)
-{
-    char buf[256];
-    if (!strcmp(end->status, "timeout")) {
-        snprintf(buf, sizeof buf, "wall-clock limit of %.3fs reached: sandbox killed",
-                 (double)r->limits.v[VG_LIM_TIME] / 1000);
-        note(r, "timeout", buf);
-    }
-    for (unsigned i = 0; i < end->nhits; i++) {
-        if (!strcmp(end->hits[i], "time"))
-            continue;
-        snprintf(buf, sizeof buf, "limit %s reached", end->hits[i]);
-        note(r, "limit", buf);
-    }
-    if (!strcmp(end->status, "error") && end->error[0])
-        note(r, "error", end->error);
-}
-
-static void write_trailer(struct run *r, const struct vg_engine_ctx *ctx,
-                          const struct vg_ending *end)
-{
-    ending_notes(r, end);
-    struct vg_count cnt[VG_CLASS_NCLASSES * VG_DEC_NDECISIONS];
-    uint32_t n = 0;
-    for (int c = 0; c < VG_CLASS_NCLASSES; c++)
-        for (int d = 0; d < VG_DEC_NDECISIONS; d++)
-            if (ctx->out.counts[c][d])
-                cnt[n++] = (struct vg_count){.cls = c, .decision = d, .n = ctx->out.counts[c][d]};
-    struct vg_record rec = {.type = VG_REC_TRAILER};
-    rec.u.trailer = (struct vg_trailer){
-        .ts_ns = vg_now_mono_ns() - r->start_mono, .status = end->status,
-        .exit_code = end->exit_code, .signal = end->signal, .limit = end->limit,
-        .elapsed_ns = vg_now_mono_ns() - r->start_mono, .events = vg_log_count(r->log),
-        .counts = cnt, .ncounts = n,
-    };
-    vg_log_write(r->log, &rec);
-}
-
 static void summary(const struct run *r, const struct vg_engine_ctx *ctx,
                     const struct vg_ending *end)
 {
@@ -433,7 +257,7 @@ static int supervise(struct run *r, struct vg_ending *end)
     vg_io_finish(&io);
     measure(end, r->start_mono);
     vg_ending_decide(end, &ctx.out, &io, &r->limits);
-    write_trailer(r, &ctx, end);
+    vg_run_trailer(r, &ctx, end);
     if (vg_log_close(r->log) < 0 && strcmp(end->status, "error")) {
         end->status = "error";
         end->exit_code = VG_EXIT_SETUP;
@@ -496,9 +320,9 @@ int vg_run(struct vg_run_opts *o)
     if (load_policy(&r) < 0 || prepare_workdir(&r, home) < 0)
         goto out;
     places.work = r.workdir;
-    if (vg_policy_compile(r.pol, &places, &r.err) < 0 || hash_artifacts(&r) < 0 ||
+    if (vg_policy_compile(r.pol, &places, &r.err) < 0 || vg_run_artifacts(&r) < 0 ||
         build_sandbox(&r) < 0 || check_result_path(&r) < 0 || open_log(&r) < 0 ||
-        write_header(&r) < 0)
+        vg_run_header(&r) < 0)
         goto out;
     struct vg_ending end = {0};
     if (supervise(&r, &end) < 0)

@@ -1,0 +1,94 @@
+/* runlog.c: the records the run writes about itself: the header before
+ * anything runs, the notes on how it ended, the trailer. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+
+#include "tracer/limits.h"
+#include "tracer/run_int.h"
+
+static void limit_recs(const struct run *r, struct vg_limit_rec *out)
+{
+    for (int i = 0; i < VG_LIM_COUNT; i++)
+        out[i] = (struct vg_limit_rec){.name = vg_limit_name(i), .value = r->limits.v[i],
+                                       .enforced_by = vg_limit_mechanism(i)};
+}
+
+int vg_run_header(struct run *r)
+{
+    struct utsname u;
+    if (uname(&u) == 0)
+        snprintf(r->kernel, sizeof r->kernel, "%s %s", u.release, u.version);
+    struct vg_limit_rec lim[VG_LIM_COUNT];
+    limit_recs(r, lim);
+    unsigned nres = vg_policy_nresolved(r->pol);
+    struct vg_kv *res = vg_xcalloc(nres ? nres : 1, sizeof *res);
+    for (unsigned i = 0; i < nres; i++)
+        res[i] = vg_policy_resolved(r->pol, i);
+    struct vg_record rec = {.type = VG_REC_HEADER};
+    rec.u.header = (struct vg_header){
+        .format = VG_FORMAT_VERSION, .vigil_version = VG_VERSION,
+        .start_wall_ns = r->start_wall, .start_mono_ns = r->start_mono, .kernel = r->kernel,
+        .argv = (const char *const *)r->o->argv, .argc = (uint32_t)r->o->argc,
+        .cwd = r->workdir, .task_id = r->o->task_id,
+        .mode = r->o->mode == VG_MODE_DRY_RUN ? "dry-run" : "enforce", .engine = "ptrace",
+        .policy_path = r->policy_name, .policy_sha256 = vg_policy_sha256(r->pol),
+        .policy_text = vg_policy_text(r->pol), .limits = lim, .nlimits = VG_LIM_COUNT,
+        .artifacts = r->artifacts, .nartifacts = r->nartifacts, .resolved = res,
+        .nresolved = nres,
+    };
+    int rc = vg_log_write(r->log, &rec);
+    free(res);
+    if (rc < 0)
+        vg_errf(&r->err, "%s", vg_log_error(r->log));
+    return rc;
+}
+
+static void note(struct run *r, const char *what, const char *detail)
+{
+    struct vg_record rec = {.type = VG_REC_NOTE};
+    rec.u.note = (struct vg_note_ev){.ts_ns = vg_now_mono_ns() - r->start_mono, .what = what,
+                                     .detail = detail};
+    vg_log_write(r->log, &rec);
+}
+
+/* How the run ended, as notes a reader of the log sees in order. */
+static void ending_notes(struct run *r, const struct vg_ending *end)
+{
+    char buf[256];
+    if (!strcmp(end->status, "timeout")) {
+        snprintf(buf, sizeof buf, "wall-clock limit of %.3fs reached: sandbox killed",
+                 (double)r->limits.v[VG_LIM_TIME] / 1000);
+        note(r, "timeout", buf);
+    }
+    for (unsigned i = 0; i < end->nhits; i++) {
+        if (!strcmp(end->hits[i], "time"))
+            continue;
+        snprintf(buf, sizeof buf, "limit %s reached", end->hits[i]);
+        note(r, "limit", buf);
+    }
+    if (!strcmp(end->status, "error") && end->error[0])
+        note(r, "error", end->error);
+}
+
+void vg_run_trailer(struct run *r, const struct vg_engine_ctx *ctx,
+                    const struct vg_ending *end)
+{
+    ending_notes(r, end);
+    struct vg_count cnt[VG_CLASS_NCLASSES * VG_DEC_NDECISIONS];
+    uint32_t n = 0;
+    for (int c = 0; c < VG_CLASS_NCLASSES; c++)
+        for (int d = 0; d < VG_DEC_NDECISIONS; d++)
+            if (ctx->out.counts[c][d])
+                cnt[n++] = (struct vg_count){.cls = c, .decision = d, .n = ctx->out.counts[c][d]};
+    struct vg_record rec = {.type = VG_REC_TRAILER};
+    rec.u.trailer = (struct vg_trailer){
+        .ts_ns = vg_now_mono_ns() - r->start_mono, .status = end->status,
+        .exit_code = end->exit_code, .signal = end->signal, .limit = end->limit,
+        .elapsed_ns = vg_now_mono_ns() - r->start_mono, .events = vg_log_count(r->log),
+        .counts = cnt, .ncounts = n,
+    };
+    vg_log_write(r->log, &rec);
+}
+
