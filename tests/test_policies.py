@@ -231,3 +231,26 @@ def test_observe_policy_allows_and_records_everything(root_caller, probe, secret
     assert sys_recs and all(x["decision"] == "allow" for x in sys_recs)
     classes = {x["class"] for x in sys_recs}
     assert {"read", "write", "exec", "connect"} <= classes
+
+
+def test_paths_are_judged_by_what_they_really_name(root_caller):
+    """A symlink in /tmp pointing at a secret, a /tmp/../ detour and a
+    relative climb are all decided on the canonical path, by the rule that
+    names it (default.policy's deny of /root)."""
+    code = ("import os\n"
+            "os.symlink('/root/.ssh/id_rsa', '/tmp/k')\n"
+            "for p in ['/tmp/k', '/tmp/../root/.ssh/id_rsa', 'a/../../../root/.ssh/x']:\n"
+            "    try:\n"
+            "        open(p)\n"
+            "    except OSError as e:\n"
+            "        print(p, e.errno)\n")
+    r = root_caller.run("python3", "-c", code, opts=["-p", policy("default.policy")])
+    assert r.rc == 0, r
+    want = {"/tmp/k": "/root/.ssh/id_rsa", "/tmp/../root/.ssh/id_rsa": "/root/.ssh/id_rsa",
+            "a/../../../root/.ssh/x": "/root/.ssh/x"}
+    line = rule_line("default.policy", "deny read ~/**")
+    for given, resolved in want.items():
+        rec = [x for x in syscalls(r.recs, **{"class": "read"}) if x["args"]["path"] == given]
+        assert rec, given
+        assert rec[0]["args"]["resolved"] == resolved
+        assert rec[0]["decision"] == "deny" and rec[0]["rule"]["line"] == line, rec[0]
