@@ -1,0 +1,41 @@
+/* ptrace_int.h: the ptrace engine's state, shared by its files:
+ * ptrace_engine.c (the loop and the audited calls), lifecycle.c (process
+ * start, exec and exit) and this header's record helpers. */
+#ifndef VG_PTRACE_INT_H
+#define VG_PTRACE_INT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "tracer/canon.h"
+#include "tracer/engine.h"
+#include "tracer/tasks.h"
+#include "tracer/unwind.h"
+
+struct engine {
+    struct vg_engine_ctx *ctx;
+    struct vg_tasks tasks;
+    struct vg_unwinder *unw;
+    int root_fd;            /* the sandbox's "/", opened at the first stop */
+    struct vg_canon_cache *canon; /* symlink lookups under immutable trees */
+    pid_t cand_pid;         /* host pid of the candidate's first process */
+    bool init_gone;
+    uint64_t spin_ns;       /* 0 on a single CPU: spinning would starve the candidate */
+};
+
+/* Time since the run started, for records. */
+uint64_t vg_pt_now(const struct engine *e);
+/* "file:line" of a rule, or "default". */
+const char *vg_pt_rule_where(char *buf, size_t n, const char *file, uint32_t line);
+void vg_pt_kill_sandbox(struct engine *e);
+/* Write a record; a record that cannot be written stops the run. */
+int vg_pt_emit(struct engine *e, struct vg_record *r);
+void vg_pt_note(struct engine *e, const char *what, const char *detail, int32_t pid);
+
+/* lifecycle.c */
+void vg_pt_log_start(struct engine *e, struct vg_task *t, uint64_t flags);
+void vg_pt_on_new_task(struct engine *e, struct vg_task *parent, int event);
+void vg_pt_on_exec(struct engine *e, struct vg_task *t);
+void vg_pt_on_exit(struct engine *e, pid_t tid, int status);
+#endif
