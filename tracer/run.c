@@ -211,9 +211,12 @@ static void summary(const struct run *r, const struct vg_engine_ctx *ctx,
                     const struct vg_ending *end)
 {
     if (r->o->quiet) {
-        /* -q drops the summary, never the reason a run failed. */
+        /* -q drops the summary, never the reason a run failed, nor the
+         * name of a log whose name the user did not choose. */
         if (end->error[0])
             fprintf(stderr, "vigil: %s\n", end->error);
+        if (!r->o->log_path)
+            fprintf(stderr, "vigil: log %s\n", r->log_path);
         return;
     }
     uint64_t allowed = 0, refused = 0;
