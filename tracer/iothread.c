@@ -86,18 +86,7 @@ static void read_report(struct vg_io *io, int *fd)
 static void *io_main(void *arg)
 {
     struct vg_io *io = arg;
-    sigset_t set;
-    sigemptyset(&set);
-    sigaddset(&set, SIGINT);
-    sigaddset(&set, SIGTERM);
-    sigaddset(&set, SIGHUP);
-    int sfd = signalfd(-1, &set, SFD_CLOEXEC);
-    int tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
-    if (tfd >= 0 && io->timeout_ms) {
-        struct itimerspec its = {.it_value = {.tv_sec = (time_t)(io->timeout_ms / 1000),
-                                              .tv_nsec = (long)(io->timeout_ms % 1000) * 1000000}};
-        timerfd_settime(tfd, 0, &its, NULL);
-    }
+    int sfd = io->signal_fd, tfd = io->timer_fd;
     bool draining = false;
     for (;;) {
         struct pollfd pf[6] = {
@@ -141,11 +130,18 @@ static void *io_main(void *arg)
         if (pf[5].revents)
             draining = true; /* the sandbox is gone; take what's buffered */
     }
-    if (sfd >= 0)
-        close(sfd);
-    if (tfd >= 0)
-        close(tfd);
     return NULL;
+}
+
+/* The descriptors vg_io_start made (not the sandbox's pipes). */
+static void close_own(struct vg_io *io)
+{
+    int *fds[] = {&io->wake_fd, &io->signal_fd, &io->timer_fd};
+    for (size_t i = 0; i < VG_ARRAY_LEN(fds); i++)
+        if (*fds[i] >= 0) {
+            close(*fds[i]);
+            *fds[i] = -1;
+        }
 }
 
 int vg_io_start(struct vg_io *io, const struct vg_sandbox *sb, uint64_t timeout_ms,
@@ -162,14 +158,28 @@ int vg_io_start(struct vg_io *io, const struct vg_sandbox *sb, uint64_t timeout_
                                   .cap = capture_cap, .forward_ok = true};
     atomic_init(&io->timed_out, false);
     atomic_init(&io->interrupted, 0);
+    /* Everything the thread needs is created here, so that a missing
+     * timer (no time limit!) stops the run instead of going unnoticed. */
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGHUP);
     io->wake_fd = eventfd(0, EFD_CLOEXEC);
-    if (io->wake_fd < 0) {
-        vg_errf(err, "eventfd: %s", strerror(errno));
+    io->signal_fd = signalfd(-1, &set, SFD_CLOEXEC);
+    io->timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
+    struct itimerspec its = {.it_value = {.tv_sec = (time_t)(timeout_ms / 1000),
+                                          .tv_nsec = (long)(timeout_ms % 1000) * 1000000}};
+    if (io->wake_fd < 0 || io->signal_fd < 0 || io->timer_fd < 0 ||
+        (timeout_ms && timerfd_settime(io->timer_fd, 0, &its, NULL) < 0)) {
+        vg_errf(err, "supervisor set-up (eventfd, signalfd, timerfd): %s", strerror(errno));
+        close_own(io);
         return -1;
     }
     int r = pthread_create(&io->thread, NULL, io_main, io);
     if (r) {
         vg_errf(err, "pthread_create: %s", strerror(r));
+        close_own(io);
         return -1;
     }
     return 0;
@@ -180,12 +190,13 @@ void vg_io_finish(struct vg_io *io)
     uint64_t one = 1;
     (void)!write(io->wake_fd, &one, sizeof one);
     pthread_join(io->thread, NULL);
-    int *fds[] = {&io->out_fd, &io->err_fd, &io->report_fd, &io->wake_fd};
+    int *fds[] = {&io->out_fd, &io->err_fd, &io->report_fd};
     for (size_t i = 0; i < VG_ARRAY_LEN(fds); i++)
         if (*fds[i] >= 0) {
             close(*fds[i]);
             *fds[i] = -1;
         }
+    close_own(io);
 }
 
 void vg_io_free(struct vg_io *io)

@@ -25,6 +25,8 @@ struct vg_io {
     pid_t init_pid;
     int out_fd, err_fd, report_fd;
     int wake_fd;           /* eventfd: the tracer says "the sandbox is gone" */
+    int signal_fd;         /* SIGINT/SIGTERM/SIGHUP to vigil */
+    int timer_fd;          /* the wall-clock limit */
     uint64_t timeout_ms;
     struct vg_capture out, err;
     struct vg_report report;

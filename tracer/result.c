@@ -260,8 +260,15 @@ int vg_result_write(const char *path, const struct vg_result_in *in, struct vg_e
     char *tmp = vg_xasprintf("%s.tmp.%d", path, (int)getpid());
     int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     int r = -1;
-    if (fd < 0 || vg_write_all(fd, b.data, b.len) < 0 || close(fd) < 0) {
-        vg_errf(err, "write result %s: %s", path, strerror(errno));
+    bool written = fd >= 0 && vg_write_all(fd, b.data, b.len) == 0;
+    int saved = errno;
+    /* close even after a failed write; a failed close is a failed write */
+    if (fd >= 0 && close(fd) < 0 && written) {
+        written = false;
+        saved = errno;
+    }
+    if (!written) {
+        vg_errf(err, "write result %s: %s", path, strerror(saved));
         if (fd >= 0)
             unlink(tmp);
     } else if (rename(tmp, path) < 0) {

@@ -254,6 +254,7 @@ static int supervise(struct run *r, struct vg_ending *end)
         kill(sb.init_pid, SIGKILL);
         engine->supervise(&ctx); /* reap */
         vg_sandbox_close(&sb);
+        vg_io_free(&io);
         return -1;
     }
     engine->supervise(&ctx);
