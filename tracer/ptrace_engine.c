@@ -95,9 +95,19 @@ static void fill_event(struct engine *e, const struct vg_task *t, const struct v
 static void on_seccomp(struct engine *e, struct vg_task *t)
 {
     struct __ptrace_syscall_info info;
-    if (ptrace(PTRACE_GET_SYSCALL_INFO, t->tid, sizeof info, &info) <= 0 ||
-        info.op != PTRACE_SYSCALL_INFO_SECCOMP) {
-        ptrace(PTRACE_CONT, t->tid, 0, 0);
+    long n = ptrace(PTRACE_GET_SYSCALL_INFO, t->tid, sizeof info, &info);
+    if (n <= 0 || info.op != PTRACE_SYSCALL_INFO_SECCOMP) {
+        if (n < 0 && errno == ESRCH)
+            return; /* killed meanwhile: nothing to release */
+        /* A call that cannot be read cannot be decided: it is not let
+         * through undecided, the run ends instead. */
+        char why[160];
+        snprintf(why, sizeof why, "cannot read the stopped call of pid %d: %s", t->nspid,
+                 n < 0 ? strerror(errno) : "not a seccomp stop");
+        snprintf(e->ctx->out.kill_reason, sizeof e->ctx->out.kill_reason, "%s", why);
+        e->ctx->out.policy_kill = true;
+        vg_pt_note(e, "error", why, t->nspid);
+        vg_pt_kill_sandbox(e);
         return;
     }
     if (e->root_fd < 0) {
