@@ -38,6 +38,8 @@ static const char usage_text[] =
     "      --fsize SIZE       largest file written (default 64M)\n"
     "      --output SIZE      captured output per stream (default 1M)\n"
     "      --tmpfs SIZE       size of /tmp (default 64M)\n"
+    "      --cpus N           run the sandbox and vigil on N of the CPUs vigil may\n"
+    "                         use (1: audited calls cost about half on VMs)\n"
     "      --allow-degraded   run even if Landlock is unavailable\n"
     "  -q, --quiet            no summary line\n"
     "\n"
@@ -46,7 +48,7 @@ static const char usage_text[] =
 
 enum {
     OPT_RESULT = 256, OPT_TASK, OPT_MODE, OPT_DRY, OPT_STACKS, OPT_WORKDIR, OPT_KEEP,
-    OPT_BIND, OPT_BIND_RW, OPT_ENV, OPT_ARTIFACT, OPT_DEGRADED,
+    OPT_BIND, OPT_BIND_RW, OPT_ENV, OPT_ARTIFACT, OPT_DEGRADED, OPT_CPUS,
     OPT_LIMIT_BASE = 512, /* + enum vg_limit */
 };
 
@@ -65,6 +67,7 @@ static const struct option options[] = {
     {"env", required_argument, NULL, OPT_ENV},
     {"artifact", required_argument, NULL, OPT_ARTIFACT},
     {"allow-degraded", no_argument, NULL, OPT_DEGRADED},
+    {"cpus", required_argument, NULL, OPT_CPUS},
     {"timeout", required_argument, NULL, OPT_LIMIT_BASE + VG_LIM_TIME},
     {"cpu", required_argument, NULL, OPT_LIMIT_BASE + VG_LIM_CPU},
     {"memory", required_argument, NULL, OPT_LIMIT_BASE + VG_LIM_MEMORY},
@@ -185,6 +188,13 @@ static int parse(struct vg_run_opts *o, int argc, char **argv)
             o->artifacts[o->nartifacts++] = optarg;
             break;
         case OPT_DEGRADED: o->allow_no_landlock = true; break;
+        case OPT_CPUS: {
+            uint64_t n;
+            if (!vg_parse_u64(optarg, &n) || n == 0 || n > 4096)
+                return bad("--cpus: '%s' is not a number of CPUs", optarg);
+            o->cpus = (unsigned)n;
+            break;
+        }
         case 'q': o->quiet = true; break;
         case 'h': fputs(usage_text, stdout); return -1;
         case '?':

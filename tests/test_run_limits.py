@@ -132,3 +132,15 @@ def test_output_flood_keeps_vigil_small(root_caller):
     assert len(out["tail"].encode()) == cap
     assert set(out["tail"]) == {"\0"}
     assert "output" in res["limits_hit"]
+
+
+def test_cpus_keeps_the_sandbox_on_that_many_cpus(root_caller):
+    avail = len(os.sched_getaffinity(0))
+    r = root_caller.run("grep", "Cpus_allowed_list", "/proc/self/status", opts=["--cpus", "1"])
+    assert r.rc == 0, r
+    allowed = r.stdout.split()[-1]
+    assert "," not in allowed and "-" not in allowed, allowed  # exactly one CPU
+    assert r.result["cpus"] == 1
+    too_many = root_caller.vigil_raw("run", "-q", "--cpus", str(avail + 1), "--", "true")
+    assert too_many.returncode == 125
+    assert f"only {avail} CPUs" in too_many.stderr

@@ -235,6 +235,8 @@ static void body(struct vg_json *j, const struct vg_result_in *in)
     vg_json_key(j, "mode");
     vg_json_str(j, in->opts->mode == VG_MODE_DRY_RUN ? "dry-run" : "enforce");
     vg_json_key(j, "engine"); vg_json_str(j, "ptrace");
+    vg_json_key(j, "cpus");
+    if (in->opts->cpus) vg_json_uint(j, in->opts->cpus); else vg_json_null(j);
     vg_json_key(j, "landlock_abi"); vg_json_int(j, in->landlock_abi);
     vg_json_key(j, "policy");
     vg_json_obj_begin(j);

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pwd.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -185,6 +186,35 @@ static int build_sandbox(struct run *r)
     return rc;
 }
 
+/* --cpus N: keep vigil (and so the sandbox it starts) on the first N CPUs
+ * it may use.  With one CPU an audited call needs no cross-CPU wake-up. */
+static int restrict_cpus(struct run *r)
+{
+    if (!r->o->cpus)
+        return 0;
+    cpu_set_t have, want;
+    if (sched_getaffinity(0, sizeof have, &have) < 0) {
+        vg_errf(&r->err, "--cpus: sched_getaffinity: %s", strerror(errno));
+        return -1;
+    }
+    CPU_ZERO(&want);
+    unsigned n = 0;
+    for (int c = 0; c < CPU_SETSIZE && n < r->o->cpus; c++)
+        if (CPU_ISSET(c, &have)) {
+            CPU_SET(c, &want);
+            n++;
+        }
+    if (n < r->o->cpus) {
+        vg_errf(&r->err, "--cpus %u: only %u CPUs are available", r->o->cpus, n);
+        return -1;
+    }
+    if (sched_setaffinity(0, sizeof want, &want) < 0) {
+        vg_errf(&r->err, "--cpus: sched_setaffinity: %s", strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
 static void block_signals(void)
 {
     sigset_t set;
@@ -325,7 +355,8 @@ int vg_run(struct vg_run_opts *o)
         goto out;
     places.work = r.workdir;
     if (vg_policy_compile(r.pol, &places, &r.err) < 0 || vg_run_artifacts(&r) < 0 ||
-        build_sandbox(&r) < 0 || check_result_path(&r) < 0 || open_log(&r) < 0 ||
+        build_sandbox(&r) < 0 || check_result_path(&r) < 0 || restrict_cpus(&r) < 0 ||
+        open_log(&r) < 0 ||
         vg_run_header(&r) < 0)
         goto out;
     struct vg_ending end = {0};

@@ -32,6 +32,7 @@ struct vg_run_opts {
     bool stacks_all;           /* --stacks: a stack on every audited call */
     bool quiet;                /* -q: no summary line on stderr */
     bool allow_no_landlock;    /* --allow-degraded: run without missing features */
+    unsigned cpus;             /* --cpus N: sandbox and supervisor on N CPUs; 0 = all */
     struct vg_limits limits;   /* flags; merged over the policy's */
     /* --bind / --bind-rw */
     struct vg_bind *binds;
