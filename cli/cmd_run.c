@@ -151,6 +151,7 @@ static void free_opts(struct vg_run_opts *o)
         free((char *)o->env[i].value);
     }
     free(o->env);
+    free((void *)o->artifacts);
 }
 
 static int parse(struct vg_run_opts *o, int argc, char **argv)
@@ -232,7 +233,6 @@ int vg_cmd_run(int argc, char **argv)
     o.argv_area_len = (size_t)(argv[argc - 1] + strlen(argv[argc - 1]) - argv[-1]);
     int r = parse(&o, argc, argv);
     if (r != 0) {
-        free((void *)o.artifacts);
         free_opts(&o);
         return r < 0 ? 0 : r;
     }

@@ -41,6 +41,7 @@ struct vg_engine_ctx {
     unsigned nartifacts;
     const char *command_path;       /* sandbox path of argv[0] if it is an artifact */
     const char *const *immutable;   /* trees nothing can change (see plan.h) */
+    const bool *audited;            /* [class]: vg_policy_audits, computed once */
     unsigned nimmutable;
     struct vg_outcome out;
 };

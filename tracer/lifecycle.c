@@ -79,6 +79,7 @@ void vg_pt_on_new_task(struct engine *e, struct vg_task *parent_task, int event)
     t->announced = true;
     vg_pt_log_start(e, t, flags);
     if (t->held) {
+        e->nheld--;
         /* It stopped first and waited for this event: let it go now that
          * its start record (with the clone flags) precedes its calls. */
         t->held = false;
@@ -139,7 +140,7 @@ void vg_pt_on_exec(struct engine *e, struct vg_task *t)
 
     const struct vg_policy *pol = e->ctx->pol;
     bool is_command = e->ctx->command_path && !strcmp(exe, e->ctx->command_path);
-    if (!vg_policy_audits(pol, VG_CLASS_EXEC) || is_command)
+    if (!e->ctx->audited[VG_CLASS_EXEC] || is_command)
         return;
     struct vg_verdict v = vg_policy_decide_path(pol, VG_CLASS_EXEC, exe);
     if (v.action == VG_ACT_ALLOW)
@@ -163,7 +164,8 @@ void vg_pt_on_exec(struct engine *e, struct vg_task *t)
  * would wait forever: record it with what /proc told us and let it run. */
 static void release_orphans(struct engine *e)
 {
-    for (size_t i = 0; i < e->tasks.cap; i++) {
+    /* called on every exit: only walk the table when someone waits */
+    for (size_t i = 0; e->nheld && i < e->tasks.cap; i++) {
         struct vg_task *t = &e->tasks.slots[i];
         if (!t->tid || !t->held)
             continue;
@@ -171,6 +173,7 @@ static void release_orphans(struct engine *e)
         if (vg_tasks_get(&e->tasks, creator))
             continue;
         t->held = false;
+        e->nheld--;
         t->announced = true;
         vg_pt_log_start(e, t, 0);
         ptrace(PTRACE_CONT, t->tid, 0, 0);
@@ -202,6 +205,8 @@ void vg_pt_on_exit(struct engine *e, pid_t tid, int status)
     }
     if (t && !t->is_thread)
         vg_unwinder_forget(e->unw, t->tgid);
+    if (t && t->held)
+        e->nheld--;
     vg_tasks_del(&e->tasks, tid);
     release_orphans(e);
 }

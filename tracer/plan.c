@@ -140,25 +140,12 @@ static bool visible_in_workdir(const struct vg_plan *p, const char *abs, const c
     return !strncmp(abs, p->cwd, n) && abs[n] == '/';
 }
 
-static void add_artifacts(struct vg_plan *p, const struct vg_run_opts *o)
+static void add_artifacts(struct vg_plan *p)
 {
-    for (unsigned i = 0; i < o->nartifacts; i++) {
-        const char *a = o->artifacts[i];
-        struct stat st;
-        if (stat(a, &st) < 0 || !S_ISREG(st.st_mode))
-            continue;
-        char *abs = realpath(a, NULL);
-        if (!abs)
-            continue;
-        /* A relative name is looked up by the candidate from its cwd, so
-         * that is where it must appear. */
-        char *joined = a[0] == '/' ? vg_xstrdup(a) : vg_xasprintf("%s/%s", p->cwd, a);
-        char *dst = vg_path_normalize(joined);
+    for (unsigned i = 0; i < p->nartifacts; i++) {
+        const char *abs = p->artifact_host[i], *dst = p->artifact_dst[i];
         if (!vg_plan_is_system_path(abs) && !visible_in_workdir(p, abs, dst))
             vg_plan_add(p, VG_OP_BIND_RO, abs, dst, 0, 0, false);
-        free(dst);
-        free(joined);
-        free(abs);
     }
 }
 
@@ -254,7 +241,7 @@ int vg_plan_build(struct vg_plan *p, const struct vg_run_opts *o,
     }
     if (add_binds(p, o->binds, o->nbinds, err) < 0)
         return -1;
-    add_artifacts(p, o);
+    add_artifacts(p);
     vg_plan_add(p, VG_OP_REMOUNT_RO, NULL, "/", 0, 0, false);
     build_env(p, o, pol);
     return 0;

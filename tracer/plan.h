@@ -52,6 +52,11 @@ struct vg_plan {
     gid_t outside_gid;
     bool root_caller;     /* vigil runs as host root */
     bool private_workdir; /* the workdir lives only in the sandbox's /tmp */
+    /* Files named on the command line: host path -> sandbox path (set by
+     * the caller before vg_plan_build). */
+    char *const *artifact_host;
+    char *const *artifact_dst;
+    unsigned nartifacts;
     char *argv_area;      /* see vg_run_opts */
     size_t argv_area_len;
     /* Landlock: the kernel-enforced subset of the policy. */

@@ -120,7 +120,6 @@ static void on_seccomp(struct engine *e, struct vg_task *t)
     struct vg_tracee tr = {.tid = t->tid, .pid = t->tgid, .root_fd = e->root_fd,
                            .cache = e->canon, .pivoted = true};
     struct vg_call call;
-    memset(&call, 0, sizeof call);
     uint64_t args[6];
     memcpy(args, info.seccomp.args, sizeof args);
     vg_decode_call(&tr, (int)info.seccomp.nr, args, &call);
@@ -180,10 +179,12 @@ static void on_stop(struct engine *e, pid_t tid, int status)
         if (event == PTRACE_EVENT_STOP || sig == SIGSTOP) {
             /* A new task's first stop.  Until its creator's event is in,
              * it stays stopped: its records must follow its start record. */
-            if (t->announced)
+            if (t->announced) {
                 ptrace(PTRACE_CONT, tid, 0, 0);
-            else
+            } else {
                 t->held = true;
+                e->nheld++;
+            }
             return;
         }
     }

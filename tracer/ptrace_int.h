@@ -21,6 +21,7 @@ struct engine {
     struct vg_canon_cache *canon; /* symlink lookups under immutable trees */
     pid_t cand_pid;         /* host pid of the candidate's first process */
     bool init_gone;
+    unsigned nheld;         /* tasks held at their first stop (see on_stop) */
     uint64_t spin_ns;       /* 0 on a single CPU: spinning would starve the candidate */
 };
 

@@ -156,6 +156,9 @@ static int open_log(struct run *r)
 static int build_sandbox(struct run *r)
 {
     r->plan.limits = r->limits;
+    r->plan.artifact_host = r->artifact_hosts;
+    r->plan.artifact_dst = r->artifact_paths;
+    r->plan.nartifacts = r->nartifacts;
     if (vg_plan_build(&r->plan, r->o, r->pol, r->workdir, &r->err) < 0)
         return -1;
     int abi = vg_landlock_abi();
@@ -172,10 +175,9 @@ static int build_sandbox(struct run *r)
             return -1;
         }
     }
-    bool audited[VG_CLASS_NCLASSES];
     for (int c = 0; c < VG_CLASS_NCLASSES; c++)
-        audited[c] = vg_policy_audits(r->pol, c);
-    scmp_filter_ctx cand = vg_filter_candidate(audited, &r->err);
+        r->audited[c] = vg_policy_audits(r->pol, c);
+    scmp_filter_ctx cand = vg_filter_candidate(r->audited, &r->err);
     scmp_filter_ctx init = cand ? vg_filter_init(&r->err) : NULL;
     int rc = init && vg_filter_export(cand, &r->cand_bpf, &r->err) == 0 &&
                      vg_filter_export(init, &r->init_bpf, &r->err) == 0 ? 0 : -1;
@@ -271,6 +273,7 @@ static int supervise(struct run *r, struct vg_ending *end)
         .opts = r->o, .pol = r->pol, .log = r->log, .start_mono_ns = r->start_mono,
         .artifacts = (const char *const *)r->artifact_paths, .nartifacts = r->nartifacts,
         .command_path = r->command_path,
+        .audited = r->audited,
     };
     const char *immutable[16];
     ctx.nimmutable = vg_plan_immutable(&r->plan, immutable, VG_ARRAY_LEN(immutable));
@@ -329,10 +332,11 @@ static void cleanup(struct run *r)
         free((char *)r->artifacts[i].path);
         free((char *)r->artifacts[i].sha256);
         free(r->artifact_paths[i]);
+        free(r->artifact_hosts[i]);
     }
     free(r->artifacts);
     free(r->artifact_paths);
-    free((void *)r->o->artifacts);
+    free(r->artifact_hosts);
     free(r->command_path);
     free(r->workdir);
     free(r->log_path);

@@ -22,10 +22,12 @@ struct run {
     struct vg_log *log;
     struct vg_artifact *artifacts;
     char **artifact_paths;      /* sandbox view */
+    char **artifact_hosts;      /* canonical host paths */
     unsigned nartifacts;
     char *command_path;
     struct vg_plan plan;
     struct vg_bpf cand_bpf, init_bpf;
+    bool audited[VG_CLASS_NCLASSES]; /* per class: intercepted at all? */
     uint64_t start_wall, start_mono;
     char kernel[300];
     struct vg_err err;

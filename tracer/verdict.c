@@ -99,7 +99,7 @@ void vg_decide_call(const struct vg_engine_ctx *ctx, const struct vg_call *call,
         v->decision = VG_DEC_ALLOW;
         return;
     }
-    if (!vg_policy_audits(ctx->pol, call->cls)) {
+    if (!ctx->audited[call->cls]) {
         /* Traced because its row serves another class (open for read when
          * only writes are audited): nothing to decide or record. */
         v->record = false;
