@@ -51,6 +51,15 @@ static inline pid_t check_traced_child(void (*body)(void))
     return pid;
 }
 
+/* Remove a test's temporary tree (best effort, said on stderr). */
+static inline void check_rmtree(const char *dir)
+{
+    char cmd[4200];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    if (system(cmd) != 0)
+        fprintf(stderr, "warning: could not remove %s\n", dir);
+}
+
 static inline int check_done(void)
 {
     printf("%d passed, %d failed\n", check_passed, check_failed);

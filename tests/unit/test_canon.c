@@ -265,10 +265,7 @@ int main(void)
     test_missing_loops_proc();
     test_proc_readers();
     test_sandbox_view();
-    char *cmd = vg_xasprintf("rm -rf '%s'", tmpdir);
-    if (system(cmd) != 0)
-        fprintf(stderr, "warning: could not remove %s\n", tmpdir);
-    free(cmd);
+    check_rmtree(tmpdir);
     close(root_fd);
     return check_done();
 }

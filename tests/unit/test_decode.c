@@ -392,9 +392,6 @@ int main(void)
     kill(pid, SIGKILL);
     waitpid(pid, NULL, 0);
     close(tr.root_fd);
-    char *cmd = vg_xasprintf("rm -rf '%s'", tmpdir);
-    if (system(cmd) != 0)
-        fprintf(stderr, "warning: could not remove %s\n", tmpdir);
-    free(cmd);
+    check_rmtree(tmpdir);
     return check_done();
 }

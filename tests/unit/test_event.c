@@ -12,22 +12,9 @@
 #include <unistd.h>
 
 #include "event/reader.h"
+#include "tests/unit/check.h"
 #include "event/writer.h"
 
-static int passed, failed;
-#define CHECK(cond) check((cond), #cond, __FILE__, __LINE__)
-static bool check(bool ok, const char *what, const char *file, int line)
-{
-    if (ok)
-        passed++;
-    else {
-        failed++;
-        fprintf(stderr, "%s:%d: FAILED: %s\n", file, line, what);
-    }
-    return ok;
-}
-static bool streq(const char *a, const char *b) { return a == b || (a && b && !strcmp(a, b)); }
-#define CHECK_STR(a, b) check(streq((a), (b)), #a " == " #b, __FILE__, __LINE__)
 
 static char tmpdir[] = "/tmp/test_event.XXXXXX";
 static char *tmp_path(const char *name) { return vg_xasprintf("%s/%s", tmpdir, name); }
@@ -720,10 +707,6 @@ int main(void)
     test_disk_full();
     test_names();
     test_presentation();
-    char *cmd = vg_xasprintf("rm -rf '%s'", tmpdir);
-    if (system(cmd) != 0)
-        fprintf(stderr, "could not remove %s\n", tmpdir);
-    free(cmd);
-    printf("%d passed, %d failed\n", passed, failed);
-    return failed ? 1 : 0;
+    check_rmtree(tmpdir);
+    return check_done();
 }

@@ -551,9 +551,6 @@ int main(void)
     test_follow();
     test_replay();
     test_strtab();
-    char *cmd = vg_xasprintf("rm -rf '%s'", tmpdir);
-    if (system(cmd) != 0)
-        fprintf(stderr, "could not remove %s\n", tmpdir);
-    free(cmd);
+    check_rmtree(tmpdir);
     return check_done();
 }
