@@ -73,16 +73,19 @@ def secret():
     shutil.rmtree(home)
 
 
-def outcome(stdout):
-    return dict(line.split(" ", 1) for line in stdout.splitlines() if " " in line)
+def run_probe(caller, probe, secret, name):
+    """The probe under policies/NAME, told where the home's key is; returns
+    the Run and {step: "ok" | "failed ERRNO"}."""
+    home, key = secret
+    r = caller.run("python3", probe, env={"HOME": home},
+                   opts=["-p", policy(name), "--env", f"SECRET={key}"])
+    assert r.rc == 0, r
+    return r, dict(line.split(" ", 1) for line in r.stdout.splitlines() if " " in line)
 
 
 def test_default_policy(root_caller, probe, secret):
-    home, key = secret
-    r = root_caller.run("python3", probe, env={"HOME": home},
-                        opts=["-p", policy("default.policy"), "--env", f"SECRET={key}"])
-    assert r.rc == 0, r
-    got = outcome(r.stdout)
+    r, got = run_probe(root_caller, probe, secret, "default.policy")
+    key = secret[1]
     assert got["read-system"] == "ok" and got["write-work"] == "ok" and got["write-tmp"] == "ok"
     assert got["write-system"].startswith("failed")
     assert got["read-home"].startswith("failed")
@@ -217,11 +220,7 @@ def test_localhost_policy(root_caller):
 
 
 def test_observe_policy_allows_and_records_everything(root_caller, probe, secret):
-    home, key = secret
-    r = root_caller.run("python3", probe, env={"HOME": home},
-                        opts=["-p", policy("observe.policy"), "--env", f"SECRET={key}"])
-    assert r.rc == 0, r
-    got = outcome(r.stdout)
+    r, got = run_probe(root_caller, probe, secret, "observe.policy")
     assert got["exec-other"] == "ok"
     # the kernel boundary still holds: /usr is read-only, the home not mounted
     assert got["write-system"] == "failed 30"

@@ -289,26 +289,36 @@ def check_summary(t, path):
 
 # ---- tests ----
 
-def test_list_filters_search(term, small_log):
-    t = open_viewer(term, small_log)
-    check_list(t, small_log)
-    check_denials(t, small_log)
-    check_search(t, small_log, "id_rsa")
+# The views are checked on a generated log (every kind of record) and on
+# the log of a real run (the bundled candidate under the default policy).
+LOGS = pytest.mark.parametrize("log_name", ["small_log", "real_log"])
 
 
-def test_detail_pane(term, small_log):
-    t = open_viewer(term, small_log, height=50)
-    check_detail(t, small_log)
+@LOGS
+def test_list_filters_search(term, request, log_name):
+    log = request.getfixturevalue(log_name)
+    t = open_viewer(term, log)
+    check_list(t, log)
+    check_denials(t, log)
+    check_search(t, log, "id_rsa")
 
 
-def test_process_tree(term, small_log):
-    t = open_viewer(term, small_log, height=40)
-    check_tree(t, small_log)
+@LOGS
+def test_detail_pane(term, request, log_name):
+    log = request.getfixturevalue(log_name)
+    check_detail(open_viewer(term, log, height=50), log)
 
 
-def test_summary(term, small_log):
-    t = open_viewer(term, small_log, height=40)
-    check_summary(t, small_log)
+@LOGS
+def test_process_tree(term, request, log_name):
+    log = request.getfixturevalue(log_name)
+    check_tree(open_viewer(term, log, height=40), log)
+
+
+@LOGS
+def test_summary(term, request, log_name):
+    log = request.getfixturevalue(log_name)
+    check_summary(open_viewer(term, log, height=40), log)
 
 
 def test_class_filter_and_clear(term, small_log):
@@ -502,8 +512,8 @@ def test_hostile_strings_are_shown_escaped(term, small_log, tmp_path):
 
 @pytest.fixture(scope="session")
 def real_log(tmp_path_factory):
-    """vigil run on the bundled sloppy candidate: real denials with stacks,
-    a subprocess, a trailer."""
+    """vigil run on the bundled sloppy candidate: real denials with stacks
+    and a trailer."""
     d = tmp_path_factory.mktemp("real")
     log = str(d / "run.msgpack")
     example = os.path.join(os.path.dirname(__file__), "..", "examples", "sloppy_cleanup.py")
@@ -514,19 +524,3 @@ def real_log(tmp_path_factory):
     assert r.returncode in (0, 1), r.stderr
     return log
 
-
-def test_real_run_list_and_search(term, real_log):
-    t = open_viewer(term, real_log)
-    check_list(t, real_log)
-    check_denials(t, real_log)
-    check_search(t, real_log, "id_rsa")
-
-
-def test_real_run_detail_shows_rule_and_stack(term, real_log):
-    check_detail(open_viewer(term, real_log, height=50), real_log)
-
-
-def test_real_run_tree_and_summary(term, real_log):
-    t = open_viewer(term, real_log, height=50)
-    check_tree(t, real_log)
-    check_summary(t, real_log)
