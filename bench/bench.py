@@ -365,7 +365,8 @@ def main():
     os.makedirs(work, exist_ok=True)
     os.chmod(work, 0o777)  # the sandbox's user is unprivileged on the host
     os.makedirs(os.path.join(a.scratch, "logs"), exist_ok=True)
-    env = tools.Env(a.root, a.vigil, work, os.path.join(a.scratch, "logs"), a.calls)
+    env = tools.Env(a.root, a.vigil, work, os.path.join(a.scratch, "logs"), a.calls,
+                    base=os.environ.get("VIGIL_BASE") or None)
     os.chdir(work)
     b = Bench(cfg, env, a.scratch, a.peakrss)
     only = set(a.only.split(",")) if a.only else None

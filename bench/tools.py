@@ -40,9 +40,12 @@ class Env:
     dir (the candidate's cwd, writable by the sandbox's unprivileged user),
     the directory for logs, and the loop program outside the sandbox."""
 
-    def __init__(self, root, vigil, work, logs, calls):
+    def __init__(self, root, vigil, work, logs, calls, base=None):
         self.root = root
         self.vigil = vigil
+        # VIGIL_BASE: an older vigil binary run beside this one, so that a
+        # change's cost is a ratio measured in the same run ("before").
+        self.base = base
         self.policy = os.path.join(root, "bench/bench.policy")
         self.work = work
         self.logs = logs
@@ -61,15 +64,18 @@ class Env:
     def bare(self, argv, tag):
         return list(argv)
 
-    def vigil_run(self, argv, tag, extra=()):
+    def vigil_run(self, argv, tag, extra=(), binary=None):
         argv = [CALLS_IN_SANDBOX if a == self.calls else a for a in argv]
-        return [self.vigil, "run", "-q", "-p", self.policy, "--workdir", self.work,
+        return [binary or self.vigil, "run", "-q", "-p", self.policy, "--workdir", self.work,
                 "--bind", "%s:%s" % (self.calls, CALLS_IN_SANDBOX),
                 "--env", "PYTHONDONTWRITEBYTECODE=1", "-o", self.log_path(tag),
                 *extra, "--"] + argv
 
     def vigil_nohash(self, argv, tag):
         return self.vigil_run(argv, tag, ["--artifact", self.tiny])
+
+    def vigil_before(self, argv, tag):
+        return self.vigil_run(argv, tag, binary=self.base)
 
     def strace_all(self, argv, tag):
         return [STRACE, "-f", "-o", "/dev/null"] + list(argv)
@@ -89,9 +95,11 @@ class Env:
 
     def audit_tools(self):
         """(key, label, wrapper) of the tools the workloads run under."""
+        before = [("vigil-before", "vigil run, $VIGIL_BASE binary", self.vigil_before)]
         return [
             ("bare", "bare", self.bare),
             ("vigil", "vigil run", self.vigil_run),
+            *(before if self.base else []),
             ("vigil-nh", "vigil run --artifact <tiny>", self.vigil_nohash),
             ("strace", "strace -f", self.strace_all),
             ("strace-sc", "strace -f --seccomp-bpf %file,%network,%process", self.strace_seccomp),
