@@ -55,6 +55,44 @@ static size_t parent_len(const char *s, size_t n)
     return n > 1 ? n - 1 : n;
 }
 
+/* The dynamic loaders the kernel opens for execution on behalf of every
+ * dynamically linked program (binfmt_elf's PT_INTERP), so they need the
+ * EXECUTE right wherever exec is handled.  Missing ones are skipped. */
+static const char *const elf_loaders[] = {
+    "/usr/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2",
+    "/usr/lib64/ld-linux-x86-64.so.2",
+};
+
+/* Exec grants: EXECUTE (and reading, which the kernel needs to load the
+ * program) beneath the directory holding everything the pattern can
+ * match, exact patterns included: /usr/bin/python3 grants /usr/bin.  A
+ * coarser superset than read's, for two reasons: a few directory rules
+ * instead of one file rule per program (each costs the sandbox three system
+ * calls at start-up), and the supervisor still judges each exec by name. */
+static void add_exec(struct vg_landlock_plan *pl, const struct vg_policy *p, uint64_t rights)
+{
+    for (uint32_t i = 0; i < p->nlist[VG_CLASS_EXEC]; i++) {
+        const struct vg_prule *r = &p->rules[p->list[VG_CLASS_EXEC][i]];
+        if (r->act != VG_ACT_ALLOW || r->is_net || !r->path.globs)
+            continue;
+        for (uint32_t j = 0; j < r->path.nalts; j++) {
+            const struct vg_glob *g = &r->path.globs[j];
+            if (g->text[0] == '/')
+                add(pl, g->text, g->exact ? parent_len(g->text, strlen(g->text))
+                                          : dir_prefix(g->text), rights, false);
+        }
+    }
+    for (size_t i = 0; i < VG_ARRAY_LEN(elf_loaders); i++)
+        add(pl, elf_loaders[i], strlen(elf_loaders[i]), rights, true);
+}
+
+void vg_landlock_plan_exec_file(struct vg_landlock_plan *plan, const char *path)
+{
+    if (path && path[0] == '/' && (plan->handled_fs & LANDLOCK_ACCESS_FS_EXECUTE))
+        add(plan, path, strlen(path),
+            LANDLOCK_ACCESS_FS_EXECUTE | (plan->handled_fs & LANDLOCK_ACCESS_FS_READ_FILE), true);
+}
+
 /* Grants for one allow pattern: read-like (rights on what is beneath) or,
  * with write, also the entry rights creating and removing it need. */
 static void add_glob(struct vg_landlock_plan *pl, const struct vg_glob *g,
@@ -183,11 +221,18 @@ int vg_policy_landlock_plan(const struct vg_policy *p, int abi,
         pr.entry |= LANDLOCK_ACCESS_FS_REFER;
     if (abi >= 3)
         pr.write_file |= LANDLOCK_ACCESS_FS_TRUNCATE;
-    if (p->def[VG_CLASS_READ] != VG_ACT_ALLOW) {
+    bool read = p->def[VG_CLASS_READ] != VG_ACT_ALLOW;
+    if (read) {
         plan->handled_fs |= LL_READ;
         add_class(plan, p, VG_CLASS_READ, LL_READ, &pr, false);
-        /* exec opens the binary for reading (EXECUTE itself is not handled:
-         * the supervisor decides exec) */
+    }
+    /* Exec in the kernel as well as in the supervisor: a program outside
+     * every exec grant (one the candidate wrote to $WORK, say) cannot be
+     * started even if the supervisor were wrong. */
+    if (p->def[VG_CLASS_EXEC] != VG_ACT_ALLOW) {
+        plan->handled_fs |= LANDLOCK_ACCESS_FS_EXECUTE;
+        add_exec(plan, p, LANDLOCK_ACCESS_FS_EXECUTE | (read ? LANDLOCK_ACCESS_FS_READ_FILE : 0));
+    } else if (read) {
         add_class(plan, p, VG_CLASS_EXEC, LANDLOCK_ACCESS_FS_READ_FILE, &pr, false);
     }
     if (p->def[VG_CLASS_WRITE] != VG_ACT_ALLOW) {

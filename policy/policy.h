@@ -146,6 +146,9 @@ struct vg_landlock_plan {
  * Free with vg_landlock_plan_free. */
 int vg_policy_landlock_plan(const struct vg_policy *p, int abi,
                             struct vg_landlock_plan *plan);
+/* Also let the candidate execute the one file at path (sandbox view): the
+ * command named on the command line.  No-op when exec is not handled. */
+void vg_landlock_plan_exec_file(struct vg_landlock_plan *plan, const char *path);
 void vg_landlock_plan_free(struct vg_landlock_plan *plan);
 
 /* Print the normalized rules (vigil check). */

@@ -174,6 +174,7 @@ static int build_sandbox(struct run *r)
             vg_errf(&r->err, "cannot express the policy for Landlock");
             return -1;
         }
+        vg_landlock_plan_exec_file(&r->plan.landlock, r->command_path);
     }
     for (int c = 0; c < VG_CLASS_NCLASSES; c++)
         r->audited[c] = vg_policy_audits(r->pol, c);

@@ -419,13 +419,22 @@ static void test_landlock_plan(void)
     CHECK(pl.handled_fs & LANDLOCK_ACCESS_FS_READ_FILE);
     CHECK(pl.handled_fs & LANDLOCK_ACCESS_FS_WRITE_FILE);
     CHECK(pl.handled_fs & LANDLOCK_ACCESS_FS_TRUNCATE);
-    CHECK(!(pl.handled_fs & LANDLOCK_ACCESS_FS_EXECUTE));
+    /* exec is handled: the programs the policy runs, the loader, nothing
+     * the candidate can write */
+    CHECK(pl.handled_fs & LANDLOCK_ACCESS_FS_EXECUTE);
+    CHECK(plan_grants(&pl, "/usr/bin/python3", LANDLOCK_ACCESS_FS_EXECUTE));
+    CHECK(plan_has(&pl, "/usr/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2",
+                   LANDLOCK_ACCESS_FS_EXECUTE, true));
+    CHECK(!plan_grants(&pl, "/work/cand/a.out", LANDLOCK_ACCESS_FS_EXECUTE));
+    CHECK(!plan_grants(&pl, "/tmp/a.out", LANDLOCK_ACCESS_FS_EXECUTE));
     CHECK(plan_has(&pl, "/work/cand", LANDLOCK_ACCESS_FS_MAKE_REG | LANDLOCK_ACCESS_FS_WRITE_FILE, false));
     CHECK(plan_has(&pl, "/tmp", LANDLOCK_ACCESS_FS_MAKE_DIR | LANDLOCK_ACCESS_FS_READ_FILE, false));
     CHECK(plan_has(&pl, "/usr", LANDLOCK_ACCESS_FS_READ_FILE, false));
-    /* exec's read of /usr/bin/... is granted by /usr, so it is not repeated */
+    /* exec grants the directories of its programs, not one rule per program */
     CHECK(plan_grants(&pl, "/usr/bin/python3", LANDLOCK_ACCESS_FS_READ_FILE));
-    CHECK(!plan_has(&pl, "/usr/bin", LANDLOCK_ACCESS_FS_READ_FILE, false));
+    CHECK(plan_has(&pl, "/usr/bin", LANDLOCK_ACCESS_FS_EXECUTE | LANDLOCK_ACCESS_FS_READ_FILE, false));
+    vg_landlock_plan_exec_file(&pl, "/work/cand/a.out");
+    CHECK(plan_has(&pl, "/work/cand/a.out", LANDLOCK_ACCESS_FS_EXECUTE, true));
     CHECK(pl.nrules < 30);
     CHECK(plan_has(&pl, "/dev/null", LANDLOCK_ACCESS_FS_WRITE_FILE, true));
     CHECK(plan_has(&pl, "/", LANDLOCK_ACCESS_FS_READ_DIR, true));
@@ -445,7 +454,9 @@ static void test_landlock_plan(void)
     p = pol("version 1\nallow connect tcp 127.0.0.1:8000-8009 [::1]:8000-8009 udp *:*\n"
             "allow bind tcp *:*\ndefault allow read write\n");
     vg_policy_landlock_plan(p, 4, &pl);
-    CHECK(pl.handled_fs == 0 && pl.nrules == 0);
+    /* no exec rule: only the loaders may be executed */
+    CHECK(pl.handled_fs == LANDLOCK_ACCESS_FS_EXECUTE);
+    CHECK(!plan_grants(&pl, "/usr/bin/python3", LANDLOCK_ACCESS_FS_EXECUTE));
     CHECK(pl.handled_net == LANDLOCK_ACCESS_NET_CONNECT_TCP);   /* bind: any port */
     CHECK(pl.nconnect_ports == 10);
     vg_landlock_plan_free(&pl);
