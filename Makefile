@@ -17,6 +17,25 @@ LDLIBS  += -Wl,-Bstatic $(shell pkg-config --libs --static $(STATIC) 2>/dev/null
 LDLIBS  += $(shell pkg-config --libs $(SHARED) 2>/dev/null) -lm -lpthread
 LDFLAGS += $(SAN)
 
+# Where `make install` puts things; DESTDIR for staged installs (packages).
+PREFIX  ?= /usr/local
+BINDIR  ?= $(PREFIX)/bin
+DATADIR ?= $(PREFIX)/share
+MANDIR  ?= $(DATADIR)/man
+POLDIR  := $(DATADIR)/vigil/policies
+# The installed binary finds shipped policies by name (-p python) here.
+CFLAGS  += -DVG_POLICY_DIR='"$(POLDIR)"'
+
+# Quiet by default: one line per file; V=1 shows every command.
+V ?= 0
+ifeq ($(V),0)
+Q = @
+say = @printf '  %-6s %s\n' $(1) $(2);
+else
+Q =
+say =
+endif
+
 LAYERS  := util event policy tracer viewer cli
 SRCS    := $(foreach d,$(LAYERS),$(wildcard $(d)/*.c))
 OBJS    := $(SRCS:%.c=$(BUILD)/%.o) $(BUILD)/gen/default_policy.o
@@ -37,28 +56,28 @@ vigil: $(BUILD)/vigil
 	@cp $< $@.tmp && mv -f $@.tmp $@
 
 $(BUILD)/vigil: $(OBJS)
-	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+	$(call say,LD,$@)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 $(BUILD)/%.o: %.c $(wildcard */*.h)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -c -o $@ $<
+	$(call say,CC,$<)$(CC) $(CFLAGS) -c -o $@ $<
 
 # The default policy is compiled into the binary so that `vigil run` works
 # from any directory without an install step.
 $(BUILD)/gen/default_policy.c: policies/default.policy scripts/embed.sh
 	@mkdir -p $(dir $@)
-	./scripts/embed.sh vg_default_policy_text $< > $@
+	$(call say,GEN,$@)./scripts/embed.sh vg_default_policy_text $< > $@
 
 $(BUILD)/gen/default_policy.o: $(BUILD)/gen/default_policy.c
-	$(CC) $(CFLAGS) -c -o $@ $<
+	$(call say,CC,$<)$(CC) $(CFLAGS) -c -o $@ $<
 
 $(BUILD)/tests/%: tests/unit/%.c $(LIBOBJS)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+	$(call say,LD,$@)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 $(BUILD)/bench/%: bench/%.c $(LIBOBJS)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+	$(call say,LD,$@)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 unit: $(UNITS)
 

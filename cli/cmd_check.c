@@ -1,8 +1,10 @@
 /* cmd_check.c: `vigil check [--strict] [--quiet] POLICY...`: parse and
- * validate policies, print their normalized rules.  Exit 0 when all are
+ * validate policies, print their normalized rules; `vigil check --list`
+ * names the shipped policies.  Exit 0 when all are
  * valid (warnings allowed unless --strict), 1 when any is not, 2 on usage
  * errors. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli/cli.h"
@@ -10,14 +12,17 @@
 
 static const char usage_text[] =
     "usage: vigil check [--strict] [--quiet] POLICY...\n"
+    "       vigil check --list\n"
     "\n"
-    "Parse and validate each policy file (following its includes), print its\n"
+    "Parse and validate each policy (a file, or the name of a shipped policy:\n"
+    "'python' is python.policy), following its includes, print its\n"
     "rules in normalized form, one per line with the file:line it came from,\n"
     "then its defaults, limits, binds and environment.  Errors and warnings\n"
     "go to stderr as FILE:LINE:COL: message.\n"
     "\n"
     "  --strict   treat warnings (shadowed rules, dangerous grants) as errors\n"
     "  --quiet    print only errors and warnings\n"
+    "  --list     the shipped policies, by name, with their files\n"
     "  --help     this text\n"
     "\n"
     "Exit status: 0 all valid, 1 some policy is invalid, 2 usage error.\n"
@@ -27,10 +32,18 @@ struct check_opts {
     bool strict, quiet;
 };
 
-static int check_one(const char *path, const struct check_opts *o)
+static void print_shipped(const char *name, const char *path, void *arg)
+{
+    (void)arg;
+    printf("%-12s %s\n", name, path);
+}
+
+static int check_one(const char *arg, const struct check_opts *o)
 {
     struct vg_err err = {{0}};
-    struct vg_policy *p = vg_policy_load(path, &err);
+    char *path = vg_policy_find(arg, &err);
+    struct vg_policy *p = path ? vg_policy_load(path, &err) : NULL;
+    free(path);
     if (!p) {
         fprintf(stderr, "%s\n", err.msg);
         return 1;
@@ -56,6 +69,10 @@ int vg_cmd_check(int argc, char **argv)
         }
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
             fputs(usage_text, stdout);
+            return 0;
+        }
+        if (!strcmp(a, "--list")) {
+            vg_policy_list(print_shipped, NULL);
             return 0;
         }
         if (!strcmp(a, "--strict"))

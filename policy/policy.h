@@ -146,6 +146,13 @@ struct vg_landlock_plan {
  * Free with vg_landlock_plan_free. */
 int vg_policy_landlock_plan(const struct vg_policy *p, int abi,
                             struct vg_landlock_plan *plan);
+/* The policy file a -p argument names (policy/find.c): a path as given,
+ * or the NAME of a shipped policy (NAME.policy).  Malloc'd; NULL with err
+ * when there is none. */
+char *vg_policy_find(const char *arg, struct vg_err *err);
+/* Calls fn for each shipped policy (name, real path), first of a name only,
+ * in search order. */
+void vg_policy_list(void (*fn)(const char *name, const char *path, void *arg), void *arg);
 /* Also let the candidate execute the one file at path (sandbox view): the
  * command named on the command line.  No-op when exec is not handled. */
 void vg_landlock_plan_exec_file(struct vg_landlock_plan *plan, const char *path);

@@ -153,6 +153,27 @@ def test_shell_policy(root_caller):
     assert execs["/usr/bin/gzip"][2]["file"].endswith("shell.policy")
 
 
+HELLO_C = '#include <stdio.h>\nint main(void) { puts("hello from C"); return 0; }\n'
+HELLO_CC = '#include <iostream>\nint main() { std::cout << "hello from C++" << std::endl; }\n'
+
+
+def test_c_policy_compiles_and_runs(root_caller):
+    d = root_caller.dir("csrc")
+    for name, text in (("hello.c", HELLO_C), ("hello.cc", HELLO_CC)):
+        with open(os.path.join(d, name), "w") as f:
+            f.write(text)
+    os.chmod(d, 0o777)
+    script = "gcc -O2 -o hc hello.c && ./hc && g++ -o hcc hello.cc && ./hcc"
+    r = root_caller.run("sh", "-c", script, opts=["-p", "c", "--workdir", d])
+    assert r.rc == 0, r
+    assert r.stdout.split("\n")[:2] == ["hello from C", "hello from C++"], r
+    execs = {x[0]: x for x in decisions(r.recs, "exec")}
+    assert execs[os.path.join(d, "hc")][1] == "allow"
+    assert execs["/usr/lib/gcc/x86_64-linux-gnu/12/cc1"][2]["file"].endswith("c.policy")
+    plain = root_caller.run("sh", "-c", "gcc -O2 -o hc2 hello.c", opts=["--workdir", d])
+    assert plain.rc != 0, plain  # the default policy has no compiler
+
+
 class Server:
     """A TCP server on the host's loopback that counts what it accepts."""
 

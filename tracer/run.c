@@ -38,8 +38,11 @@ static int fail(struct run *r, int code)
 static int load_policy(struct run *r)
 {
     if (r->o->policy_path) {
-        r->pol = vg_policy_load(r->o->policy_path, &r->err);
-        r->policy_name = r->o->policy_path;
+        r->policy_file = vg_policy_find(r->o->policy_path, &r->err);
+        if (!r->policy_file)
+            return -1;
+        r->pol = vg_policy_load(r->policy_file, &r->err);
+        r->policy_name = r->policy_file;
     } else {
         r->pol = vg_policy_parse("default.policy", vg_default_policy_text, &r->err);
         r->policy_name = "(builtin) default.policy";
@@ -339,6 +342,7 @@ static void cleanup(struct run *r)
     free(r->artifact_paths);
     free(r->artifact_hosts);
     free(r->command_path);
+    free(r->policy_file);
     free(r->workdir);
     free(r->log_path);
     vg_bpf_free(&r->cand_bpf);

@@ -15,6 +15,7 @@ struct run {
     struct vg_run_opts *o;
     struct vg_policy *pol;
     const char *policy_name;
+    char *policy_file;          /* what -p named, found (policy/find.c) */
     struct vg_limits limits;
     char *workdir;
     bool own_workdir;
