@@ -11,9 +11,18 @@ CFLAGS  += $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 # libseccomp, msgpack-c and ncurses are linked statically: fewer libraries
 # to map and relocate at every start, ~0.4 MB less resident per run.
 # libunwind stays shared (its static archive is not position-independent).
+# LINK=shared links them all dynamically (distribution packages: one copy
+# of each library on the system, updated with it).
+LINK    ?= static
 STATIC  := libseccomp msgpack ncursesw
 SHARED  := libunwind-ptrace libunwind-generic
+ifeq ($(LINK),shared)
+SHARED  += $(STATIC)
+STATIC  :=
+endif
+ifneq ($(STATIC),)
 LDLIBS  += -Wl,-Bstatic $(shell pkg-config --libs --static $(STATIC) 2>/dev/null) -Wl,-Bdynamic
+endif
 LDLIBS  += $(shell pkg-config --libs $(SHARED) 2>/dev/null) -lm -lpthread
 LDFLAGS += $(SAN)
 
@@ -23,8 +32,6 @@ BINDIR  ?= $(PREFIX)/bin
 DATADIR ?= $(PREFIX)/share
 MANDIR  ?= $(DATADIR)/man
 POLDIR  := $(DATADIR)/vigil/policies
-# The installed binary finds shipped policies by name (-p python) here.
-CFLAGS  += -DVG_POLICY_DIR='"$(POLDIR)"'
 
 # Quiet by default: one line per file; V=1 shows every command.
 V ?= 0
@@ -43,9 +50,14 @@ LIBOBJS := $(filter-out $(BUILD)/cli/main.o,$(OBJS))
 UNITS   := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/test_*.c))
 BENCHES := $(patsubst bench/%.c,$(BUILD)/bench/%,$(wildcard bench/*.c))
 
-.PHONY: all deps test-deps demo test unit sanitize fuzz bench clean
+MAN1    := vigil vigil-run vigil-check vigil-log vigil-view
+MAN5    := vigil-policy vigil-log
+MAN7    := vigil-security
+MANS    := $(MAN1:%=$(BUILD)/man/%.1) $(MAN5:%=$(BUILD)/man/%.5) $(MAN7:%=$(BUILD)/man/%.7)
 
-all: vigil
+.PHONY: all deps test-deps demo test unit sanitize fuzz bench clean man install uninstall FORCE
+
+all: vigil man
 
 deps:
 	@./scripts/install-deps.sh build
@@ -60,7 +72,15 @@ $(BUILD)/vigil: $(OBJS)
 
 $(BUILD)/%.o: %.c $(wildcard */*.h)
 	@mkdir -p $(dir $@)
-	$(call say,CC,$<)$(CC) $(CFLAGS) -c -o $@ $<
+	$(call say,CC,$<)$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
+
+# The installed binary finds shipped policies by name (-p python) in
+# POLDIR, so the one file that knows it is rebuilt when PREFIX changes.
+$(BUILD)/gen/poldir: FORCE
+	@mkdir -p $(dir $@)
+	@echo '$(POLDIR)' | cmp -s - $@ || echo '$(POLDIR)' > $@
+$(BUILD)/policy/find.o: CPPFLAGS += -DVG_POLICY_DIR='"$(POLDIR)"'
+$(BUILD)/policy/find.o: $(BUILD)/gen/poldir
 
 # The default policy is compiled into the binary so that `vigil run` works
 # from any directory without an install step.
@@ -69,7 +89,7 @@ $(BUILD)/gen/default_policy.c: policies/default.policy scripts/embed.sh
 	$(call say,GEN,$@)./scripts/embed.sh vg_default_policy_text $< > $@
 
 $(BUILD)/gen/default_policy.o: $(BUILD)/gen/default_policy.c
-	$(call say,CC,$<)$(CC) $(CFLAGS) -c -o $@ $<
+	$(call say,CC,$<)$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
 
 $(BUILD)/tests/%: tests/unit/%.c $(LIBOBJS)
 	@mkdir -p $(dir $@)
@@ -80,6 +100,44 @@ $(BUILD)/bench/%: bench/%.c $(LIBOBJS)
 	$(call say,LD,$@)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 unit: $(UNITS)
+
+# Manual pages, generated from what they describe (scripts/man.py): the
+# subcommands' --help text and docs/*.md, so they cannot drift.
+man: $(MANS)
+$(BUILD)/man/vigil.1: $(BUILD)/vigil scripts/man.py
+	@mkdir -p $(dir $@)
+	$(call say,MAN,$@)$(BUILD)/vigil --help | scripts/man.py help vigil 1 \
+	    "run untrusted code in a sandbox, decide and record every attempt" > $@
+$(BUILD)/man/vigil-%.1: $(BUILD)/vigil scripts/man.py
+	@mkdir -p $(dir $@)
+	$(call say,MAN,$@)$(BUILD)/vigil $* --help | scripts/man.py help vigil-$* 1 \
+	    "$$($(BUILD)/vigil --help | awk '$$1 == "$*" { $$1 = ""; sub(/^ +/, ""); print }')" > $@
+$(BUILD)/man/vigil-policy.5: docs/POLICY.md scripts/man.py
+	@mkdir -p $(dir $@)
+	$(call say,MAN,$@)scripts/man.py doc vigil-policy 5 "the vigil policy language" < $< > $@
+$(BUILD)/man/vigil-log.5: docs/FORMAT.md scripts/man.py
+	@mkdir -p $(dir $@)
+	$(call say,MAN,$@)scripts/man.py doc vigil-log 5 "the vigil run log format" < $< > $@
+$(BUILD)/man/vigil-security.7: docs/SECURITY.md scripts/man.py
+	@mkdir -p $(dir $@)
+	$(call say,MAN,$@)scripts/man.py doc vigil-security 7 "what vigil guarantees, and its limits" < $< > $@
+
+# PREFIX=/usr DESTDIR=stage for packages.  Only the files listed here are
+# installed, and uninstall removes only those.
+install: $(BUILD)/vigil man
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(POLDIR) $(DESTDIR)$(MANDIR)/man1 \
+	    $(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(MANDIR)/man7
+	install -m 755 $(BUILD)/vigil $(DESTDIR)$(BINDIR)/vigil
+	install -m 644 policies/*.policy $(DESTDIR)$(POLDIR)/
+	install -m 644 $(MAN1:%=$(BUILD)/man/%.1) $(DESTDIR)$(MANDIR)/man1/
+	install -m 644 $(MAN5:%=$(BUILD)/man/%.5) $(DESTDIR)$(MANDIR)/man5/
+	install -m 644 $(MAN7:%=$(BUILD)/man/%.7) $(DESTDIR)$(MANDIR)/man7/
+
+uninstall:
+	rm -f $(DESTDIR)$(BINDIR)/vigil $(patsubst policies/%,$(DESTDIR)$(POLDIR)/%,$(wildcard policies/*.policy))
+	rm -f $(MAN1:%=$(DESTDIR)$(MANDIR)/man1/%.1) $(MAN5:%=$(DESTDIR)$(MANDIR)/man5/%.5) \
+	    $(MAN7:%=$(DESTDIR)$(MANDIR)/man7/%.7)
+	-rmdir $(DESTDIR)$(POLDIR) $(DESTDIR)$(DATADIR)/vigil 2>/dev/null
 
 demo: deps
 	@$(MAKE) --no-print-directory vigil

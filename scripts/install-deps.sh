@@ -6,6 +6,8 @@ set -eu
 
 BUILD="gcc make pkg-config libseccomp-dev libunwind-dev libmsgpack-dev libncurses-dev"
 TEST="python3 python3-msgpack python3-pytest tmux strace nodejs"
+# installing like a system tool: man pages, the Debian package (tests/test_install.py)
+TEST="$TEST man-db groff-base binutils dpkg-dev debhelper lintian"
 case "${1:-build}" in
   build) want="$BUILD python3" ;;
   test)  want="$BUILD $TEST" ;;

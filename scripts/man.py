@@ -1,0 +1,160 @@
+#!/usr/bin/env python3
+"""man.py: the manual pages, generated from what they describe so that
+they cannot drift from it.
+
+  man.py help NAME SECTION SUMMARY < HELP_TEXT    a page from `--help` text
+  man.py doc NAME SECTION SUMMARY < MARKDOWN      a page from docs/*.md
+
+Section 1 pages are the subcommands' own --help text (the source of truth
+for flags); section 5 and 7 pages are docs/POLICY.md, docs/FORMAT.md and
+docs/SECURITY.md converted from the small Markdown subset those use:
+headings, paragraphs, bullet lists, fenced code, tables, `code`,
+**bold**, *italic* and [links](...).  The page goes to stdout."""
+import re
+import sys
+
+DATE = "2026"
+SOURCE = "vigil"
+MANUAL = {"1": "User Commands", "5": "File Formats", "7": "Miscellanea"}
+
+
+def esc(text):
+    """Plain text for roff: backslashes, and a leading . or ' that roff
+    would read as a request."""
+    text = text.replace("\\", "\\e").replace("-", "\\-")
+    return re.sub(r"^([.'])", r"\\&\1", text)
+
+
+def inline(text):
+    """Markdown inline markup to roff fonts."""
+    text = re.sub(r"\[([^\]]+)\]\([^)]+\)", r"\1", text)
+    parts = re.split(r"(`[^`]+`)", text)
+    out = []
+    for p in parts:
+        if p.startswith("`") and p.endswith("`") and len(p) > 1:
+            out.append("\\fB" + esc(p[1:-1]) + "\\fR")
+            continue
+        p = esc(p)
+        p = re.sub(r"\*\*([^*]+)\*\*", r"\\fB\1\\fR", p)
+        p = re.sub(r"(?<![\w*])\*([^*\s][^*]*)\*(?![\w*])", r"\\fI\1\\fR", p)
+        out.append(p)
+    return "".join(out)
+
+
+def header(name, section, summary):
+    # the first line asks man(1) to run tbl(1) for the tables
+    # and left-aligned text: narrow table cells cannot be justified
+    return ["'\\\" t", f'.TH {name.upper()} {section} "{DATE}" "{SOURCE}" "{MANUAL[section]}"',
+            ".ad l", ".SH NAME", f"{esc(name)} \\- {esc(summary)}"]
+
+
+# An 80-column terminal gives man pages 71 ens of text; tbl puts 3 between
+# columns.
+TEXT_WIDTH, GAP, MIN_COL = 70, 3, 6
+
+
+def table(rows):
+    """A Markdown table as a tbl(1) table whose cells wrap."""
+    cells = [[c.strip() for c in r.strip().strip("|").split("|")] for r in rows]
+    cells = [c for c in cells if not all(re.fullmatch(r":?-+:?", x) for x in c)]
+    ncol = len(cells[0])
+    cells = [(c + [""] * ncol)[:ncol] for c in cells]
+    longest = [max(len(c[i]) for c in cells) or 1 for i in range(ncol)]
+    # a column is never narrower than its longest word (which cannot break);
+    # the room left is shared by how much longer than that each column is
+    word = [max(len(w) for c in cells for w in re.sub(r"[`*]", "", c[i]).split() or [""])
+            for i in range(ncol)]
+    word = [max(w, MIN_COL) for w in word]
+    room = max(0, TEXT_WIDTH - GAP * (ncol - 1) - sum(word))
+    more = [max(0, n - w) for n, w in zip(longest, word)]
+    width = [w + room * m // (sum(more) or 1) for w, m in zip(word, more)]
+    out = [".TS", "tab(@);", " ".join("lb" for _ in width),
+           " ".join("lw(%dn)" % w for w in width) + "."]
+    for k, row in enumerate(cells):
+        out.append("@".join("T{\n%s\nT}" % inline(x) for x in row))
+        if k == 0:
+            out.append("_")
+    return [".PP"] + out + [".TE"]
+
+
+def from_markdown(name, section, summary, text):
+    out = header(name, section, summary)
+    lines = text.split("\n")
+    i, para = 0, []
+
+    def flush():
+        if para:
+            out.extend([".PP", inline(" ".join(para))])
+            para.clear()
+
+    while i < len(lines):
+        line = lines[i]
+        if line.startswith("```"):
+            flush()
+            i += 1
+            out.extend([".PP", ".nf", ".RS 2"])
+            while i < len(lines) and not lines[i].startswith("```"):
+                out.append(esc(lines[i]))
+                i += 1
+            out.extend([".RE", ".fi"])
+        elif line.startswith("# "):
+            flush()
+            out.extend([".SH DESCRIPTION", inline(line[2:])])
+        elif line.startswith("## "):
+            flush()
+            out.append(".SH " + inline(line[3:]).upper())
+        elif line.startswith("### "):
+            flush()
+            out.append(".SS " + inline(line[4:]))
+        elif line.startswith("|"):
+            flush()
+            rows = []
+            while i < len(lines) and lines[i].startswith("|"):
+                rows.append(lines[i])
+                i += 1
+            out.extend(table(rows))
+            continue
+        elif re.match(r"^\s*[*-] ", line):
+            flush()
+            item = [re.sub(r"^\s*[*-] ", "", line)]
+            while i + 1 < len(lines) and lines[i + 1].startswith("  ") and lines[i + 1].strip():
+                i += 1
+                item.append(lines[i].strip())
+            out.extend([".IP \\(bu 2", inline(" ".join(item))])
+        elif not line.strip():
+            flush()
+        else:
+            para.append(line.strip())
+        i += 1
+    flush()
+    return out
+
+
+def from_help(name, section, summary, text):
+    out = header(name, section, summary)
+    lines = text.rstrip("\n").split("\n")
+    # the synopsis: the "usage:" line and the lines that continue it
+    n = 1 if lines and lines[0].startswith("usage:") else 0
+    while n and n < len(lines) and lines[n].startswith("       ") and lines[n].strip():
+        n += 1
+    usage, rest = lines[:n], lines[n:]
+    out.append(".SH SYNOPSIS")
+    out.extend(".B " + esc(u.replace("usage:", "").strip()) + "\n.br" for u in usage)
+    out.extend([".SH DESCRIPTION", ".nf"] + [esc(x) for x in rest] + [".fi"])
+    out.extend([".SH SEE ALSO", "vigil(1), vigil\\-policy(5), vigil\\-log(5), vigil\\-security(7)"])
+    return out
+
+
+def main():
+    if len(sys.argv) != 5 or sys.argv[1] not in ("help", "doc") or sys.argv[3] not in MANUAL:
+        sys.exit("usage: man.py help|doc NAME SECTION SUMMARY < TEXT")
+    kind, name, section, summary = sys.argv[1:]
+    text = sys.stdin.read()
+    if not text.strip():
+        sys.exit(f"man.py: no text for {name}({section})")
+    make = from_help if kind == "help" else from_markdown
+    sys.stdout.write("\n".join(make(name, section, summary, text)) + "\n")
+
+
+if __name__ == "__main__":
+    main()
