@@ -174,6 +174,23 @@ def test_c_policy_compiles_and_runs(root_caller):
     assert plain.rc != 0, plain  # the default policy has no compiler
 
 
+HI_JAVA = 'public class Hi { public static void main(String[] a) { System.out.println("hi java"); } }\n'
+
+
+@pytest.mark.skipif(not os.path.exists("/usr/bin/javac"), reason="no JDK (openjdk-17-jdk-headless)")
+def test_java_policy_compiles_and_runs(root_caller):
+    d = root_caller.dir("jsrc")
+    with open(os.path.join(d, "Hi.java"), "w") as f:
+        f.write(HI_JAVA)
+    os.chmod(d, 0o777)
+    r = root_caller.run("sh", "-c", "javac Hi.java && java Hi", opts=["-p", "java", "--workdir", d],
+                        timeout=180)
+    assert r.rc == 0 and r.stdout == "hi java\n", r
+    execs = {x[0]: x for x in decisions(r.recs, "exec")}
+    javac = [p for p in execs if p and p.endswith("/bin/javac")]
+    assert javac and execs[javac[0]][2]["file"].endswith("java.policy")
+
+
 class Server:
     """A TCP server on the host's loopback that counts what it accepts."""
 
