@@ -6,4 +6,5 @@ int vg_cmd_run(int argc, char **argv);
 int vg_cmd_check(int argc, char **argv);
 int vg_cmd_log(int argc, char **argv);
 int vg_cmd_view(int argc, char **argv);
+int vg_cmd_batch(int argc, char **argv);
 #endif

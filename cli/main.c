@@ -14,6 +14,7 @@ static const struct {
     {"check", vg_cmd_check, "validate policies and print their rules"},
     {"log", vg_cmd_log, "print a run log as text or JSON Lines"},
     {"view", vg_cmd_view, "replay a run log in the terminal"},
+    {"batch", vg_cmd_batch, "run many candidates, each in its own sandbox"},
 };
 
 static void usage(FILE *f)

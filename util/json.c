@@ -181,6 +181,12 @@ void vg_json_uint(struct vg_json *j, uint64_t v)
     put_uint(j->out, v, false);
 }
 
+void vg_json_number_text(struct vg_json *j, const char *text)
+{
+    pre_value(j);
+    vg_buf_puts(j->out, text);
+}
+
 void vg_json_double(struct vg_json *j, double v)
 {
     pre_value(j);

@@ -25,6 +25,8 @@ void vg_json_strn(struct vg_json *j, const char *s, size_t n); /* bytes, escaped
 void vg_json_int(struct vg_json *j, int64_t v);
 void vg_json_uint(struct vg_json *j, uint64_t v);
 void vg_json_double(struct vg_json *j, double v);
+/* A number already in JSON's syntax (as vg_jv_parse keeps it), as is. */
+void vg_json_number_text(struct vg_json *j, const char *text);
 void vg_json_bool(struct vg_json *j, bool v);
 void vg_json_null(struct vg_json *j);
 #endif

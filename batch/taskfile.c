@@ -1,0 +1,290 @@
+/* taskfile.c: the task file.  One JSON object per line (blank lines are
+ * skipped); every key is checked, so a typo is an error rather than a
+ * silently different run:
+ *   id        string, required: [A-Za-z0-9._-], 1-100, not starting with '.'
+ *   argv      [string]: the command, or
+ *   code      string, with
+ *   language  python | shell | node: the code is written to the work dir
+ *             and run with the language's interpreter and shipped policy
+ *   inputs    [string]: host files copied into the work dir (by basename)
+ *   policy    string: a policy file or a shipped policy's name
+ *   limits    {name: value}: `vigil run --NAME VALUE` for each
+ *   env       {NAME: VALUE}: `vigil run --env NAME=VALUE` for each
+ *   dry_run   bool: `vigil run --dry-run` */
+#include <stdlib.h>
+#include <string.h>
+
+#include "batch/batch.h"
+#include "policy/policy.h"
+#include "util/jsonr.h"
+#include "util/sha256.h"
+
+#define MAX_TASK_FILE (256u << 20)
+#define MAX_ID 100
+
+static const char *const python_argv[] = {"python3", "cand.py", NULL};
+static const char *const shell_argv[] = {"sh", "cand.sh", NULL};
+static const char *const node_argv[] = {"node", "cand.js", NULL};
+
+static const struct vg_language languages[] = {
+    {"python", "cand.py", python_argv, "python"},
+    {"shell", "cand.sh", shell_argv, "shell"},
+    {"node", "cand.js", node_argv, "node"},
+};
+
+static const char *const known_keys[] = {
+    "id", "argv", "code", "language", "inputs", "policy", "limits", "env", "dry_run",
+};
+
+static bool valid_id(const char *id)
+{
+    size_t n = strlen(id);
+    if (!n || n > MAX_ID || id[0] == '.')
+        return false;
+    for (const char *c = id; *c; c++)
+        if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') ||
+              *c == '.' || *c == '_' || *c == '-'))
+            return false;
+    return true;
+}
+
+/* A [string] member as a NULL-terminated vector; NULL (and *bad) when it
+ * is not one. */
+static char **strings(const struct vg_jv *v, unsigned *n, bool *bad)
+{
+    *n = 0;
+    if (!v)
+        return NULL;
+    if (v->type != VG_JARR) {
+        *bad = true;
+        return NULL;
+    }
+    char **out = vg_xcalloc(v->n + 1, sizeof *out);
+    for (size_t i = 0; i < v->n; i++) {
+        if (v->items[i].type != VG_JSTR) {
+            for (size_t k = 0; k < i; k++)
+                free(out[k]);
+            free(out);
+            *bad = true;
+            return NULL;
+        }
+        out[i] = vg_xstrdup(v->items[i].s);
+    }
+    *n = (unsigned)v->n;
+    return out;
+}
+
+static void add_flag(struct vg_batch_task *t, char *flag)
+{
+    t->flags = vg_xrealloc(t->flags, (t->nflags + 1) * sizeof *t->flags);
+    t->flags[t->nflags++] = flag;
+}
+
+/* limits and env: an object whose values become `vigil run` flags.  The
+ * values themselves are checked by `vigil run`'s own parsers when the batch
+ * starts (runner.c), before any task runs. */
+static int object_flags(struct vg_batch_task *t, const struct vg_jv *v, const char *what,
+                        struct vg_err *err)
+{
+    if (!v)
+        return 0;
+    if (v->type != VG_JOBJ) {
+        vg_errf(err, "'%s' must be an object", what);
+        return -1;
+    }
+    for (size_t i = 0; i < v->n; i++) {
+        const struct vg_jv *val = &v->items[i];
+        if (val->type != VG_JSTR && val->type != VG_JNUM) {
+            vg_errf(err, "%s '%s': the value must be a string or a number", what, v->keys[i]);
+            return -1;
+        }
+        if (!strcmp(what, "env")) {
+            add_flag(t, vg_xstrdup("--env"));
+            add_flag(t, vg_xasprintf("%s=%s", v->keys[i], val->s));
+        } else {
+            add_flag(t, vg_xasprintf("--%s", v->keys[i]));
+            add_flag(t, vg_xstrdup(val->s));
+        }
+    }
+    return 0;
+}
+
+static const struct vg_language *language(const char *name)
+{
+    for (size_t i = 0; i < VG_ARRAY_LEN(languages); i++)
+        if (!strcmp(languages[i].name, name))
+            return &languages[i];
+    return NULL;
+}
+
+static int check_keys(const struct vg_jv *v, struct vg_err *err)
+{
+    for (size_t i = 0; i < v->n; i++) {
+        bool known = false;
+        for (size_t k = 0; k < VG_ARRAY_LEN(known_keys) && !known; k++)
+            known = !strcmp(v->keys[i], known_keys[k]);
+        if (!known) {
+            vg_errf(err, "unknown key '%s' (id argv code language inputs policy limits env "
+                         "dry_run)", v->keys[i]);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static int task_from(const struct vg_jv *v, struct vg_batch_task *t, struct vg_err *err)
+{
+    if (v->type != VG_JOBJ) {
+        vg_errf(err, "a task is a JSON object");
+        return -1;
+    }
+    if (check_keys(v, err) < 0)
+        return -1;
+    const char *id = vg_jv_str(v, "id");
+    if (!id || !valid_id(id)) {
+        vg_errf(err, "'id' must be a string of 1-%d letters, digits, '.', '_' or '-', not "
+                     "starting with '.'", MAX_ID);
+        return -1;
+    }
+    t->id = vg_xstrdup(id);
+    bool bad = false;
+    unsigned argc;
+    t->argv = strings(vg_jv_get(v, "argv"), &argc, &bad);
+    const struct vg_jv *code = vg_jv_get(v, "code");
+    const char *lang = vg_jv_str(v, "language");
+    if (bad || (t->argv && !argc)) {
+        vg_errf(err, "'argv' must be a non-empty list of strings");
+        return -1;
+    }
+    if (!t->argv == !code) {
+        vg_errf(err, "a task has either 'argv' or 'code' (with 'language'), not %s",
+                code ? "both" : "neither");
+        return -1;
+    }
+    if (code) {
+        if (code->type != VG_JSTR || !lang || !(t->lang = language(lang))) {
+            vg_errf(err, "'code' is a string and needs 'language': python, shell or node");
+            return -1;
+        }
+        t->code = vg_xstrdup(code->s);
+    } else if (vg_jv_get(v, "language")) {
+        vg_errf(err, "'language' goes with 'code', not with 'argv'");
+        return -1;
+    }
+    t->inputs = strings(vg_jv_get(v, "inputs"), &t->ninputs, &bad);
+    if (bad) {
+        vg_errf(err, "'inputs' must be a list of file paths");
+        return -1;
+    }
+    const struct vg_jv *pol = vg_jv_get(v, "policy");
+    if (pol && pol->type != VG_JSTR) {
+        vg_errf(err, "'policy' must be a string");
+        return -1;
+    }
+    t->policy = pol ? vg_xstrdup(pol->s) : t->lang ? vg_xstrdup(t->lang->policy) : NULL;
+    const struct vg_jv *dry = vg_jv_get(v, "dry_run");
+    if (dry && dry->type != VG_JBOOL) {
+        vg_errf(err, "'dry_run' must be true or false");
+        return -1;
+    }
+    if (dry && dry->b)
+        add_flag(t, vg_xstrdup("--dry-run"));
+    if (object_flags(t, vg_jv_get(v, "limits"), "limits", err) < 0 ||
+        object_flags(t, vg_jv_get(v, "env"), "env", err) < 0)
+        return -1;
+    return 0;
+}
+
+static void task_free(struct vg_batch_task *t)
+{
+    free(t->id);
+    for (char **a = t->argv; a && *a; a++)
+        free(*a);
+    free(t->argv);
+    free(t->code);
+    for (unsigned i = 0; i < t->ninputs; i++)
+        free(t->inputs[i]);
+    free(t->inputs);
+    free(t->policy);
+    for (unsigned i = 0; i < t->nflags; i++)
+        free(t->flags[i]);
+    free(t->flags);
+}
+
+void vg_batch_free(struct vg_batch_tasks *ts)
+{
+    for (unsigned i = 0; i < ts->n; i++)
+        task_free(&ts->t[i]);
+    free(ts->t);
+    ts->t = NULL;
+    ts->n = 0;
+}
+
+static int one_line(const char *path, unsigned lineno, const char *line, size_t len,
+                    struct vg_batch_tasks *ts, struct vg_err *err)
+{
+    struct vg_err e;
+    struct vg_jv *v = vg_jv_parse(line, len, &e);
+    if (!v) {
+        vg_errf(err, "%s:%u: %s", path, lineno, e.msg);
+        return -1;
+    }
+    ts->t = vg_xrealloc(ts->t, (ts->n + 1) * sizeof *ts->t);
+    struct vg_batch_task *t = &ts->t[ts->n++];
+    memset(t, 0, sizeof *t);
+    t->line = lineno;
+    int rc = task_from(v, t, &e);
+    vg_jv_free(v);
+    if (rc < 0) {
+        vg_errf(err, "%s:%u: %s", path, lineno, e.msg);
+        return -1;
+    }
+    for (unsigned i = 0; i + 1 < ts->n; i++)
+        if (!strcmp(ts->t[i].id, t->id)) {
+            vg_errf(err, "%s:%u: duplicate id '%s' (first on line %u)", path, lineno, t->id,
+                    ts->t[i].line);
+            return -1;
+        }
+    return 0;
+}
+
+int vg_batch_load(const char *path, struct vg_batch_tasks *ts, struct vg_err *err)
+{
+    memset(ts, 0, sizeof *ts);
+    size_t len;
+    char *text = vg_read_file(path, MAX_TASK_FILE, &len, err);
+    if (!text)
+        return -1;
+    unsigned lineno = 0;
+    int rc = 0;
+    for (const char *p = text, *end = text + len; p < end && rc == 0;) {
+        const char *nl = memchr(p, '\n', (size_t)(end - p));
+        size_t n = nl ? (size_t)(nl - p) : (size_t)(end - p);
+        lineno++;
+        bool blank = true;
+        for (size_t i = 0; i < n && blank; i++)
+            blank = p[i] == ' ' || p[i] == '\t' || p[i] == '\r';
+        if (!blank)
+            rc = one_line(path, lineno, p, n, ts, err);
+        p += n + 1;
+    }
+    free(text);
+    if (rc == 0 && !ts->n) {
+        vg_errf(err, "%s: no tasks", path);
+        rc = -1;
+    }
+    if (rc < 0)
+        vg_batch_free(ts);
+    return rc;
+}
+
+unsigned vg_batch_shard(const struct vg_batch_task *t, unsigned nshards)
+{
+    /* the first 64 bits of the id's SHA-256: every shard gets about as
+     * many tasks, and a task stays in its shard when others come and go */
+    char hex[65];
+    vg_sha256_buf(t->id, strlen(t->id), hex);
+    hex[16] = 0;
+    uint64_t v = strtoull(hex, NULL, 16);
+    return nshards ? (unsigned)(v % nshards) : 0;
+}
