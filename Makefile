@@ -32,6 +32,11 @@ BINDIR  ?= $(PREFIX)/bin
 DATADIR ?= $(PREFIX)/share
 MANDIR  ?= $(DATADIR)/man
 POLDIR  := $(DATADIR)/vigil/policies
+# Debian's python3 looks in /usr/lib/python3/dist-packages and
+# /usr/local/lib/python3.X/dist-packages.
+PYTHON  ?= $(firstword $(wildcard /usr/bin/python3) python3)
+PYVER   := $(shell $(PYTHON) -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null)
+PYDIR   ?= $(if $(filter /usr,$(PREFIX)),$(PREFIX)/lib/python3/dist-packages,$(PREFIX)/lib/python$(PYVER)/dist-packages)
 
 # Quiet by default: one line per file; V=1 shows every command.
 V ?= 0
@@ -132,12 +137,15 @@ install: $(BUILD)/vigil man
 	install -m 644 $(MAN1:%=$(BUILD)/man/%.1) $(DESTDIR)$(MANDIR)/man1/
 	install -m 644 $(MAN5:%=$(BUILD)/man/%.5) $(DESTDIR)$(MANDIR)/man5/
 	install -m 644 $(MAN7:%=$(BUILD)/man/%.7) $(DESTDIR)$(MANDIR)/man7/
+	install -d $(DESTDIR)$(PYDIR)/vigil
+	install -m 644 python/vigil/__init__.py $(DESTDIR)$(PYDIR)/vigil/
 
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/vigil $(patsubst policies/%,$(DESTDIR)$(POLDIR)/%,$(wildcard policies/*.policy))
 	rm -f $(MAN1:%=$(DESTDIR)$(MANDIR)/man1/%.1) $(MAN5:%=$(DESTDIR)$(MANDIR)/man5/%.5) \
 	    $(MAN7:%=$(DESTDIR)$(MANDIR)/man7/%.7)
-	-rmdir $(DESTDIR)$(POLDIR) $(DESTDIR)$(DATADIR)/vigil 2>/dev/null
+	rm -f $(DESTDIR)$(PYDIR)/vigil/__init__.py
+	-rmdir $(DESTDIR)$(POLDIR) $(DESTDIR)$(DATADIR)/vigil $(DESTDIR)$(PYDIR)/vigil 2>/dev/null
 
 demo: deps
 	@$(MAKE) --no-print-directory vigil

@@ -80,20 +80,21 @@ static int claim_out(const char *out, struct vg_err *err)
 {
     char *marker = vg_xasprintf("%s/%s", out, MARKER);
     int rc = make_dir(out, err);
-    if (rc == 0 && access(marker, F_OK) < 0) {
-        if (!empty_dir(out)) {
-            vg_errf(err, "--out %s: not empty and not a vigil batch directory (it has no %s)",
-                    out, MARKER);
+    /* The shards of an array job start at once: whichever creates the
+     * marker first claims the directory for all of them. */
+    if (rc == 0 && access(marker, F_OK) < 0 && empty_dir(out)) {
+        int fd = open(marker, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+        if (fd >= 0)
+            close(fd);
+        else if (errno != EEXIST) {
+            vg_errf(err, "create %s: %s", marker, strerror(errno));
             rc = -1;
-        } else {
-            int fd = open(marker, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-            if (fd < 0) {
-                vg_errf(err, "create %s: %s", marker, strerror(errno));
-                rc = -1;
-            } else {
-                close(fd);
-            }
         }
+    }
+    if (rc == 0 && access(marker, F_OK) < 0) {
+        vg_errf(err, "--out %s: not empty and not a vigil batch directory (it has no %s)", out,
+                MARKER);
+        rc = -1;
     }
     free(marker);
     if (rc == 0) {

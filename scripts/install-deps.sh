@@ -8,6 +8,8 @@ BUILD="gcc make pkg-config libseccomp-dev libunwind-dev libmsgpack-dev libncurse
 TEST="python3 python3-msgpack python3-pytest tmux strace nodejs"
 # installing like a system tool: man pages, the Debian package (tests/test_install.py)
 TEST="$TEST man-db groff-base binutils dpkg-dev debhelper lintian"
+# vigil batch on a real single-node Slurm cluster (tests/test_slurm.py)
+TEST="$TEST slurm-wlm munge"
 case "${1:-build}" in
   build) want="$BUILD python3" ;;
   test)  want="$BUILD $TEST" ;;

@@ -231,9 +231,11 @@ class Caller:
             self.vigil = os.path.join(base, "vigil")
             shutil.copy2(VIGIL, self.vigil)
             os.chmod(self.vigil, 0o755)
+            # the shipped policies beside the binary, where `-p NAME` finds them
+            shutil.copytree(os.path.join(ROOT, "policies"), os.path.join(base, "policies"))
             self.candidates = os.path.join(base, "candidates")
             shutil.copytree(CANDIDATES, self.candidates)
-            for dirpath, _, files in os.walk(self.candidates):
+            for dirpath, _, files in [*os.walk(self.candidates), *os.walk(os.path.join(base, "policies"))]:
                 os.chmod(dirpath, 0o755)
                 for f in files:
                     os.chmod(os.path.join(dirpath, f), 0o644)

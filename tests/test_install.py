@@ -8,13 +8,14 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 
 import pytest
 
 from helpers import ROOT, decode_log
 
 MAN_PAGES = ["man1/vigil.1", "man1/vigil-run.1", "man1/vigil-check.1", "man1/vigil-log.1",
-             "man1/vigil-view.1", "man5/vigil-policy.5", "man5/vigil-log.5",
+             "man1/vigil-view.1", "man1/vigil-batch.1", "man5/vigil-policy.5", "man5/vigil-log.5",
              "man7/vigil-security.7"]
 SHIPPED = sorted(os.path.basename(p) for p in glob.glob(os.path.join(ROOT, "policies", "*.policy")))
 # Top-level entries of the checkout that are build output, not source.
@@ -38,8 +39,10 @@ def test_make_install_then_uninstall(tmp_path):
         os.path.join(ROOT, "vigil")) else None
     make("install", "BUILD=" + build, "PREFIX=" + prefix)
     got = files_under(prefix)
+    pyver = "%d.%d" % sys.version_info[:2]
     want = sorted(["bin/vigil"] + ["share/man/" + m for m in MAN_PAGES] +
-                  ["share/vigil/policies/" + p for p in SHIPPED])
+                  ["share/vigil/policies/" + p for p in SHIPPED] +
+                  ["lib/python%s/dist-packages/vigil/__init__.py" % pyver])
     assert got == want
     # the checkout's own ./vigil was not replaced by the prefix build
     after = os.stat(os.path.join(ROOT, "vigil")).st_mtime_ns if before is not None else None
@@ -72,6 +75,16 @@ def test_make_install_then_uninstall(tmp_path):
                     if "warning" in w and "will not fit on one page" not in w]
         assert not warnings, (page, m.stderr)
 
+    # the installed Python package drives the installed binary
+    py = subprocess.run(["/usr/bin/python3", "-c", "import vigil, sys; "
+                         "r = vigil.run(['python3', '-c', 'print(6 * 7)'], policy='python'); "
+                         "print(r['status'], r['stdout']['tail'].strip()); print(vigil.__file__)"],
+                        capture_output=True, text=True, cwd=str(work),
+                        env={**os.environ, "VIGIL": vigil,
+                             "PYTHONPATH": os.path.join(prefix, "lib/python%s/dist-packages"
+                                                        % pyver)})
+    assert py.returncode == 0 and py.stdout.startswith("ok 42\n" + prefix), py.stdout + py.stderr
+
     make("uninstall", "BUILD=" + build, "PREFIX=" + prefix)
     assert files_under(prefix) == []
 
@@ -82,6 +95,7 @@ def test_make_install_destdir(tmp_path):
     got = files_under(stage)
     assert "usr/bin/vigil" in got and "usr/share/man/man5/vigil-policy.5" in got
     assert "usr/share/vigil/policies/default.policy" in got
+    assert "usr/lib/python3/dist-packages/vigil/__init__.py" in got
     strings = subprocess.run(["strings", os.path.join(stage, "usr/bin/vigil")],
                              capture_output=True, text=True).stdout
     assert "/usr/share/vigil/policies" in strings.split("\n")   # where it will look, installed

@@ -15,7 +15,7 @@ struct parser {
 static void fail(struct parser *ps, const char *what)
 {
     if (!ps->failed)
-        vg_errf(ps->err, "byte %zu: %s", (size_t)(ps->p - ps->start), what);
+        vg_errf(ps->err, "byte %zu: %s", (size_t)(ps->p - ps->start) + 1, what); /* 1-based */
     ps->failed = true;
 }
 

@@ -1,6 +1,6 @@
 /* jsonr.h: a small JSON reader (batch task lines, result records).  It
  * parses one value into a tree, with limits on depth and size, and says
- * what is wrong and at which byte.  Strings are UTF-8 with \u escapes
+ * what is wrong and at which byte (counted from 1).  Strings are UTF-8 with \u escapes
  * decoded (a \u0000 or an unpaired surrogate is an error: these strings
  * become paths and argv).  Numbers keep their text; vg_jv_int reads an
  * integer from it. */
