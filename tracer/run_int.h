@@ -1,6 +1,7 @@
 /* run_int.h: the state of one `vigil run`, shared by the files that
  * carry it out (run.c: the sequence; artifacts.c: the files named on the
- * command line; runlog.c: the run's own records in the log). */
+ * command line; outputs.c: the log and result files; runlog.c: the run's
+ * own records in the log). */
 #ifndef VG_RUN_INT_H
 #define VG_RUN_INT_H
 
@@ -10,6 +11,7 @@
 #include "tracer/plan.h"
 #include "tracer/result.h"
 #include "tracer/run.h"
+#include "util/outfile.h"
 
 struct run {
     struct vg_run_opts *o;
@@ -20,6 +22,9 @@ struct run {
     bool own_workdir;
     char *log_path;
     struct vg_log *log;
+    struct vg_outfile log_out;    /* the log until it is renamed into place */
+    struct vg_outfile result_out; /* reserved before anything runs */
+    bool outputs_refused;         /* then not even an error record is written */
     struct vg_artifact *artifacts;
     char **artifact_paths;      /* sandbox view */
     char **artifact_hosts;      /* canonical host paths */
@@ -36,6 +41,15 @@ struct run {
 /* artifacts.c: hash --artifact files, or every argument naming a file that
  * is neither hidden nor part of the system; record their sandbox paths. */
 int vg_run_artifacts(struct run *r);
+
+/* outputs.c: choose the log's path, check -o and --result against the
+ * inputs and the candidate's writable trees, reserve both (the log is
+ * open on a file of vigil's own from here on). */
+int vg_run_outputs(struct run *r);
+/* Rename the log into place (once the sandbox has started). */
+int vg_run_log_commit(struct run *r);
+/* Remove whatever of the outputs was not committed. */
+void vg_run_outputs_discard(struct run *r);
 
 /* runlog.c */
 int vg_run_header(struct run *r);
