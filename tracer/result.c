@@ -232,6 +232,7 @@ static void body(struct vg_json *j, const struct vg_result_in *in)
     for (unsigned i = 0; i < e->nhits; i++)
         vg_json_str(j, e->hits[i]);
     vg_json_arr_end(j);
+    strings(j, "warnings", in->warnings, (int)in->nwarnings);
     vg_json_key(j, "mode");
     vg_json_str(j, in->opts->mode == VG_MODE_DRY_RUN ? "dry-run" : "enforce");
     vg_json_key(j, "engine"); vg_json_str(j, "ptrace");

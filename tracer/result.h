@@ -36,6 +36,8 @@ struct vg_result_in {
     const struct vg_outcome *outcome;
     const struct vg_io *io;
     const struct vg_ending *end;
+    char *const *warnings;  /* what vigil warned about (files it did not show, ...) */
+    unsigned nwarnings;
 };
 
 /* Work out status and exit code from what the supervisor and I/O saw. */

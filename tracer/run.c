@@ -8,6 +8,7 @@
 #include <pwd.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,6 +34,19 @@ static int fail(struct run *r, int code)
 {
     fprintf(stderr, "vigil: %s\n", r->err.msg);
     return code;
+}
+
+void vg_run_warn(struct run *r, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    char *msg;
+    if (vasprintf(&msg, fmt, ap) < 0)
+        abort(); /* as vg_xasprintf: no memory is no run */
+    va_end(ap);
+    fprintf(stderr, "vigil: warning: %s\n", msg);
+    r->warnings = vg_xrealloc(r->warnings, (r->nwarnings + 1) * sizeof *r->warnings);
+    r->warnings[r->nwarnings++] = msg;
 }
 
 static int load_policy(struct run *r)
@@ -91,9 +105,9 @@ static int prepare_workdir(struct run *r, const char *home)
         bool writable = (st.st_mode & 0002) || (st.st_uid == uid && (st.st_mode & 0200)) ||
                         (st.st_gid == gid && (st.st_mode & 0020));
         if (geteuid() == 0 && !writable)
-            fprintf(stderr, "vigil: warning: --workdir %s is not writable by the sandbox's user "
-                            "(host uid %u): the candidate can read it but not write to it\n",
-                    r->workdir, (unsigned)uid);
+            vg_run_warn(r, "--workdir %s is not writable by the sandbox's user (host uid %u): "
+                           "the candidate can read it but not write to it",
+                        r->workdir, (unsigned)uid);
         if (exposes_home(r->workdir, home)) {
             vg_errf(&r->err, "--workdir %s would expose the home directory %s to the candidate; "
                              "use a directory of its own", r->o->workdir, home);
@@ -272,6 +286,7 @@ static int supervise(struct run *r, struct vg_ending *end)
             .workdir = r->workdir, .workdir_kept = r->o->workdir != NULL || r->o->keep,
             .start_wall_ns = r->start_wall, .landlock_abi = r->plan.landlock_abi,
             .outcome = &ctx.out, .io = &io, .end = end,
+            .warnings = r->warnings, .nwarnings = r->nwarnings,
         };
         if (vg_result_write(&r->result_out, &in, &r->err) < 0) {
             fprintf(stderr, "vigil: %s\n", r->err.msg);
@@ -301,6 +316,9 @@ static void cleanup(struct run *r)
     free(r->artifact_paths);
     free(r->artifact_hosts);
     free(r->command_path);
+    for (unsigned i = 0; i < r->nwarnings; i++)
+        free(r->warnings[i]);
+    free(r->warnings);
     free(r->workdir);
     free(r->log_path);
     vg_run_outputs_discard(r);

@@ -30,6 +30,8 @@ struct run {
     char **artifact_hosts;      /* canonical host paths */
     unsigned nartifacts;
     char *command_path;
+    char **warnings;            /* said on stderr, kept for the log and the result */
+    unsigned nwarnings;
     struct vg_plan plan;
     struct vg_bpf cand_bpf, init_bpf;
     bool audited[VG_CLASS_NCLASSES]; /* per class: intercepted at all? */
@@ -37,6 +39,10 @@ struct run {
     char kernel[300];
     struct vg_err err;
 };
+
+/* run.c: a warning: one line on stderr, a note in the log, an entry in
+ * the result's "warnings". */
+void vg_run_warn(struct run *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* artifacts.c: hash --artifact files, or every argument naming a file that
  * is neither hidden nor part of the system; record their sandbox paths. */
