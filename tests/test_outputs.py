@@ -243,3 +243,66 @@ def test_state_dir_through_a_planted_symlink_is_refused(caller):
     assert r.returncode == 125, r
     assert ".local" in one_line(r.stderr)
     assert os.listdir(elsewhere) == [] and os.listdir(cwd) == []
+
+
+def test_target_swapped_during_runs_is_never_written_through(caller):
+    """Race: while vigil runs with -o TARGET (an empty file it may replace),
+    another process keeps swapping TARGET between a symlink to a host file
+    and a fresh empty file.  Whatever vigil meets, it never writes through
+    the symlink: the host file keeps its bytes, and each run either
+    succeeds or refuses with one line (exit 125)."""
+    import threading
+    import time
+    d = caller.dir("race")
+    token = marker()
+    host = os.path.join(d, "host.txt")
+    with open(host, "w") as f:
+        f.write(token + "\n")
+    if not caller.root:  # the caller's own: only vigil's care protects it
+        os.chown(host, NOBODY, NOBODY)
+    host_before = identity(host)
+    target = os.path.join(d, "target")
+
+    def fresh_empty(path):
+        with open(path, "w"):
+            pass
+        if not caller.root:
+            os.chown(path, NOBODY, NOBODY)
+
+    fresh_empty(target)
+    stop = threading.Event()
+
+    def attacker():
+        n = 0
+        while not stop.is_set():
+            n += 1
+            side = os.path.join(d, f"swap-{n}")
+            if n % 2:
+                os.symlink(host, side)
+            else:
+                fresh_empty(side)
+            os.rename(side, target)
+            time.sleep(0.003)
+
+    t = threading.Thread(target=attacker, daemon=True)
+    t.start()
+    outcomes = {0: 0, 125: 0}
+    deadline = time.monotonic() + 8
+    try:
+        while time.monotonic() < deadline:
+            r = caller.vigil_raw("run", "-q", "-o", target, "--", "true", cwd=d, timeout=60)
+            assert r.returncode in outcomes, r
+            if r.returncode == 125:
+                assert target in one_line(r.stderr), r.stderr
+            outcomes[r.returncode] += 1
+            assert identity(host) == host_before
+    finally:
+        stop.set()
+        t.join()
+    assert outcomes[125] > 0, f"the race never happened: {outcomes}"
+    assert identity(host) == host_before
+    # vigil's own temporary files are gone; what is left under such a name
+    # is the attacker's (swapped back out of TARGET), which vigil leaves be
+    for s in strays(d):
+        st = os.lstat(s)
+        assert stat.S_ISLNK(st.st_mode) or st.st_size == 0, s

@@ -151,22 +151,39 @@ static bool still_ours(const struct vg_outfile *f)
     return f->tmp && lstat(f->tmp, &st) == 0 && st.st_dev == f->tdev && st.st_ino == f->tino;
 }
 
-int vg_outfile_commit(struct vg_outfile *f, struct vg_err *err)
+/* Put our file in place of the checked target by swapping the two names
+ * atomically, then look at what came out: if it is not the file that was
+ * checked (someone put another there during the run), swap back and
+ * leave theirs alone; if it is, it was an empty file or vigil's own, and
+ * goes.  Filesystems without RENAME_EXCHANGE get rename after one more
+ * look, which leaves a short window (see README). */
+static int replace_checked(struct vg_outfile *f)
 {
     struct stat st;
-    int r;
+    if (renameat2(AT_FDCWD, f->tmp, AT_FDCWD, f->path, RENAME_EXCHANGE) < 0) {
+        if (errno != EINVAL && errno != ENOSYS)
+            return -1;
+        if (lstat(f->path, &st) < 0 || st.st_dev != f->dev || st.st_ino != f->ino) {
+            errno = EEXIST;
+            return -1;
+        }
+        return rename(f->tmp, f->path);
+    }
+    if (lstat(f->tmp, &st) == 0 && st.st_dev == f->dev && st.st_ino == f->ino)
+        return unlink(f->tmp) < 0 && errno != ENOENT ? -1 : 0;
+    int e = renameat2(AT_FDCWD, f->tmp, AT_FDCWD, f->path, RENAME_EXCHANGE) < 0 ? errno : EEXIST;
+    errno = e;
+    return -1;
+}
+
+int vg_outfile_commit(struct vg_outfile *f, struct vg_err *err)
+{
     if (!still_ours(f)) {
         vg_errf(err, "write %s: vigil's file %s was replaced meanwhile", f->path, f->tmp);
         return -1;
     }
-    if (!f->existed) {
-        r = renameat2(AT_FDCWD, f->tmp, AT_FDCWD, f->path, RENAME_NOREPLACE);
-    } else if (lstat(f->path, &st) < 0 || st.st_dev != f->dev || st.st_ino != f->ino) {
-        errno = EEXIST; /* a different file is there now: leave it alone */
-        r = -1;
-    } else {
-        r = rename(f->tmp, f->path);
-    }
+    int r = f->existed ? replace_checked(f)
+                       : renameat2(AT_FDCWD, f->tmp, AT_FDCWD, f->path, RENAME_NOREPLACE);
     if (r < 0) {
         vg_errf(err, "write %s: %s", f->path,
                 errno == EEXIST ? "another file appeared there during the run; vigil's copy "
