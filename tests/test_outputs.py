@@ -232,6 +232,8 @@ def test_no_log_in_the_current_directory(caller, via):
     assert shown.returncode == 0, shown
     assert logs[0] in one_line(shown.stderr)
     assert json.loads(shown.stdout.splitlines()[0])["argv"] == ["echo", token]
+    viewed = caller.vigil_raw("view", cwd=cwd, env=env)  # no terminal here: it says so
+    assert viewed.returncode == 2 and f"vigil: view {logs[0]}" in viewed.stderr, viewed
 
 
 def test_state_dir_through_a_planted_symlink_is_refused(caller):

@@ -48,8 +48,8 @@ static int not_input(const struct out *o, const char *path, const char *as, stru
         return 0;
     if (st.st_dev != o->st.st_dev || st.st_ino != o->st.st_ino)
         return 0;
-    vg_errf(err, "%s %s is %s %s: vigil never writes over what the run reads", o->what, o->path,
-            as, path);
+    vg_errf(err, "%s %s is %s (%s): vigil never writes over what the run reads", o->what,
+            o->path, as, path);
     return -1;
 }
 
@@ -59,15 +59,15 @@ static int not_an_input(const struct run *r, const struct out *o, struct vg_err 
     if (not_input(o, op->policy_path, "the policy", err) < 0)
         return -1;
     for (int i = 0; i < op->argc; i++)
-        if (not_input(o, op->argv[i], "a file on the command line,", err) < 0)
+        if (not_input(o, op->argv[i], "a file named on the command line", err) < 0)
             return -1;
     for (unsigned i = 0; i < op->nartifacts; i++)
-        if (not_input(o, op->artifacts[i], "the --artifact", err) < 0)
+        if (not_input(o, op->artifacts[i], "an --artifact", err) < 0)
             return -1;
     for (unsigned i = 0; i < r->plan.nops; i++) {
         const struct vg_op *b = &r->plan.ops[i];
         if ((b->kind == VG_OP_BIND_RO || b->kind == VG_OP_BIND_RW) &&
-            not_input(o, b->src, "the bind source", err) < 0)
+            not_input(o, b->src, "a bind source", err) < 0)
             return -1;
     }
     return 0;
