@@ -19,7 +19,7 @@ static const char usage_text[] =
     "  -p, --policy FILE      policy (default: the built-in default.policy)\n"
     "  -o, --log FILE         event log (default: a new file in $XDG_STATE_HOME/vigil\n"
     "                         or ~/.local/state/vigil)\n"
-    "      --result FILE      write a JSON result record\n"
+    "      --result FILE      write a JSON result record (also when vigil fails)\n"
     "      --task-id ID       recorded in the log and the result\n"
     "      --mode MODE        enforce (default) or dry-run: record, refuse nothing\n"
     "      --dry-run          same as --mode dry-run\n"
