@@ -138,6 +138,11 @@ def test_output_that_is_not_vigils_is_refused_and_untouched(caller, kind, flag):
     assert identity(s.host) == host_before
     assert strays(s.d) == [] and strays(s.workdir) == []
     assert not os.path.exists(os.path.join(s.d, "run.msgpack")) or kind == "same-as-other"
+    if flag == "-o" and kind != "same-as-other":
+        # the result was fine: it records the refusal (a harness needs no special case)
+        with open(os.path.join(s.d, "result.json")) as f:
+            res = json.load(f)
+        assert res["status"] == "error" and res["exit_code"] == 125 and res["error"] in line
 
 
 def test_an_earlier_log_and_result_are_replaced(caller):

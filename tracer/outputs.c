@@ -101,24 +101,19 @@ static int locate(struct out *o, const char *what, const char *path, struct vg_e
     return 0;
 }
 
-static int check_outputs(struct run *r, struct out *log, struct out *res)
+/* One output on its own: where it is, not an input, not reachable. */
+static int check_one(struct run *r, struct out *o, const char *what, const char *path)
 {
-    if (locate(log, "-o", r->log_path, &r->err) < 0)
+    if (locate(o, what, path, &r->err) < 0)
         return -1;
-    if (res && locate(res, "--result", r->o->result_path, &r->err) < 0)
-        return -1;
-    if (res && (!strcmp(log->loc, res->loc) ||
-                (log->exists && res->exists && log->st.st_dev == res->st.st_dev &&
-                 log->st.st_ino == res->st.st_ino))) {
-        vg_errf(&r->err, "-o %s and --result %s are the same file: give two", log->path, res->path);
-        return -1;
-    }
-    struct out *outs[] = {log, res};
-    for (size_t i = 0; i < VG_ARRAY_LEN(outs); i++)
-        if (outs[i] && (not_an_input(r, outs[i], &r->err) < 0 ||
-                        not_writable_by_candidate(r, outs[i], &r->err) < 0))
-            return -1;
-    return 0;
+    return not_an_input(r, o, &r->err) < 0 || not_writable_by_candidate(r, o, &r->err) < 0
+           ? -1 : 0;
+}
+
+static bool same_file(const struct out *a, const struct out *b)
+{
+    return !strcmp(a->loc, b->loc) || (a->exists && b->exists && a->st.st_dev == b->st.st_dev &&
+                                       a->st.st_ino == b->st.st_ino);
 }
 
 static int choose_log_path(struct run *r)
@@ -142,22 +137,33 @@ static int reserve_result(struct run *r)
     return vg_outfile_reserve(&r->result_out, r->o->result_path, &result_kind, &r->err);
 }
 
+/* The result first: when it is the one refused, not even an error record
+ * may go there; when only the log is, the error record still does. */
 int vg_run_outputs(struct run *r)
 {
-    if (choose_log_path(r) < 0)
-        return -1;
     struct out log = {0}, res = {0};
-    int rc = check_outputs(r, &log, r->o->result_path ? &res : NULL);
-    free(log.loc);
-    free(res.loc);
-    if (rc < 0 || reserve_result(r) < 0 ||
-        vg_outfile_reserve(&r->log_out, r->log_path, &log_kind, &r->err) < 0) {
-        r->outputs_refused = true;
-        return -1;
+    int rc = -1;
+    if (r->o->result_path &&
+        (check_one(r, &res, "--result", r->o->result_path) < 0 || reserve_result(r) < 0)) {
+        r->result_refused = true;
+        goto out;
     }
+    if (choose_log_path(r) < 0 || check_one(r, &log, "-o", r->log_path) < 0)
+        goto out;
+    if (r->o->result_path && same_file(&log, &res)) {
+        vg_errf(&r->err, "-o %s and --result %s are the same file: give two", log.path, res.path);
+        r->result_refused = true;
+        goto out;
+    }
+    if (vg_outfile_reserve(&r->log_out, r->log_path, &log_kind, &r->err) < 0)
+        goto out;
     r->log = vg_log_from_fd(r->log_out.fd, r->log_path);
     r->log_out.fd = -1; /* the log owns it now */
-    return 0;
+    rc = 0;
+out:
+    free(log.loc);
+    free(res.loc);
+    return rc;
 }
 
 void vg_run_error_result(const struct vg_run_opts *o, const char *msg)

@@ -356,7 +356,7 @@ out:
          * result record tells it too. */
         fail(&r, code);
         vg_outfile_discard(&r.result_out);
-        if (!r.outputs_refused)
+        if (!r.result_refused)
             vg_run_error_result(o, r.err.msg);
     }
     cleanup(&r);

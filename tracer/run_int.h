@@ -24,7 +24,7 @@ struct run {
     struct vg_log *log;
     struct vg_outfile log_out;    /* the log until it is renamed into place */
     struct vg_outfile result_out; /* reserved before anything runs */
-    bool outputs_refused;         /* then not even an error record is written */
+    bool result_refused;          /* --result itself refused: no record goes there */
     struct vg_artifact *artifacts;
     char **artifact_paths;      /* sandbox view */
     char **artifact_hosts;      /* canonical host paths */
