@@ -162,8 +162,9 @@ def test_an_earlier_log_and_result_are_replaced(caller):
     assert strays(d) == []
 
 
-def test_closed_stdout_and_stderr_leave_the_log_intact(caller):
-    """`vigil run ... >&- 2>&-`: the log must not become fd 1 and take the
+@pytest.mark.parametrize("closed", [(1, 2), (0, 1, 2)], ids=["stdout+stderr", "all-three"])
+def test_closed_std_fds_leave_the_log_intact(caller, closed):
+    """`vigil run ... <&- >&- 2>&-`: the log must not become fd 1 and take the
     candidate's output; it decodes record by record, every record a map,
     sequence numbers without a gap, ending with an ok trailer."""
     d = caller.dir("closed")
@@ -171,8 +172,8 @@ def test_closed_stdout_and_stderr_leave_the_log_intact(caller):
     say = "python3 -c \"print('o' * 4000); import sys; print('e' * 4000, file=sys.stderr)\""
     p = subprocess.run(caller.argv(["run", "-q", "-o", log, "--result", res, "--",
                                     "sh", "-c", say]),
-                       env=caller.env(), cwd=d, stdin=subprocess.DEVNULL, timeout=60,
-                       preexec_fn=lambda: (os.close(1), os.close(2)))
+                       env=caller.env(), cwd=d, timeout=60,
+                       preexec_fn=lambda: [os.close(fd) for fd in closed])
     assert p.returncode == 0
     recs = decode_log(log)
     assert all(isinstance(r, dict) for r in recs), [r for r in recs if not isinstance(r, dict)][:5]
