@@ -13,13 +13,15 @@
 
 #include "cli/cli.h"
 #include "event/reader.h"
+#include "util/statedir.h"
 
 #define EXIT_TRUNC 3
 
 static const char usage_text[] =
-    "usage: vigil log FILE [--json] [--deny] [--class CLASS] [--pid PID]\n"
+    "usage: vigil log [FILE] [--json] [--deny] [--class CLASS] [--pid PID]\n"
     "                      [--follow] [--color auto|always|never]\n"
-    "Print a run log (run.msgpack) one record per line.\n"
+    "Print a run log (run.msgpack) one record per line; without FILE, the\n"
+    "latest log vigil run wrote to its state directory (named on stderr).\n"
     "  --json         JSON Lines, one object per record, keys as on disk\n"
     "  --deny         only refused calls: deny, kill, would-deny, would-kill\n"
     "  --class CLASS  only this class (read write exec connect bind send system,\n"
@@ -121,9 +123,9 @@ static int parse_args(int argc, char **argv, struct log_opts *o)
     }
     if (!want_color(color, &o->color))
         return usage_error("--color wants auto, always or never, not '%s'", color);
-    if (optind != argc - 1)
-        return usage_error("%s", optind >= argc ? "which log? give one FILE" : "give exactly one FILE");
-    o->file = argv[optind];
+    if (optind < argc - 1)
+        return usage_error("%s", "give exactly one FILE");
+    o->file = optind < argc ? argv[optind] : NULL; /* NULL: the latest run */
     return 0;
 }
 
@@ -229,14 +231,24 @@ int vg_cmd_log(int argc, char **argv)
     if (rc)
         return rc;
     struct vg_err err;
+    char *latest = NULL;
+    if (!o.file) {
+        if (!(o.file = latest = vg_state_latest_log(&err))) {
+            fprintf(stderr, "vigil: log: %s\n", err.msg);
+            return 2;
+        }
+        fprintf(stderr, "vigil: log %s\n", latest);
+    }
     struct vg_reader *rd = vg_reader_open(o.file, &err);
     if (!rd) {
         fprintf(stderr, "vigil: %s\n", err.msg);
+        free(latest);
         return 2;
     }
     static char obuf[1 << 16];
     setvbuf(stdout, obuf, _IOFBF, sizeof obuf);
     rc = dump(&o, rd);
     vg_reader_close(rd);
+    free(latest);
     return rc;
 }

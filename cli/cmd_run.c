@@ -1,5 +1,6 @@
 /* cmd_run.c: `vigil run [OPTIONS] -- COMMAND [ARGS...]`: parse the command
  * line into a vg_run_opts and hand it to the tracer. */
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,8 +18,9 @@ static const char usage_text[] =
     "\n"
     "  -p, --policy FILE|NAME policy file, or a shipped policy by name (python, c, ...:\n"
     "                         'vigil check --list'); default: the built-in default.policy\n"
-    "  -o, --log FILE         event log (default: vigil-DATE-PID.msgpack here)\n"
-    "      --result FILE      write a JSON result record\n"
+    "  -o, --log FILE         event log (default: a new file in $XDG_STATE_HOME/vigil\n"
+    "                         or ~/.local/state/vigil)\n"
+    "      --result FILE      write a JSON result record (also when vigil fails)\n"
     "      --task-id ID       recorded in the log and the result\n"
     "      --mode MODE        enforce (default) or dry-run: record, refuse nothing\n"
     "      --dry-run          same as --mode dry-run\n"
@@ -91,11 +93,13 @@ static const char *option_name(int c)
     return "?";
 }
 
-static int bad(const char *fmt, const char *arg)
+/* A usage error: the message goes into err (printed once by the caller,
+ * and into the result record when --result came before it). */
+static int bad(struct vg_err *err, const char *fmt, const char *arg)
 {
-    fprintf(stderr, "vigil run: ");
-    fprintf(stderr, fmt, arg);
-    fprintf(stderr, " (see 'vigil run --help')\n");
+    char what[sizeof err->msg];
+    snprintf(what, sizeof what, fmt, arg);
+    vg_errf(err, "%s (see 'vigil run --help')", what);
     return VG_EXIT_SETUP;
 }
 
@@ -155,7 +159,7 @@ static void free_opts(struct vg_run_opts *o)
     free((void *)o->artifacts);
 }
 
-static int parse(struct vg_run_opts *o, int argc, char **argv)
+static int parse(struct vg_run_opts *o, int argc, char **argv, struct vg_err *err)
 {
     opterr = 0;
     optind = 1;
@@ -172,7 +176,7 @@ static int parse(struct vg_run_opts *o, int argc, char **argv)
             else if (!strcmp(optarg, "dry-run"))
                 o->mode = VG_MODE_DRY_RUN;
             else
-                return bad("--mode must be 'enforce' or 'dry-run', not '%s'", optarg);
+                return bad(err, "--mode must be 'enforce' or 'dry-run', not '%s'", optarg);
             break;
         case OPT_DRY: o->mode = VG_MODE_DRY_RUN; break;
         case OPT_STACKS: o->stacks_all = true; break;
@@ -182,7 +186,7 @@ static int parse(struct vg_run_opts *o, int argc, char **argv)
         case OPT_BIND_RW: add_bind(o, optarg, true); break;
         case OPT_ENV:
             if (!optarg[0] || optarg[0] == '=')
-                return bad("--env needs NAME or NAME=VALUE, not '%s'", optarg);
+                return bad(err, "--env needs NAME or NAME=VALUE, not '%s'", optarg);
             add_env(o, optarg);
             break;
         case OPT_ARTIFACT:
@@ -193,7 +197,7 @@ static int parse(struct vg_run_opts *o, int argc, char **argv)
         case OPT_CPUS: {
             uint64_t n;
             if (!vg_parse_u64(optarg, &n) || n == 0 || n > 4096)
-                return bad("--cpus: '%s' is not a number of CPUs", optarg);
+                return bad(err, "--cpus: '%s' is not a number of CPUs", optarg);
             o->cpus = (unsigned)n;
             break;
         }
@@ -201,8 +205,8 @@ static int parse(struct vg_run_opts *o, int argc, char **argv)
         case 'h': fputs(usage_text, stdout); return -1;
         case '?':
             if (optopt)
-                return bad("option '-%c' is unknown or needs a value", (char[]){(char)optopt, 0});
-            return bad("option '%s' is unknown or needs a value", argv[optind - 1]);
+                return bad(err, "option '-%c' is unknown or needs a value", (char[]){(char)optopt, 0});
+            return bad(err, "option '%s' is unknown or needs a value", argv[optind - 1]);
         default: {
             enum vg_limit l = (enum vg_limit)(c - OPT_LIMIT_BASE);
             uint64_t v;
@@ -211,7 +215,7 @@ static int parse(struct vg_run_opts *o, int argc, char **argv)
                 snprintf(msg, sizeof msg, "--%s: '%%s' is not a valid %s", option_name(c),
                          l == VG_LIM_TIME || l == VG_LIM_CPU ? "duration (e.g. 30s, 500ms)"
                          : l == VG_LIM_PROCS || l == VG_LIM_FILES ? "count" : "size (e.g. 64M)");
-                return bad(msg, optarg);
+                return bad(err, msg, optarg);
             }
             o->limits.v[l] = v;
             o->limits.set[l] = true;
@@ -219,7 +223,7 @@ static int parse(struct vg_run_opts *o, int argc, char **argv)
         }
     }
     if (optind >= argc)
-        return bad("%s", "missing COMMAND: usage is vigil run [OPTIONS] -- COMMAND [ARGS...]");
+        return bad(err, "%s", "missing COMMAND: usage is vigil run [OPTIONS] -- COMMAND [ARGS...]");
     o->argv = argv + optind;
     o->argc = argc - optind;
     return 0;
@@ -232,7 +236,18 @@ int vg_cmd_run(int argc, char **argv)
      * from it to the end of our last argument. */
     o.argv_area = argv[-1];
     o.argv_area_len = (size_t)(argv[argc - 1] + strlen(argv[argc - 1]) - argv[-1]);
-    int r = parse(&o, argc, argv);
+    struct vg_err err = {{0}};
+    /* First, before anything is opened: the log must never become fd 1. */
+    if (vg_std_fds() < 0) {
+        fprintf(stderr, "vigil run: cannot open /dev/null on a closed fd 0-2: %s\n",
+                strerror(errno));
+        return VG_EXIT_SETUP;
+    }
+    int r = parse(&o, argc, argv, &err);
+    if (r > 0) {
+        fprintf(stderr, "vigil run: %s\n", err.msg);
+        vg_run_error_result(&o, err.msg);
+    }
     if (r != 0) {
         free_opts(&o);
         return r < 0 ? 0 : r;

@@ -3,22 +3,27 @@
  * hand it to the terminal viewer. */
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "util/statedir.h"
 #include "viewer/model.h"
 #include "viewer/viewer.h"
 
 static const char usage[] =
-    "usage: vigil view [--follow] FILE\n"
+    "usage: vigil view [--follow] [FILE]\n"
     "\n"
     "Browse a run log in the terminal: the events with their decisions, the\n"
     "detail of each (rule, stack), the process tree and a summary; filter,\n"
-    "search, replay at any speed.  Press ? inside for every key.\n"
+    "search, replay at any speed.  Press ? inside for every key.  Without FILE,\n"
+    "the latest log vigil run wrote to its state directory.\n"
     "\n"
     "  -f, --follow   keep reading the file as it grows (like tail -f)\n"
     "  -h, --help     this text\n";
+
+static int view(const char *path, bool follow);
 
 int vg_cmd_view(int argc, char **argv)
 {
@@ -43,10 +48,23 @@ int vg_cmd_view(int argc, char **argv)
             path = argv[i];
         }
     }
+    char *latest = NULL;
     if (!path) {
-        fprintf(stderr, "vigil: view: no FILE given (try 'vigil view --help')\n");
-        return 2;
+        struct vg_err err = {{0}};
+        if (!(path = latest = vg_state_latest_log(&err))) {
+            fprintf(stderr, "vigil: view: %s\n", err.msg);
+            return 2;
+        }
+        fprintf(stderr, "vigil: view %s\n", latest);
     }
+    int rc = view(path, follow);
+    free(latest);
+    return rc;
+}
+
+/* Open path and run the viewer on it; the exit status. */
+static int view(const char *path, bool follow)
+{
     /* A missing or foreign file is the more useful complaint, and cheap
      * to find from the first record. */
     struct vg_err err = {{0}};

@@ -11,6 +11,7 @@
 #include <msgpack.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "event/schema.h"
@@ -41,11 +42,27 @@ struct vg_log *vg_log_from_fd(int fd, const char *name)
     return log;
 }
 
+/* Only a regular file is ever opened (and only then truncated): lstat
+ * first so that no device is even opened (opening some has effects),
+ * O_NOFOLLOW and fstat against a swap in between. */
 struct vg_log *vg_log_create(const char *path, struct vg_err *err)
 {
-    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    struct stat before, st;
+    bool existed = lstat(path, &before) == 0;
+    if (existed && !S_ISREG(before.st_mode)) {
+        vg_errf(err, "create %s: exists and is not a regular file", path);
+        return NULL;
+    }
+    int fd = open(path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC, 0644);
     if (fd < 0) {
         vg_errf(err, "create %s: %s", path, strerror(errno));
+        return NULL;
+    }
+    bool same = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
+                (!existed || (st.st_dev == before.st_dev && st.st_ino == before.st_ino));
+    if (!same || ftruncate(fd, 0) < 0) {
+        vg_errf(err, "create %s: %s", path, same ? strerror(errno) : "replaced while opening");
+        close(fd);
         return NULL;
     }
     return vg_log_from_fd(fd, path);

@@ -10,7 +10,10 @@
 
 struct vg_log;
 
-/* Create (truncate) path.  NULL with err set on failure. */
+/* Create path, or truncate it if it is a regular file (never a device,
+ * fifo or symlink).  For tools and tests: `vigil run` writes its log
+ * through util/outfile.h, which never opens an existing file for writing.
+ * NULL with err set on failure. */
 struct vg_log *vg_log_create(const char *path, struct vg_err *err);
 /* Use an already open fd (tests, pipes).  The log owns fd afterwards. */
 struct vg_log *vg_log_from_fd(int fd, const char *name);

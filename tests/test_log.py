@@ -245,8 +245,10 @@ def test_unknown_record_types_are_skipped(vigil, log, tmp_path):
 
 @pytest.mark.parametrize("args", [["--bogus"], ["--pid", "x"], ["--class", "nope"],
                                   ["--color", "sometimes"], [], ["a", "b"]])
-def test_usage_errors(vigil, log, args):
-    r = vigil("log", *args, *([log] if args and args[0].startswith("-") else []))
+def test_usage_errors(vigil, log, args, tmp_path):
+    # no FILE opens the latest run in the state dir: here, an empty one
+    env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path)}
+    r = vigil("log", *args, *([log] if args and args[0].startswith("-") else []), env=env)
     assert r.returncode == 2 and r.stderr.count("\n") == 1 and r.stdout == ""
 
 

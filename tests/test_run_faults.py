@@ -1,7 +1,8 @@
 """Exit codes and bad input: vigil's exit status tells the caller what
 happened (the candidate's own code, 124, 125, 126, 127, 128+N), and input
 it cannot use is refused up front with one line naming the problem,
-leaving nothing behind: no log, no result, no scratch dir, no process."""
+leaving nothing behind but the result record saying so: no log, no
+scratch dir, no process."""
 import json
 import os
 import shutil
@@ -41,7 +42,10 @@ def clean(root_caller, tmp_path):
         def assert_nothing_left(self):
             assert os.listdir(scratch) == [], "scratch dir left behind"
             assert not os.path.exists(self.log), "log left behind"
-            assert not os.path.exists(self.result), "result left behind"
+            if os.path.exists(self.result):  # the one thing an error leaves: it says so
+                with open(self.result) as f:
+                    res = json.load(f)
+                assert res["status"] == "error" and res["exit_code"] == 125, res
             assert with_marker(self.mark) == []
 
     return Clean()

@@ -129,23 +129,65 @@ static int add_binds(struct vg_plan *p, const struct vg_bind *b, unsigned n,
     return 0;
 }
 
-/* Is the host file abs already visible, writable, at dst: inside a host
- * workdir bound at its own path?  Then binding it read-only on top would
- * only break a candidate that rewrites it (gcc -o prog, run twice). */
-static bool visible_in_workdir(const struct vg_plan *p, const char *abs, const char *dst)
+/* The sandbox's own writable trees: tmpfs mounts of its own, nothing of
+ * the host's.  The default workdir lives in the first. */
+static const char *const own_trees[] = {"/tmp", "/dev/shm"};
+
+static bool under(const char *path, const char *tree)
 {
-    if (p->private_workdir || strcmp(abs, dst))
-        return false;
-    size_t n = strlen(p->cwd);
-    return !strncmp(abs, p->cwd, n) && abs[n] == '/';
+    size_t n = strlen(tree);
+    return !strncmp(path, tree, n) && (path[n] == '/' || path[n] == 0);
 }
 
+bool vg_plan_in_own_tree(const char *path)
+{
+    for (size_t i = 0; i < VG_ARRAY_LEN(own_trees); i++)
+        if (under(path, own_trees[i]))
+            return true;
+    return false;
+}
+
+/* Is the host file abs already visible, writable, at dst: inside a host
+ * tree bound writable at its own path (a host workdir, --bind-rw D)?
+ * Then binding it read-only on top would only break a candidate that
+ * rewrites it (gcc -o prog, run twice). */
+static bool visible_writable(const struct vg_plan *p, const char *abs, const char *dst)
+{
+    if (strcmp(abs, dst))
+        return false;
+    for (unsigned i = 0; i < p->nops; i++) {
+        const struct vg_op *op = &p->ops[i];
+        if (op->kind == VG_OP_BIND_RW && !strcmp(op->src, op->dst) && under(abs, op->src))
+            return true;
+    }
+    return false;
+}
+
+static bool planned(const struct vg_plan *p, const char *dst)
+{
+    for (unsigned i = 0; i < p->nops; i++)
+        if ((p->ops[i].kind == VG_OP_BIND_RO || p->ops[i].kind == VG_OP_COPY) &&
+            !strcmp(p->ops[i].dst, dst))
+            return true;
+    return false;
+}
+
+/* One rule for the files named on the command line: each is shown once;
+ * the system's own and those already visible through a writable bind as
+ * they are; in the sandbox's own trees as a private copy (a bind there
+ * would put a read-only file into the candidate's writable /tmp);
+ * elsewhere bound read-only at its path. */
 static void add_artifacts(struct vg_plan *p)
 {
     for (unsigned i = 0; i < p->nartifacts; i++) {
         const char *abs = p->artifact_host[i], *dst = p->artifact_dst[i];
-        if (!vg_plan_is_system_path(abs) && !visible_in_workdir(p, abs, dst))
+        struct stat st;
+        if (vg_plan_is_system_path(abs) || visible_writable(p, abs, dst) || planned(p, dst))
+            continue;
+        if (!vg_plan_in_own_tree(dst))
             vg_plan_add(p, VG_OP_BIND_RO, abs, dst, 0, 0, false);
+        else if (stat(abs, &st) == 0) /* gone since it was hashed: nothing to show */
+            vg_plan_add(p, VG_OP_COPY, abs, dst, 0, st.st_mode & 0777, false);
     }
 }
 
@@ -270,6 +312,7 @@ void vg_plan_print(const struct vg_plan *p, FILE *out)
         [VG_OP_TMPFS] = "tmpfs", [VG_OP_BIND_RO] = "ro-bind", [VG_OP_BIND_RW] = "bind",
         [VG_OP_BIND_DEV] = "dev-bind", [VG_OP_MASK] = "mask", [VG_OP_PROC] = "proc",
         [VG_OP_SYMLINK] = "symlink", [VG_OP_DIR] = "dir", [VG_OP_WORKDIR] = "workdir", [VG_OP_REMOUNT_RO] = "remount-ro",
+        [VG_OP_COPY] = "copy",
     };
     for (unsigned i = 0; i < p->nops; i++) {
         const struct vg_op *op = &p->ops[i];

@@ -20,6 +20,8 @@ enum vg_op_kind {
     VG_OP_TMPFS,     /* dst: fresh tmpfs (size, mode) */
     VG_OP_BIND_RO,   /* src (host) -> dst, read-only, nosuid, nodev */
     VG_OP_BIND_RW,   /* src (host) -> dst, writable, nosuid, nodev */
+    VG_OP_COPY,      /* src (host file) -> dst in the sandbox's own tmpfs: a private
+                      * copy owned by the sandbox user, permission bits (mode) kept */
     VG_OP_BIND_DEV,  /* src device node -> dst (keeps dev, read-write) */
     VG_OP_MASK,      /* dst exists in a read-only bind: hide it (empty file / empty dir) */
     VG_OP_PROC,      /* dst: procfs of the new pid namespace */
@@ -84,6 +86,10 @@ unsigned vg_plan_immutable(const struct vg_plan *p, const char **out, unsigned m
 /* Is this host path (canonical) inside the read-only system trees the
  * sandbox shows anyway (/usr, /etc, /bin, ...)? */
 bool vg_plan_is_system_path(const char *path);
+/* Is this sandbox path inside a tree the sandbox has of its own (its
+ * /tmp, /dev/shm, and so the default workdir)?  A file named on the
+ * command line is copied there, never bound over it. */
+bool vg_plan_in_own_tree(const char *path);
 
 /* For --help and tests: print the plan in a bwrap-like notation. */
 void vg_plan_print(const struct vg_plan *p, FILE *out);

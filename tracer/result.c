@@ -232,6 +232,7 @@ static void body(struct vg_json *j, const struct vg_result_in *in)
     for (unsigned i = 0; i < e->nhits; i++)
         vg_json_str(j, e->hits[i]);
     vg_json_arr_end(j);
+    strings(j, "warnings", in->warnings, (int)in->nwarnings);
     vg_json_key(j, "mode");
     vg_json_str(j, in->opts->mode == VG_MODE_DRY_RUN ? "dry-run" : "enforce");
     vg_json_key(j, "engine"); vg_json_str(j, "ptrace");
@@ -252,34 +253,57 @@ static void body(struct vg_json *j, const struct vg_result_in *in)
     vg_json_obj_end(j);
 }
 
-int vg_result_write(const char *path, const struct vg_result_in *in, struct vg_err *err)
+/* Write the finished document into the reserved file and rename it into
+ * place.  A failed write or close is a failed record: nothing is renamed. */
+static int write_doc(struct vg_outfile *f, struct vg_buf *b, struct vg_err *err)
+{
+    int r = vg_write_all(f->fd, b->data, b->len);
+    int saved = errno;
+    int c = close(f->fd);
+    f->fd = -1;
+    if (r < 0 || c < 0) {
+        vg_errf(err, "write result %s: %s", f->path, strerror(r < 0 ? saved : errno));
+        return -1;
+    }
+    return vg_outfile_commit(f, err);
+}
+
+int vg_result_write(struct vg_outfile *f, const struct vg_result_in *in, struct vg_err *err)
 {
     struct vg_buf b = {0};
     struct vg_json j;
     vg_json_init(&j, &b, true);
     body(&j, in);
     vg_buf_puts(&b, "\n");
-    char *tmp = vg_xasprintf("%s.tmp.%d", path, (int)getpid());
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    int r = -1;
-    bool written = fd >= 0 && vg_write_all(fd, b.data, b.len) == 0;
-    int saved = errno;
-    /* close even after a failed write; a failed close is a failed write */
-    if (fd >= 0 && close(fd) < 0 && written) {
-        written = false;
-        saved = errno;
-    }
-    if (!written) {
-        vg_errf(err, "write result %s: %s", path, strerror(saved));
-        if (fd >= 0)
-            unlink(tmp);
-    } else if (rename(tmp, path) < 0) {
-        vg_errf(err, "write result %s: %s", path, strerror(errno));
-        unlink(tmp);
-    } else {
-        r = 0;
-    }
-    free(tmp);
+    int r = write_doc(f, &b, err);
+    vg_buf_free(&b);
+    return r;
+}
+
+/* A run that failed before it could run: the same keys a harness reads
+ * first (status, exit_code, error), so that it needs no special case. */
+int vg_result_write_error(struct vg_outfile *f, const struct vg_run_opts *o, const char *msg,
+                          struct vg_err *err)
+{
+    struct vg_buf b = {0};
+    struct vg_json j;
+    vg_json_init(&j, &b, true);
+    vg_json_obj_begin(&j);
+    vg_json_key(&j, "format"); vg_json_int(&j, 1);
+    vg_json_key(&j, "vigil_version"); vg_json_str(&j, VG_VERSION);
+    vg_json_key(&j, "task_id"); vg_json_str(&j, o->task_id);
+    strings(&j, "argv", o->argv, o->argc);
+    vg_json_key(&j, "status"); vg_json_str(&j, "error");
+    vg_json_key(&j, "limit"); vg_json_null(&j);
+    vg_json_key(&j, "exit_code"); vg_json_int(&j, VG_EXIT_SETUP);
+    vg_json_key(&j, "candidate_exit_code"); vg_json_null(&j);
+    vg_json_key(&j, "signal"); vg_json_null(&j);
+    vg_json_key(&j, "error"); vg_json_str(&j, msg);
+    vg_json_key(&j, "limits_hit"); vg_json_arr_begin(&j); vg_json_arr_end(&j);
+    vg_json_key(&j, "log"); vg_json_null(&j);
+    vg_json_obj_end(&j);
+    vg_buf_puts(&b, "\n");
+    int r = write_doc(f, &b, err);
     vg_buf_free(&b);
     return r;
 }

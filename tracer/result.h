@@ -7,6 +7,7 @@
 #include "tracer/engine.h"
 #include "tracer/iothread.h"
 #include "tracer/run.h"
+#include "util/outfile.h"
 
 struct vg_ending {
     const char *status;     /* ok nonzero signal timeout limit killed error */
@@ -35,11 +36,18 @@ struct vg_result_in {
     const struct vg_outcome *outcome;
     const struct vg_io *io;
     const struct vg_ending *end;
+    char *const *warnings;  /* what vigil warned about (files it did not show, ...) */
+    unsigned nwarnings;
 };
 
 /* Work out status and exit code from what the supervisor and I/O saw. */
 void vg_ending_decide(struct vg_ending *end, const struct vg_outcome *out,
                       const struct vg_io *io, const struct vg_limits *lim);
-/* Write the JSON record to path (atomically: temp file + rename). */
-int vg_result_write(const char *path, const struct vg_result_in *in, struct vg_err *err);
+/* Write the JSON record into f (reserved by tracer/outputs.c) and rename
+ * it into place (util/outfile.h). */
+int vg_result_write(struct vg_outfile *f, const struct vg_result_in *in, struct vg_err *err);
+/* The record of a run that ended in an error before it ran: status
+ * "error", the message, exit_code 125. */
+int vg_result_write_error(struct vg_outfile *f, const struct vg_run_opts *o, const char *msg,
+                          struct vg_err *err);
 #endif

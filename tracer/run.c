@@ -8,6 +8,7 @@
 #include <pwd.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,6 +34,19 @@ static int fail(struct run *r, int code)
 {
     fprintf(stderr, "vigil: %s\n", r->err.msg);
     return code;
+}
+
+void vg_run_warn(struct run *r, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    char *msg;
+    if (vasprintf(&msg, fmt, ap) < 0)
+        abort(); /* as vg_xasprintf: no memory is no run */
+    va_end(ap);
+    fprintf(stderr, "vigil: warning: %s\n", msg);
+    r->warnings = vg_xrealloc(r->warnings, (r->nwarnings + 1) * sizeof *r->warnings);
+    r->warnings[r->nwarnings++] = msg;
 }
 
 static int load_policy(struct run *r)
@@ -94,9 +108,9 @@ static int prepare_workdir(struct run *r, const char *home)
         bool writable = (st.st_mode & 0002) || (st.st_uid == uid && (st.st_mode & 0200)) ||
                         (st.st_gid == gid && (st.st_mode & 0020));
         if (geteuid() == 0 && !writable)
-            fprintf(stderr, "vigil: warning: --workdir %s is not writable by the sandbox's user "
-                            "(host uid %u): the candidate can read it but not write to it\n",
-                    r->workdir, (unsigned)uid);
+            vg_run_warn(r, "--workdir %s is not writable by the sandbox's user (host uid %u): "
+                           "the candidate can read it but not write to it",
+                        r->workdir, (unsigned)uid);
         if (exposes_home(r->workdir, home)) {
             vg_errf(&r->err, "--workdir %s would expose the home directory %s to the candidate; "
                              "use a directory of its own", r->o->workdir, home);
@@ -114,46 +128,6 @@ static int prepare_workdir(struct run *r, const char *home)
     r->workdir = vg_scratch_create(uid, gid, &r->err);
     r->own_workdir = r->workdir != NULL;
     return r->workdir ? 0 : -1;
-}
-
-/* Refuse before anything runs if the result record could not be written
- * afterwards: a run whose result is lost is a run to do again. */
-static int check_result_path(struct run *r)
-{
-    const char *path = r->o->result_path;
-    if (!path)
-        return 0;
-    char *copy = vg_xstrdup(path);
-    char *slash = strrchr(copy, '/');
-    const char *dir = slash ? (slash == copy ? "/" : (*slash = 0, copy)) : ".";
-    struct stat st;
-    int rc = 0;
-    if (stat(dir, &st) < 0 || !S_ISDIR(st.st_mode)) {
-        vg_errf(&r->err, "--result %s: directory %s %s", path, dir,
-                errno == ENOENT || !S_ISDIR(st.st_mode) ? "does not exist" : strerror(errno));
-        rc = -1;
-    } else if (access(dir, W_OK) < 0 || (access(path, F_OK) == 0 && access(path, W_OK) < 0)) {
-        vg_errf(&r->err, "--result %s: %s", path, strerror(errno));
-        rc = -1;
-    }
-    free(copy);
-    return rc;
-}
-
-static int open_log(struct run *r)
-{
-    if (r->o->log_path) {
-        r->log_path = vg_xstrdup(r->o->log_path);
-    } else {
-        char stamp[32];
-        time_t t = time(NULL);
-        struct tm tm;
-        localtime_r(&t, &tm);
-        strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm);
-        r->log_path = vg_xasprintf("vigil-%s-%d.msgpack", stamp, (int)getpid());
-    }
-    r->log = vg_log_create(r->log_path, &r->err);
-    return r->log ? 0 : -1;
 }
 
 static int build_sandbox(struct run *r)
@@ -287,7 +261,10 @@ static int supervise(struct run *r, struct vg_ending *end)
                          &r->err) < 0)
         return -1;
     ctx.init_pid = sb.init_pid;
-    if (vg_io_start(&io, &sb, r->limits.v[VG_LIM_TIME], r->limits.v[VG_LIM_OUTPUT], &r->err) < 0) {
+    /* The log takes its name only now: a run that never started leaves
+     * nothing where -o pointed, and an older log there is kept. */
+    if (vg_run_log_commit(r) < 0 ||
+        vg_io_start(&io, &sb, r->limits.v[VG_LIM_TIME], r->limits.v[VG_LIM_OUTPUT], &r->err) < 0) {
         kill(sb.init_pid, SIGKILL);
         engine->supervise(&ctx); /* reap */
         vg_sandbox_close(&sb);
@@ -313,8 +290,9 @@ static int supervise(struct run *r, struct vg_ending *end)
             .workdir = r->workdir, .workdir_kept = r->o->workdir != NULL || r->o->keep,
             .start_wall_ns = r->start_wall, .landlock_abi = r->plan.landlock_abi,
             .outcome = &ctx.out, .io = &io, .end = end,
+            .warnings = r->warnings, .nwarnings = r->nwarnings,
         };
-        if (vg_result_write(r->o->result_path, &in, &r->err) < 0) {
+        if (vg_result_write(&r->result_out, &in, &r->err) < 0) {
             fprintf(stderr, "vigil: %s\n", r->err.msg);
             end->exit_code = VG_EXIT_SETUP;
         }
@@ -343,8 +321,12 @@ static void cleanup(struct run *r)
     free(r->artifact_hosts);
     free(r->command_path);
     free(r->policy_file);
+    for (unsigned i = 0; i < r->nwarnings; i++)
+        free(r->warnings[i]);
+    free(r->warnings);
     free(r->workdir);
     free(r->log_path);
+    vg_run_outputs_discard(r);
     vg_bpf_free(&r->cand_bpf);
     vg_bpf_free(&r->init_bpf);
     vg_plan_free(&r->plan);
@@ -353,7 +335,7 @@ static void cleanup(struct run *r)
 
 int vg_run(struct vg_run_opts *o)
 {
-    struct run r = {.o = o};
+    struct run r = {.o = o, .log_out = {.fd = -1}, .result_out = {.fd = -1}};
     r.start_wall = vg_now_wall_ns();
     r.start_mono = vg_now_mono_ns();
     int code = VG_EXIT_SETUP;
@@ -364,8 +346,7 @@ int vg_run(struct vg_run_opts *o)
         goto out;
     places.work = r.workdir;
     if (vg_policy_compile(r.pol, &places, &r.err) < 0 || vg_run_artifacts(&r) < 0 ||
-        build_sandbox(&r) < 0 || check_result_path(&r) < 0 || restrict_cpus(&r) < 0 ||
-        open_log(&r) < 0 ||
+        build_sandbox(&r) < 0 || vg_run_outputs(&r) < 0 || restrict_cpus(&r) < 0 ||
         vg_run_header(&r) < 0)
         goto out;
     struct vg_ending end = {0};
@@ -374,14 +355,14 @@ int vg_run(struct vg_run_opts *o)
     code = end.exit_code;
     r.err.msg[0] = 0;
 out:
-    if (r.err.msg[0])
+    if (r.err.msg[0]) {
+        /* The sandbox never ran: the log (only a header) is dropped with
+         * the rest in cleanup; the message is the whole story, and the
+         * result record tells it too. */
         fail(&r, code);
-    if (r.err.msg[0] && r.log) {
-        /* The sandbox never ran: a log with only a header would just
-         * mislead; the message above is the whole story. */
-        vg_log_close(r.log);
-        r.log = NULL;
-        unlink(r.log_path);
+        vg_outfile_discard(&r.result_out);
+        if (!r.result_refused)
+            vg_run_error_result(o, r.err.msg);
     }
     cleanup(&r);
     free(home);

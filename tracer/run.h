@@ -23,7 +23,7 @@ struct vg_run_opts {
     char **argv;               /* the command, NULL-terminated */
     int argc;
     const char *policy_path;   /* NULL: the built-in default policy */
-    const char *log_path;      /* -o; NULL: a generated name in the cwd */
+    const char *log_path;      /* -o; NULL: a generated name in the state dir */
     const char *result_path;   /* --result */
     const char *task_id;
     const char *workdir;       /* --workdir; NULL: fresh scratch dir */
@@ -52,6 +52,11 @@ struct vg_run_opts {
 
 /* Run the whole thing; returns vigil's exit status (see README). */
 int vg_run(struct vg_run_opts *opts);
+
+/* With --result: write the record of a run that failed before it ran
+ * (status "error", msg, exit 125), if the rule of util/outfile.h lets
+ * vigil write there.  Used for errors before vg_run and inside it. */
+void vg_run_error_result(const struct vg_run_opts *opts, const char *msg);
 
 /* Default values of the limits (README documents them). */
 void vg_limits_defaults(struct vg_limits *l);

@@ -1,6 +1,7 @@
 /* run_int.h: the state of one `vigil run`, shared by the files that
  * carry it out (run.c: the sequence; artifacts.c: the files named on the
- * command line; runlog.c: the run's own records in the log). */
+ * command line; outputs.c: the log and result files; runlog.c: the run's
+ * own records in the log). */
 #ifndef VG_RUN_INT_H
 #define VG_RUN_INT_H
 
@@ -10,6 +11,7 @@
 #include "tracer/plan.h"
 #include "tracer/result.h"
 #include "tracer/run.h"
+#include "util/outfile.h"
 
 struct run {
     struct vg_run_opts *o;
@@ -21,11 +23,16 @@ struct run {
     bool own_workdir;
     char *log_path;
     struct vg_log *log;
+    struct vg_outfile log_out;    /* the log until it is renamed into place */
+    struct vg_outfile result_out; /* reserved before anything runs */
+    bool result_refused;          /* --result itself refused: no record goes there */
     struct vg_artifact *artifacts;
     char **artifact_paths;      /* sandbox view */
     char **artifact_hosts;      /* canonical host paths */
     unsigned nartifacts;
     char *command_path;
+    char **warnings;            /* said on stderr, kept for the log and the result */
+    unsigned nwarnings;
     struct vg_plan plan;
     struct vg_bpf cand_bpf, init_bpf;
     bool audited[VG_CLASS_NCLASSES]; /* per class: intercepted at all? */
@@ -34,9 +41,22 @@ struct run {
     struct vg_err err;
 };
 
+/* run.c: a warning: one line on stderr, a note in the log, an entry in
+ * the result's "warnings". */
+void vg_run_warn(struct run *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
 /* artifacts.c: hash --artifact files, or every argument naming a file that
  * is neither hidden nor part of the system; record their sandbox paths. */
 int vg_run_artifacts(struct run *r);
+
+/* outputs.c: choose the log's path, check -o and --result against the
+ * inputs and the candidate's writable trees, reserve both (the log is
+ * open on a file of vigil's own from here on). */
+int vg_run_outputs(struct run *r);
+/* Rename the log into place (once the sandbox has started). */
+int vg_run_log_commit(struct run *r);
+/* Remove whatever of the outputs was not committed. */
+void vg_run_outputs_discard(struct run *r);
 
 /* runlog.c */
 int vg_run_header(struct run *r);

@@ -8,6 +8,14 @@
 #include "tracer/limits.h"
 #include "tracer/run_int.h"
 
+static int note(struct run *r, const char *what, const char *detail)
+{
+    struct vg_record rec = {.type = VG_REC_NOTE};
+    rec.u.note = (struct vg_note_ev){.ts_ns = vg_now_mono_ns() - r->start_mono, .what = what,
+                                     .detail = detail};
+    return vg_log_write(r->log, &rec);
+}
+
 static void limit_recs(const struct run *r, struct vg_limit_rec *out)
 {
     for (int i = 0; i < VG_LIM_COUNT; i++)
@@ -40,17 +48,11 @@ int vg_run_header(struct run *r)
     };
     int rc = vg_log_write(r->log, &rec);
     free(res);
+    for (unsigned i = 0; rc == 0 && i < r->nwarnings; i++)
+        rc = note(r, "warning", r->warnings[i]);
     if (rc < 0)
         vg_errf(&r->err, "%s", vg_log_error(r->log));
     return rc;
-}
-
-static void note(struct run *r, const char *what, const char *detail)
-{
-    struct vg_record rec = {.type = VG_REC_NOTE};
-    rec.u.note = (struct vg_note_ev){.ts_ns = vg_now_mono_ns() - r->start_mono, .what = what,
-                                     .detail = detail};
-    vg_log_write(r->log, &rec);
 }
 
 /* How the run ended, as notes a reader of the log sees in order. */

@@ -37,8 +37,8 @@ static int mkdir_p(char *path, mode_t mode)
     return 0;
 }
 
-/* Make an empty file (and its parents) to bind a file over. */
-static int touch_p(char *path)
+/* The directories above path. */
+static int touch_parent(char *path)
 {
     char *slash = strrchr(path, '/');
     if (slash && slash != path) {
@@ -48,6 +48,14 @@ static int touch_p(char *path)
         if (r < 0)
             return -1;
     }
+    return 0;
+}
+
+/* Make an empty file (and its parents) to bind a file over. */
+static int touch_p(char *path)
+{
+    if (touch_parent(path) < 0)
+        return -1;
     int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
     if (fd < 0)
         return errno == EEXIST ? 0 : -1;
@@ -135,6 +143,42 @@ static int do_symlink(const char *target, const char *dst)
     return 0;
 }
 
+/* A private copy of a host file in the sandbox's own tmpfs, read with
+ * the sandbox's own rights on the host file (as a bind would be), created
+ * new (never through a symlink) and handed to the sandbox user, who may
+ * rewrite it (gcc -o over it) without touching the host's. */
+static int do_copy(const char *src, const char *dst, unsigned mode)
+{
+    char *d = vg_xstrdup(dst);
+    int r = touch_parent(d);
+    free(d);
+    if (r < 0)
+        return -1;
+    int in = open(src, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+    if (in < 0)
+        return -1;
+    struct stat st;
+    int out = -1;
+    if (fstat(in, &st) == 0 && !S_ISREG(st.st_mode))
+        errno = EINVAL;
+    else
+        out = open(dst, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    r = out < 0 ? -1 : 0;
+    char buf[1 << 16];
+    ssize_t n;
+    while (r == 0 && (n = read(in, buf, sizeof buf)) != 0)
+        r = n < 0 ? -1 : vg_write_all(out, buf, (size_t)n);
+    if (r == 0 && (fchown(out, VG_SANDBOX_UID, VG_SANDBOX_GID) < 0 ||
+                   fchmod(out, mode & 0777) < 0))
+        r = -1;
+    int e = errno;
+    close(in);
+    if (out >= 0 && close(out) < 0 && r == 0)
+        return -1;
+    errno = e;
+    return r;
+}
+
 static int run_op(const struct vg_op *op)
 {
     char *dst = vg_xasprintf(NEWROOT "%s", strcmp(op->dst, "/") ? op->dst : "");
@@ -155,6 +199,9 @@ static int run_op(const struct vg_op *op)
         }
         r = bind_mount(src, dst, S_ISDIR(st.st_mode), op->kind != VG_OP_BIND_RO,
                  op->kind == VG_OP_BIND_DEV);
+        break;
+    case VG_OP_COPY:
+        r = do_copy(src, dst, op->mode);
         break;
     case VG_OP_MASK:
         r = do_mask(dst);
@@ -204,6 +251,7 @@ int vg_setup_execute(const struct vg_plan *p, struct vg_err *err)
         [VG_OP_TMPFS] = "tmpfs", [VG_OP_BIND_RO] = "read-only bind", [VG_OP_BIND_RW] = "bind",
         [VG_OP_BIND_DEV] = "device bind", [VG_OP_MASK] = "mask", [VG_OP_PROC] = "proc",
         [VG_OP_SYMLINK] = "symlink", [VG_OP_DIR] = "mkdir", [VG_OP_WORKDIR] = "workdir", [VG_OP_REMOUNT_RO] = "remount read-only",
+        [VG_OP_COPY] = "copy",
     };
     /* Nothing we mount may leak back to the host's mount namespace. */
     if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0) {

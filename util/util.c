@@ -317,3 +317,21 @@ uint64_t vg_hash_str(const char *s)
         h = (h ^ (unsigned char)*s) * 1099511628211ull;
     return h;
 }
+
+int vg_std_fds(void)
+{
+    for (int fd = 0; fd <= 2; fd++) {
+        if (fcntl(fd, F_GETFD) >= 0 || errno != EBADF)
+            continue;
+        /* The lowest free descriptor is this one: 0..fd-1 are open. */
+        int n = open("/dev/null", O_RDWR | O_NOCTTY);
+        if (n < 0)
+            return -1;
+        if (n != fd) {
+            close(n);
+            errno = EBADF;
+            return -1;
+        }
+    }
+    return 0;
+}

@@ -59,6 +59,11 @@ char *vg_path_normalize(const char *path);
 /* FNV-1a of a NUL-terminated string, for the string-keyed hash tables. */
 uint64_t vg_hash_str(const char *s);
 
+/* Open /dev/null on whichever of fds 0, 1, 2 the caller closed, so that
+ * no file vigil opens later (the log) becomes stdout or stderr and takes
+ * the candidate's output.  -1 with errno if it cannot. */
+int vg_std_fds(void);
+
 uint64_t vg_now_mono_ns(void);
 uint64_t vg_now_wall_ns(void);
 
