@@ -13,6 +13,7 @@
 #include "event/event.h"
 #include "event/writer.h"
 #include "policy/policy.h"
+#include "tracer/filter.h"
 #include "tracer/run.h"
 
 /* What the supervisor learned, for the trailer and the result record. */
@@ -49,6 +50,9 @@ struct vg_engine_ctx {
 struct vg_engine {
     const char *name;
     unsigned long ptrace_opts;
+    /* how its filter refuses the baseline: only an engine that sees the
+     * kernel's SIGSYS can record those refusals */
+    enum vg_baseline_how baseline;
     /* Run until the sandbox's pid 1 is gone. */
     int (*supervise)(struct vg_engine_ctx *ctx);
 };
