@@ -52,6 +52,14 @@ def lines(r):
     return out
 
 
+def run_in_vault(caller, candidate, *args):
+    """Run the C candidate with args in a fresh Vault: (vault, run, lines)."""
+    vault = Vault(caller)
+    r = caller.run(caller.build(candidate), *args, opts=vault.opts, timeout=60)
+    assert r.rc == 0, r
+    return vault, r, lines(r)
+
+
 def refused(r, name, **match):
     """The log's baseline refusals of NAME (asserting they are that)."""
     recs = syscalls(r.recs, name=name, **match)
@@ -71,10 +79,7 @@ def assert_secret_kept(r, vault):
 # ---- (a) a listener of the candidate's own ----
 
 def test_own_listener_is_refused_and_hides_nothing(caller):
-    vault = Vault(caller)
-    r = caller.run(caller.build("attack_filter_listener"), opts=vault.opts)
-    assert r.rc == 0, r
-    got = lines(r)
+    vault, r, got = run_in_vault(caller, "attack_filter_listener")
     assert got["listener"] == (-1, "EPERM"), r
     assert got["listener_tsync"] == (-1, "EPERM"), r
     assert got["open_secret"] == (-1, "EACCES"), r
@@ -107,12 +112,8 @@ def sigsys_lines(r):
 @pytest.mark.parametrize("mode", ["allow", "log", "trace0", "trace1", "traceffff",
                                   "errno", "trap"])
 def test_own_filter_outranks_nothing(caller, mode):
-    vault = Vault(caller)
     port = 9  # discard: nothing listens inside the sandbox either way
-    r = caller.run(caller.build("attack_filter_outrank"), mode, str(port), opts=vault.opts,
-                   timeout=60)
-    assert r.rc == 0, r
-    got = lines(r)
+    vault, r, got = run_in_vault(caller, "attack_filter_outrank", mode, str(port))
     assert got["install"] == (0, "0"), r
     # the baseline holds, and each refusal is on record once
     for attempt, (name, err) in BASELINE.items():
@@ -140,3 +141,83 @@ def test_own_filter_outranks_nothing(caller, mode):
     created = syscalls(r.recs, resolved=os.path.join(vault.work, "outrank.txt"))
     assert [(x["class"], x["decision"]) for x in created] == [("write", "allow")]
     assert [x["decision"] for x in syscalls(r.recs, name="connect", port=port)] == ["deny"]
+
+
+# ---- (c) children vigil would not follow ----
+
+def proc_records(recs, pid, thread=False):
+    """{kind: [records]} of the proc records of candidate-view pid."""
+    out = {}
+    for x in recs:
+        if x["type"] == "proc" and x["pid"] == pid and bool(x.get("thread")) == thread:
+            out.setdefault(x["kind"], []).append(x)
+    return out
+
+
+def test_untraced_children_are_refused_and_every_other_is_followed(caller):
+    vault, r, got = run_in_vault(caller, "attack_filter_untraced")
+    for attempt in ("clone_untraced", "clone_untraced_hi", "clone_untraced_vfork"):
+        assert got[attempt] == (-1, "EPERM"), (attempt, r)
+    assert not [f for f in os.listdir(vault.work) if f.startswith("untraced")]
+    refusals = refused(r, "clone")
+    assert len(refusals) == 3, refusals
+    assert all("CLONE_UNTRACED" in x["args"]["flags"] for x in refusals), refusals
+    kids = {k: int(v.split("=")[1]) for k, v in
+            (line.split()[1:] for line in r.stdout.splitlines() if line.startswith("child "))}
+    assert set(kids) == {"fork", "vfork", "spawn", "clone", "thread"}, r
+    for kind, pid in kids.items():
+        thread = kind == "thread"
+        life = proc_records(r.recs, pid, thread)
+        assert len(life.get("start", [])) == 1, (kind, life)
+        if not thread:
+            assert len(life.get("exit", [])) == 1, (kind, life)
+        if kind in ("vfork", "spawn"):
+            assert [x["exe"] for x in life.get("exec", [])] == ["/usr/bin/true"], (kind, life)
+        else:
+            f = os.path.join(vault.work, kind + ".txt")
+            assert os.path.exists(f), kind
+            writes = syscalls(r.recs, resolved=f)
+            key = "tid" if thread else "pid"
+            assert [(x[key], x["decision"]) for x in writes] == [(pid, "allow")], (kind, writes)
+
+
+# ---- (d) the baseline's SIGSYS is vigil's, whatever the candidate does with SIGSYS ----
+
+def counters(r, prefix):
+    """The k=v counters of the output line starting with prefix."""
+    for line in r.stdout.splitlines():
+        if line.startswith(prefix):
+            return {k: int(v) for k, v in (w.split("=") for w in line.split() if "=" in w)}
+    raise AssertionError(f"no {prefix!r} line in {r!r}")
+
+
+@pytest.mark.parametrize("mode", ["handler", "ignore", "block"])
+def test_baseline_refusal_survives_any_sigsys_disposition(caller, mode):
+    r = caller.run(caller.build("attack_filter_sigsys"), mode, timeout=60)
+    assert r.rc == 0, r
+    c = counters(r, "calls=")
+    # every call failed with the row's errno, and the candidate saw no SIGSYS
+    assert c["refused"] == c["calls"] and c.get("handled", 0) == 0, r
+    recs = refused(r, "io_uring_setup")
+    assert len(recs) == c["calls"], len(recs)
+    assert all(x["errno"] == 1 for x in recs)  # EPERM
+
+
+# ---- (e) a SIGSYS the candidate forges, or its own filter's trap of another ABI ----
+
+def test_forged_sigsys_is_delivered_untouched_and_never_recorded(caller):
+    r = caller.run(caller.build("attack_filter_sigsys"), "forge", timeout=60)
+    assert r.rc == 0, r
+    f = counters(r, "forged=")
+    # to its own thread: each arrives, as sent, and the send itself
+    # returned 0 (vigil did not touch its registers)
+    assert f["sent"] == f["forged"] == f["handled"] == f["faithful"], r
+    # at the process while a worker's calls trap: some reach the worker,
+    # whose every call still failed with the row's errno
+    raced = counters(r, "raced ")
+    assert raced["refused"] == raced["calls"] and raced["handled"] > 0, r
+    # the 32-bit calls its own filter trapped are its business
+    assert counters(r, "i386 ")["handled"] == 2, r
+    # the log holds exactly the real refusals: nothing forged, nothing lost
+    assert len(refused(r, "io_uring_setup")) == raced["calls"]
+    assert syscalls(r.recs, name="ioctl") == []
