@@ -1,8 +1,10 @@
 /* ptrace_engine.c: the ptrace engine.  The seccomp filter stops audited
  * calls (PTRACE_EVENT_SECCOMP); for each we decode the call, ask the
  * policy, write the event, and only then release the call or make it fail.
- * Fork/clone/exec/exit events go to lifecycle.c.  Everything runs on one
- * thread that waits in waitpid. */
+ * The baseline's calls the filter refuses itself (RET_TRAP): they reach us
+ * as the kernel's SIGSYS, are recorded the same way and fail with their
+ * errno.  Fork/clone/exec/exit events go to lifecycle.c.  Everything runs
+ * on one thread that waits in waitpid. */
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
