@@ -3,7 +3,9 @@
  * life of every process.  "ptrace" (seccomp RET_TRACE + ptrace events) is
  * the one built; a seccomp user-notification engine fits the same shape:
  * it would take the listener fd instead of ptrace options and answer with
- * SECCOMP_IOCTL_NOTIF_SEND / _ADDFD instead of PTRACE_CONT/SETREGS. */
+ * SECCOMP_IOCTL_NOTIF_SEND / _ADDFD instead of PTRACE_CONT/SETREGS, and as
+ * it sees no signals its filter would refuse the baseline with RET_ERRNO
+ * (vg_baseline_how), unrecorded. */
 #ifndef VG_ENGINE_H
 #define VG_ENGINE_H
 #include <stdbool.h>
