@@ -191,9 +191,11 @@ def counters(r, prefix):
     raise AssertionError(f"no {prefix!r} line in {r!r}")
 
 
-@pytest.mark.parametrize("mode", ["handler", "ignore", "block"])
-def test_baseline_refusal_survives_any_sigsys_disposition(caller, mode):
-    r = caller.run(caller.build("attack_filter_sigsys"), mode, timeout=60)
+@pytest.mark.parametrize("mode, opts", [("handler", []), ("ignore", []), ("block", []),
+                                        ("handler", ["--dry-run"])],
+                         ids=["handler", "ignore", "block", "dry-run"])
+def test_baseline_refusal_survives_any_sigsys_disposition(caller, mode, opts):
+    r = caller.run(caller.build("attack_filter_sigsys"), mode, opts=opts, timeout=60)
     assert r.rc == 0, r
     c = counters(r, "calls=")
     # every call failed with the row's errno, and the candidate saw no SIGSYS
