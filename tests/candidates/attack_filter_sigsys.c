@@ -11,7 +11,9 @@
  *       while a worker makes real io_uring_setup calls ("raced calls=C
  *       refused=R ..."), and a 32-bit call its own filter traps (int 0x80,
  *       io_uring_setup and lchown with ioctl-looking registers): "i386
- *       handled=H"; vigil must record none of those as its own. */
+ *       handled=H"; vigil must record none of those as its own.  Last, a
+ *       baseline call made while a forged SIGSYS is pending ("pending ...")
+ *       must still fail EPERM, be recorded, and not kill the candidate. */
 #include "attack_filter.h"
 
 #include <pthread.h>
@@ -24,6 +26,7 @@
 #define N 500
 #define NR_JUNK 0xdead000000000000L /* upper half: the kernel reads 32 bits */
 #define SYS_SECCOMP_CODE 1          /* si_code of a SIGSYS from RET_TRAP */
+#define SYS_USER_DISPATCH_CODE 2    /* ... from syscall user dispatch */
 #define I386_IO_URING_SETUP 425
 #define I386_LCHOWN 16 /* and x86_64's ioctl */
 
@@ -171,6 +174,30 @@ static void trap_i386(void)
     printf("i386 handled=%d\n", (int)arch_i386 - before);
 }
 
+/* A forged SIGSYS pending (blocked) when the thread makes a baseline call:
+ * the kernel drops its own SIGSYS (one of a kind is pending already), so
+ * the stop shows the forged siginfo over the real trap's registers.  Only
+ * the registers say what happened; the forged siginfo even claims to come
+ * from syscall user dispatch.  (The trap also reset the blocked SIGSYS to
+ * its default action: a SIGSYS delivered now would kill.) */
+static void forged_pending(void)
+{
+    sigset_t sys;
+    sigemptyset(&sys);
+    sigaddset(&sys, SIGSYS);
+    pthread_sigmask(SIG_BLOCK, &sys, NULL);
+    siginfo_t si = forged_info();
+    si.si_code = SYS_USER_DISPATCH_CODE;
+    syscall(SYS_rt_tgsigqueueinfo, getpid(), gettid(), SIGSYS, &si);
+    int before = handled;
+    char params[120] = {0};
+    long r = syscall(SYS_io_uring_setup, 8, params);
+    int err = errno;
+    pthread_sigmask(SIG_UNBLOCK, &sys, NULL);
+    printf("pending ret=%ld errno=%s handled=%d\n", r, r < 0 ? strerrorname_np(err) : "0",
+           (int)handled - before);
+}
+
 int main(int argc, char **argv)
 {
     setvbuf(stdout, NULL, _IONBF, 0);
@@ -194,5 +221,6 @@ int main(int argc, char **argv)
     forge_to_thread();
     forge_against_calls();
     trap_i386();
+    forged_pending();
     return 0;
 }
