@@ -3,7 +3,9 @@
  * life of every process.  "ptrace" (seccomp RET_TRACE + ptrace events) is
  * the one built; a seccomp user-notification engine fits the same shape:
  * it would take the listener fd instead of ptrace options and answer with
- * SECCOMP_IOCTL_NOTIF_SEND / _ADDFD instead of PTRACE_CONT/SETREGS. */
+ * SECCOMP_IOCTL_NOTIF_SEND / _ADDFD instead of PTRACE_CONT/SETREGS, and as
+ * it sees no signals its filter would refuse the baseline with RET_ERRNO
+ * (vg_baseline_how), unrecorded. */
 #ifndef VG_ENGINE_H
 #define VG_ENGINE_H
 #include <stdbool.h>
@@ -13,6 +15,7 @@
 #include "event/event.h"
 #include "event/writer.h"
 #include "policy/policy.h"
+#include "tracer/filter.h"
 #include "tracer/run.h"
 
 /* What the supervisor learned, for the trailer and the result record. */
@@ -49,6 +52,9 @@ struct vg_engine_ctx {
 struct vg_engine {
     const char *name;
     unsigned long ptrace_opts;
+    /* how its filter refuses the baseline: only an engine that sees the
+     * kernel's SIGSYS can record those refusals */
+    enum vg_baseline_how baseline;
     /* Run until the sandbox's pid 1 is gone. */
     int (*supervise)(struct vg_engine_ctx *ctx);
 };

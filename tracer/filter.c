@@ -1,9 +1,12 @@
 /* filter.c: see filter.h.  The rules that depend on an argument (ioctl
- * request, socket family, clone flags) are data in the tables below. */
+ * request, socket family, clone flags, seccomp flags, sendto's address)
+ * are data in the table below, read both to build the filter and to
+ * answer vg_filter_classify. */
 #include "tracer/filter.h"
 
 #include <errno.h>
 #include <sched.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -20,19 +23,107 @@
  * kernel ignores the upper half, so a filter must too. */
 #define LOW32 0xffffffffull
 
-static const unsigned long tty_ioctls[] = {TIOCSTI, TIOCLINUX};
+#ifndef SECCOMP_FILTER_FLAG_NEW_LISTENER
+#define SECCOMP_FILTER_FLAG_NEW_LISTENER (1u << 3)
+#endif
 
-/* Families other than these are refused; the filter traces the rest. */
-static const int bad_family_eq[] = {AF_UNSPEC, 3, 4, 5, 6, 7, 8, 9};
-#define LAST_GOOD_FAMILY AF_INET6
-
-static const unsigned long clone_ns_flags[] = {
-    CLONE_NEWNS, CLONE_NEWUTS, CLONE_NEWIPC, CLONE_NEWUSER, CLONE_NEWPID,
-    CLONE_NEWNET, CLONE_NEWCGROUP,
+/* One comparison on a register argument, with libseccomp's meaning on a
+ * 64-bit ABI (whole registers, unsigned). */
+enum cmp_op { CMP_MASKED_EQ, CMP_GT, CMP_NE };
+struct argcmp {
+    unsigned arg;             /* 0..5 */
+    enum cmp_op op;
+    uint64_t mask, value;     /* (a & mask) == value; a > value; a != value */
 };
 
-#define TRACE_AUDIT SCMP_ACT_TRACE(0)
-#define TRACE_BASELINE SCMP_ACT_TRACE(1)
+/* A call the filter acts on only when every comparison holds.  A row with
+ * conditions here is left alone when none of them matches; what the filter
+ * does when one matches is the row's (baseline refusal, or a stop). */
+#define MAX_CMPS 2
+struct cond {
+    int nr;
+    unsigned ncmp;
+    struct argcmp cmp[MAX_CMPS];
+};
+
+#define IS(n, v) { (n), CMP_MASKED_EQ, LOW32, (uint64_t)(v) }    /* int argument == v */
+#define HAS(n, bit) { (n), CMP_MASKED_EQ, (bit), (bit) }         /* flag bit set */
+#define ABOVE(n, v) { (n), CMP_GT, 0, (uint64_t)(v) }
+#define NONZERO(n) { (n), CMP_NE, 0, 0 }
+#define WHEN(sys, ...) { SYS_##sys, VG_ARRAY_LEN(((struct argcmp[]){__VA_ARGS__})), {__VA_ARGS__} }
+
+static const struct cond conds[] = {
+    /* pushing input into a terminal (TIOCSTI), the console's own requests */
+    WHEN(ioctl, IS(1, TIOCSTI)), WHEN(ioctl, IS(1, TIOCLINUX)),
+    /* socket families other than unix, inet and inet6 */
+    WHEN(socket, IS(0, AF_UNSPEC)), WHEN(socket, IS(0, 3)), WHEN(socket, IS(0, 4)),
+    WHEN(socket, IS(0, 5)), WHEN(socket, IS(0, 6)), WHEN(socket, IS(0, 7)),
+    WHEN(socket, IS(0, 8)), WHEN(socket, IS(0, 9)), WHEN(socket, ABOVE(0, AF_INET6)),
+    /* new namespaces, and children the tracer would not follow (the kernel
+     * takes clone's flags on their low 32 bits, where all of these are) */
+    WHEN(clone, HAS(0, CLONE_NEWNS)), WHEN(clone, HAS(0, CLONE_NEWUTS)),
+    WHEN(clone, HAS(0, CLONE_NEWIPC)), WHEN(clone, HAS(0, CLONE_NEWUSER)),
+    WHEN(clone, HAS(0, CLONE_NEWPID)), WHEN(clone, HAS(0, CLONE_NEWNET)),
+    WHEN(clone, HAS(0, CLONE_NEWCGROUP)), WHEN(clone, HAS(0, CLONE_UNTRACED)),
+    /* a filter with a user-notification listener: its RET_USER_NOTIF would
+     * outrank RET_TRACE and hide calls from vigil (prctl(PR_SET_SECCOMP)
+     * cannot ask for one) */
+    WHEN(seccomp, IS(0, SECCOMP_SET_MODE_FILTER), HAS(1, SECCOMP_FILTER_FLAG_NEW_LISTENER)),
+    /* sendto without an address is a plain send on a connected socket:
+     * nothing to decide */
+    WHEN(sendto, NONZERO(4)),
+};
+
+static bool cmp_holds(const struct argcmp *c, const uint64_t args[6])
+{
+    uint64_t a = args[c->arg];
+    switch (c->op) {
+    case CMP_MASKED_EQ:
+        return (a & c->mask) == c->value;
+    case CMP_GT:
+        return a > c->value;
+    case CMP_NE:
+        return a != c->value;
+    }
+    return false;
+}
+
+static bool cond_holds(const struct cond *c, const uint64_t args[6])
+{
+    for (unsigned i = 0; i < c->ncmp; i++)
+        if (!cmp_holds(&c->cmp[i], args))
+            return false;
+    return true;
+}
+
+/* What the filter does with a row's calls when its conditions (if any)
+ * match. */
+static enum vg_filter_act row_act(const struct vg_sysent *e, const bool audited[VG_CLASS_NCLASSES])
+{
+    if (e->flags & VG_SF_BASELINE)
+        return VG_FILTER_BASELINE;
+    return vg_sys_row_traced(e, audited) ? VG_FILTER_AUDIT : VG_FILTER_ALLOW;
+}
+
+enum vg_filter_act vg_filter_classify(const bool audited[VG_CLASS_NCLASSES], int nr,
+                                      const uint64_t args[6])
+{
+    if (nr == SYS_clone3)
+        return VG_FILTER_ENOSYS;
+    const struct vg_sysent *e = vg_sys_lookup(nr);
+    enum vg_filter_act act = e ? row_act(e, audited) : VG_FILTER_ALLOW;
+    if (act == VG_FILTER_ALLOW)
+        return act;
+    bool conditional = false;
+    for (size_t i = 0; i < VG_ARRAY_LEN(conds); i++) {
+        if (conds[i].nr != nr)
+            continue;
+        if (cond_holds(&conds[i], args))
+            return act;
+        conditional = true;
+    }
+    return conditional ? VG_FILTER_ALLOW : act;
+}
 
 static int add(scmp_filter_ctx ctx, uint32_t act, int nr, unsigned n,
                const struct scmp_arg_cmp *cmp, struct vg_err *err)
@@ -47,33 +138,41 @@ static int add(scmp_filter_ctx ctx, uint32_t act, int nr, unsigned n,
     return 0;
 }
 
-static int add_conditional(scmp_filter_ctx ctx, struct vg_err *err)
+static struct scmp_arg_cmp to_scmp(const struct argcmp *c)
 {
-    for (size_t i = 0; i < VG_ARRAY_LEN(tty_ioctls); i++) {
-        struct scmp_arg_cmp c = SCMP_A1(SCMP_CMP_MASKED_EQ, LOW32, tty_ioctls[i]);
-        if (add(ctx, TRACE_BASELINE, SCMP_SYS(ioctl), 1, &c, err) < 0)
+    if (c->op == CMP_MASKED_EQ)
+        return (struct scmp_arg_cmp){c->arg, SCMP_CMP_MASKED_EQ, c->mask, c->value};
+    return (struct scmp_arg_cmp){c->arg, c->op == CMP_GT ? SCMP_CMP_GT : SCMP_CMP_NE, c->value, 0};
+}
+
+/* The rules of one row: one per condition, or one for every call. */
+static int add_row(scmp_filter_ctx ctx, const struct vg_sysent *e, uint32_t act, struct vg_err *err)
+{
+    unsigned n = 0;
+    for (size_t i = 0; i < VG_ARRAY_LEN(conds); i++) {
+        if (conds[i].nr != e->nr)
+            continue;
+        struct scmp_arg_cmp cmp[MAX_CMPS];
+        for (unsigned k = 0; k < conds[i].ncmp; k++)
+            cmp[k] = to_scmp(&conds[i].cmp[k]);
+        if (add(ctx, act, e->nr, conds[i].ncmp, cmp, err) < 0)
             return -1;
+        n++;
     }
-    for (size_t i = 0; i < VG_ARRAY_LEN(bad_family_eq); i++) {
-        struct scmp_arg_cmp c = SCMP_A0(SCMP_CMP_MASKED_EQ, LOW32, (uint64_t)bad_family_eq[i]);
-        if (add(ctx, TRACE_BASELINE, SCMP_SYS(socket), 1, &c, err) < 0)
-            return -1;
-    }
-    struct scmp_arg_cmp gt = SCMP_A0(SCMP_CMP_GT, LAST_GOOD_FAMILY);
-    if (add(ctx, TRACE_BASELINE, SCMP_SYS(socket), 1, &gt, err) < 0)
-        return -1;
-    for (size_t i = 0; i < VG_ARRAY_LEN(clone_ns_flags); i++) {
-        struct scmp_arg_cmp c = SCMP_A0(SCMP_CMP_MASKED_EQ, clone_ns_flags[i], clone_ns_flags[i]);
-        if (add(ctx, TRACE_BASELINE, SCMP_SYS(clone), 1, &c, err) < 0)
-            return -1;
-    }
-    /* clone3 passes its flags in memory the filter cannot read; libc falls
-     * back to clone on ENOSYS, where the flags are visible. */
-    return add(ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), 0, NULL, err);
+    /* A conditional row without conditions is refused whole: a slip in
+     * the data fails closed. */
+    return n ? 0 : add(ctx, act, e->nr, 0, NULL, err);
+}
+
+static uint32_t action_of(enum vg_filter_act act, enum vg_baseline_how how, int deny_errno)
+{
+    if (act == VG_FILTER_AUDIT)
+        return SCMP_ACT_TRACE(0); /* the data is never read: the engine goes by number */
+    return how == VG_BASELINE_TRAP ? SCMP_ACT_TRAP : SCMP_ACT_ERRNO((uint32_t)deny_errno);
 }
 
 scmp_filter_ctx vg_filter_candidate(const bool audited[VG_CLASS_NCLASSES],
-                                    struct vg_err *err)
+                                    enum vg_baseline_how how, struct vg_err *err)
 {
     scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
     if (!ctx) {
@@ -82,31 +181,21 @@ scmp_filter_ctx vg_filter_candidate(const bool audited[VG_CLASS_NCLASSES],
     }
     /* Only the native ABI: 32-bit (int 0x80) and x32 calls are refused. */
     if (seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_ERRNO(ENOSYS)) < 0 ||
-        seccomp_attr_set(ctx, SCMP_FLTATR_CTL_NNP, 0) < 0)
-        goto fail_attr;
-
-    int nrs[512];
-    unsigned n = vg_sys_audited(audited, nrs, VG_ARRAY_LEN(nrs));
-    for (unsigned i = 0; i < n; i++) {
-        if (nrs[i] == SCMP_SYS(sendto)) {
-            /* sendto without an address is a plain send on a connected
-             * socket: nothing to decide. */
-            struct scmp_arg_cmp c = SCMP_A4(SCMP_CMP_NE, 0);
-            if (add(ctx, TRACE_AUDIT, nrs[i], 1, &c, err) < 0)
-                goto fail;
-        } else if (add(ctx, TRACE_AUDIT, nrs[i], 0, NULL, err) < 0) {
-            goto fail;
-        }
+        seccomp_attr_set(ctx, SCMP_FLTATR_CTL_NNP, 0) < 0) {
+        vg_errf(err, "seccomp: cannot set filter attributes");
+        goto fail;
     }
-    n = vg_sys_baseline(nrs, VG_ARRAY_LEN(nrs));
-    for (unsigned i = 0; i < n; i++)
-        if (add(ctx, TRACE_BASELINE, nrs[i], 0, NULL, err) < 0)
+    for (unsigned i = 0; i < vg_sys_count; i++) {
+        const struct vg_sysent *e = &vg_sys_table[i];
+        enum vg_filter_act act = row_act(e, audited);
+        if (act != VG_FILTER_ALLOW && add_row(ctx, e, action_of(act, how, e->deny_errno), err) < 0)
             goto fail;
-    if (add_conditional(ctx, err) < 0)
+    }
+    /* clone3 passes its flags in memory the filter cannot read; libc falls
+     * back to clone on ENOSYS, where the flags are visible. */
+    if (add(ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), 0, NULL, err) < 0)
         goto fail;
     return ctx;
-fail_attr:
-    vg_errf(err, "seccomp: cannot set filter attributes");
 fail:
     seccomp_release(ctx);
     return NULL;

@@ -1,17 +1,51 @@
 /* filter.h: the seccomp filters.  The candidate's filter sends audited
- * calls to the supervisor (SECCOMP_RET_TRACE) and lets everything else run
- * at full speed; the baseline's refusals are traced too so that they are
- * recorded, and fail with ENOSYS if the supervisor is ever gone. */
+ * calls to the supervisor (SECCOMP_RET_TRACE), lets everything else run at
+ * full speed, and refuses the baseline's calls itself: the kernel never
+ * runs them, whatever a filter the candidate adds later returns
+ * (RET_TRAP and RET_ERRNO outrank RET_USER_NOTIF, RET_TRACE, RET_LOG and
+ * RET_ALLOW) and whether or not the supervisor is there.
+ *
+ * The same data the filter is built from answers, for the supervisor,
+ * "what does the filter do with this call" (vg_filter_classify), so that
+ * the engine can tell its own stops and signals from a candidate's. */
 #ifndef VG_FILTER_H
 #define VG_FILTER_H
 #include <seccomp.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include "event/event.h"
 #include "util/util.h"
 
+/* How the baseline's calls are refused: the engine's choice. */
+enum vg_baseline_how {
+    /* SECCOMP_RET_TRAP: the kernel skips the call and forces a SIGSYS
+     * (si_code SYS_SECCOMP).  The ptrace engine sees the signal, records
+     * the refusal, sets the row's errno as the call's return value and
+     * suppresses the signal; without a supervisor the candidate dies of
+     * the SIGSYS.  Either way the call never ran. */
+    VG_BASELINE_TRAP,
+    /* SECCOMP_RET_ERRNO(row's errno): the kernel skips the call and
+     * returns the errno; nobody is told, so nothing is recorded (for an
+     * engine that cannot see signals, e.g. a seccomp-notify one). */
+    VG_BASELINE_ERRNO,
+};
+
+/* What the candidate's filter does with a native (x86_64) call. */
+enum vg_filter_act {
+    VG_FILTER_ALLOW,    /* runs, the supervisor never hears of it */
+    VG_FILTER_AUDIT,    /* stopped for the supervisor (RET_TRACE) */
+    VG_FILTER_BASELINE, /* refused by the kernel (see vg_baseline_how) */
+    VG_FILTER_ENOSYS,   /* refused as not implemented (clone3: libc falls back) */
+};
+
 /* audited[c]: does class c need per-call decisions? */
 scmp_filter_ctx vg_filter_candidate(const bool audited[VG_CLASS_NCLASSES],
-                                    struct vg_err *err);
+                                    enum vg_baseline_how how, struct vg_err *err);
+/* The action vg_filter_candidate(audited, ...) takes for call nr with
+ * these register arguments: the same rule data, compared the same way
+ * (full 64-bit registers, the int arguments on their low 32 bits). */
+enum vg_filter_act vg_filter_classify(const bool audited[VG_CLASS_NCLASSES], int nr,
+                                      const uint64_t args[6]);
 /* The sandbox's pid 1 only waits for children and exits. */
 scmp_filter_ctx vg_filter_init(struct vg_err *err);
 

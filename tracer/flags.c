@@ -93,6 +93,15 @@ static const struct vg_flagname resolve_names[] = {
     BIT(0x20, "RESOLVE_CACHED"),
 };
 
+static const struct vg_flagname seccomp_names[] = {
+    BIT(0x01, "SECCOMP_FILTER_FLAG_TSYNC"),
+    BIT(0x02, "SECCOMP_FILTER_FLAG_LOG"),
+    BIT(0x04, "SECCOMP_FILTER_FLAG_SPEC_ALLOW"),
+    BIT(0x08, "SECCOMP_FILTER_FLAG_NEW_LISTENER"),
+    BIT(0x10, "SECCOMP_FILTER_FLAG_TSYNC_ESRCH"),
+    BIT(0x20, "SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV"),
+};
+
 /* Enumerations: the whole value is one name. */
 static const struct vg_flagname ioctl_names[] = {
     { 0xffffffffu, TIOCSTI, "TIOCSTI" },
@@ -151,6 +160,7 @@ static const struct vg_flagtable tables[VG_FL_NSETS] = {
     [VG_FL_CLONE] = TABLE(clone_names, 0x7f),
     [VG_FL_IOCTL] = TABLE(ioctl_names, 0),
     [VG_FL_RESOLVE] = TABLE(resolve_names, 0),
+    [VG_FL_SECCOMP] = TABLE(seccomp_names, 0),
 };
 
 static const char *hex(struct vg_arena *a, uint64_t v)

@@ -1,8 +1,10 @@
 /* ptrace_engine.c: the ptrace engine.  The seccomp filter stops audited
  * calls (PTRACE_EVENT_SECCOMP); for each we decode the call, ask the
  * policy, write the event, and only then release the call or make it fail.
- * Fork/clone/exec/exit events go to lifecycle.c.  Everything runs on one
- * thread that waits in waitpid. */
+ * The baseline's calls the filter refuses itself (RET_TRAP): they reach us
+ * as the kernel's SIGSYS, are recorded the same way and fail with their
+ * errno.  Fork/clone/exec/exit events go to lifecycle.c.  Everything runs
+ * on one thread that waits in waitpid. */
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
@@ -15,9 +17,11 @@
 #include <sys/user.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <linux/audit.h>
 
 #include "tracer/decode.h"
 #include "tracer/engine.h"
+#include "tracer/filter.h"
 #include "tracer/ptrace_int.h"
 #include "tracer/tasks.h"
 #include "tracer/unwind.h"
@@ -92,22 +96,43 @@ static void fill_event(struct engine *e, const struct vg_task *t, const struct v
     };
 }
 
+/* A stop the candidate's own filter asked for (its RET_TRACE, with any
+ * data) on a call vigil's filter lets run untouched: continued, unrecorded,
+ * as if there were no stop.  The call is looked up by number, the TRACE
+ * data is never read; a call with an audited row is always decided. */
+static bool lets_run(const struct engine *e, int nr, const uint64_t args[6])
+{
+    const struct vg_sysent *ent = vg_sys_lookup(nr);
+    return (!ent || (ent->flags & VG_SF_BASELINE)) &&
+           vg_filter_classify(e->ctx->audited, nr, args) == VG_FILTER_ALLOW;
+}
+
+static void judge(struct engine *e, struct vg_task *t, int nr, const uint64_t args[6]);
+
 static void on_seccomp(struct engine *e, struct vg_task *t)
 {
     struct __ptrace_syscall_info info;
     long n = ptrace(PTRACE_GET_SYSCALL_INFO, t->tid, sizeof info, &info);
-    if (n <= 0 || info.op != PTRACE_SYSCALL_INFO_SECCOMP) {
+    /* Only the native ABI can stop here: the filter refuses the others
+     * with RET_ERRNO, which outranks any filter's RET_TRACE. */
+    if (n <= 0 || info.op != PTRACE_SYSCALL_INFO_SECCOMP || info.arch != AUDIT_ARCH_X86_64) {
         if (n < 0 && errno == ESRCH)
             return; /* killed meanwhile: nothing to release */
         /* A call that cannot be read cannot be decided: it is not let
          * through undecided, the run ends instead. */
         char why[160];
         snprintf(why, sizeof why, "cannot read the stopped call of pid %d: %s", t->nspid,
-                 n < 0 ? strerror(errno) : "not a seccomp stop");
+                 n < 0 ? strerror(errno) : "not a native seccomp stop");
         snprintf(e->ctx->out.kill_reason, sizeof e->ctx->out.kill_reason, "%s", why);
         e->ctx->out.policy_kill = true;
         vg_pt_note(e, "error", why, t->nspid);
         vg_pt_kill_sandbox(e);
+        return;
+    }
+    uint64_t args[6];
+    memcpy(args, info.seccomp.args, sizeof args);
+    if (lets_run(e, (int)info.seccomp.nr, args)) {
+        ptrace(PTRACE_CONT, t->tid, 0, 0);
         return;
     }
     if (e->root_fd < 0) {
@@ -115,14 +140,20 @@ static void on_seccomp(struct engine *e, struct vg_task *t)
         snprintf(path, sizeof path, "/proc/%d/root", (int)t->tid);
         e->root_fd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
     }
+    judge(e, t, (int)info.seccomp.nr, args);
+}
+
+/* Decode a call the thread is stopped in (or, for the baseline, stopped
+ * right after the kernel refused it), decide it, write its record, and
+ * only then release it or make it fail. */
+static void judge(struct engine *e, struct vg_task *t, int nr, const uint64_t args[6])
+{
     vg_task_identify(&e->tasks, t);
     vg_pt_log_start(e, t, 0);
     struct vg_tracee tr = {.tid = t->tid, .pid = t->tgid, .root_fd = e->root_fd,
                            .cache = e->canon, .pivoted = true};
     struct vg_call call;
-    uint64_t args[6];
-    memcpy(args, info.seccomp.args, sizeof args);
-    vg_decode_call(&tr, (int)info.seccomp.nr, args, &call);
+    vg_decode_call(&tr, nr, args, &call);
 
     struct vg_call_verdict v;
     vg_decide_call(e->ctx, &call, e->root_fd, &v);
@@ -156,6 +187,50 @@ static void on_seccomp(struct engine *e, struct vg_task *t)
         ptrace(PTRACE_CONT, t->tid, 0, 0);
     }
     vg_call_free(&call);
+}
+
+/* ---- the baseline's refusals ---- */
+
+/* Is tid stopped right after a call the candidate's filter refused as
+ * baseline with SECCOMP_RET_TRAP?  Judged on what the kernel left in the
+ * thread, never on the siginfo: a candidate may queue itself a SIGSYS with
+ * any si_code (rt_sigqueueinfo allows SYS_SECCOMP to oneself).
+ *  - the native ABI (the kernel's own flag, kept until the signal is dealt
+ *    with: a candidate's filter may trap an int 0x80 call);
+ *  - orig_rax is the number the thread entered the kernel with (an
+ *    interrupt, or sigreturn, sets it to -1, which no row has), and rax
+ *    still equals it: the trap rolls the return register back, where a
+ *    call that ran holds its result;
+ *  - vigil's filter refuses that number with those arguments.
+ * Registers saying so mean the call was refused by the kernel and never
+ * ran, so a forger can at most get a true record of its own refused call. */
+static bool trapped_baseline(const struct engine *e, pid_t tid, int *nr, uint64_t args[6])
+{
+    struct __ptrace_syscall_info info;
+    struct user_regs_struct regs;
+    if (ptrace(PTRACE_GET_SYSCALL_INFO, tid, sizeof info, &info) <= 0 ||
+        info.arch != AUDIT_ARCH_X86_64 || ptrace(PTRACE_GETREGS, tid, 0, &regs) < 0)
+        return false;
+    *nr = (int)regs.orig_rax; /* what the kernel and the filter go by: 32 bits */
+    const uint64_t a[6] = {regs.rdi, regs.rsi, regs.rdx, regs.r10, regs.r8, regs.r9};
+    memcpy(args, a, sizeof a);
+    return regs.rax == regs.orig_rax &&
+           vg_filter_classify(e->ctx->audited, *nr, args) == VG_FILTER_BASELINE;
+}
+
+/* A SIGSYS.  The kernel's report of a baseline refusal is recorded, turned
+ * into the row's errno and suppressed; any other (the candidate's own
+ * filter trapping another call, one it sent itself) is left to be
+ * delivered untouched.  If vigil could not read the thread, the signal is
+ * delivered too: a refused call then kills the candidate, and never ran. */
+static bool on_sigsys(struct engine *e, struct vg_task *t)
+{
+    int nr;
+    uint64_t args[6];
+    if (!trapped_baseline(e, t->tid, &nr, args))
+        return false;
+    judge(e, t, nr, args);
+    return true;
 }
 
 /* ---- the loop ---- */
@@ -207,7 +282,10 @@ static void on_stop(struct engine *e, pid_t tid, int status)
         }
         break;
     case 0:
-        /* Signal-delivery stop: pass the signal on. */
+        /* Signal-delivery stop: pass the signal on, unless it is the
+         * kernel's report of a baseline refusal. */
+        if (sig == SIGSYS && on_sigsys(e, t))
+            return;
         ptrace(PTRACE_CONT, tid, 0, (void *)(long)sig);
         return;
     default:
@@ -277,5 +355,6 @@ const struct vg_engine vg_engine_ptrace = {
     .name = "ptrace",
     .ptrace_opts = PTRACE_O_EXITKILL | PTRACE_O_TRACESECCOMP | PTRACE_O_TRACEFORK |
                    PTRACE_O_TRACEVFORK | PTRACE_O_TRACECLONE | PTRACE_O_TRACEEXEC,
+    .baseline = VG_BASELINE_TRAP,
     .supervise = supervise,
 };

@@ -38,6 +38,7 @@
 #define N_CLONE VG_FL_CLONE
 #define N_IOCTL VG_FL_IOCTL
 #define N_FAMILY VG_FL_FAMILY
+#define N_SECCOMP VG_FL_SECCOMP
 #define SA_ARGS VG_SA_ARGS
 #define SA_MSGHDR VG_SA_MSGHDR
 #define SA_MMSGHDR VG_SA_MMSGHDR
@@ -97,13 +98,18 @@ static bool row_audited(const struct vg_sysent *e,
     return class_audited[e->cls];
 }
 
+bool vg_sys_row_traced(const struct vg_sysent *e, const bool class_audited[VG_CLASS_NCLASSES])
+{
+    return !(e->flags & (VG_SF_BASELINE | VG_SF_COND)) && row_audited(e, class_audited);
+}
+
 unsigned vg_sys_audited(const bool class_audited[VG_CLASS_NCLASSES], int *nrs,
                         unsigned max)
 {
     unsigned n = 0;
     for (unsigned i = 0; i < vg_sys_count; i++) {
         const struct vg_sysent *e = &vg_sys_table[i];
-        if ((e->flags & (VG_SF_BASELINE | VG_SF_COND)) || !row_audited(e, class_audited))
+        if (!vg_sys_row_traced(e, class_audited))
             continue;
         if (n < max)
             nrs[n] = e->nr;

@@ -15,10 +15,11 @@
 #define VG_SF_PROC     0x04u /* exec and friends */
 #define VG_SF_BASELINE 0x08u /* always refused by the baseline, whatever the policy */
 #define VG_SF_CLASS_BY_ARGS 0x10u /* class depends on the arguments (open flags) */
-#define VG_SF_COND     0x20u /* baseline row that the filter traces only when an
+#define VG_SF_COND     0x20u /* baseline row that the filter refuses only when an
                               * argument is dangerous (ioctl TIOCSTI, socket of an
-                              * odd family, clone with CLONE_NEW*); the filter
-                              * builder handles these itself */
+                              * odd family, clone with CLONE_NEW* or CLONE_UNTRACED,
+                              * seccomp asking for a listener); the conditions are
+                              * data in tracer/filter.c */
 
 /* Where a row finds its arguments.  VG_ARGn names register argument n; 0
  * (VG_ARG_NONE) means "the call has no such argument", so that a row only
@@ -44,6 +45,7 @@ enum vg_flagset {
     VG_FL_IOCTL,   /* one request name: TIOCSTI, ... */
     VG_FL_FAMILY,  /* one address family name: AF_NETLINK, ... */
     VG_FL_RESOLVE, /* RESOLVE_* (openat2) */
+    VG_FL_SECCOMP, /* SECCOMP_FILTER_FLAG_* */
     VG_FL_NSETS
 };
 
@@ -100,6 +102,8 @@ const struct vg_sysent *vg_sys_by_name(const char *name);
  * max numbers to nrs; returns how many there are in all. */
 unsigned vg_sys_audited(const bool class_audited[VG_CLASS_NCLASSES], int *nrs,
                         unsigned max);
+/* The same test for one row: is it one of those numbers? */
+bool vg_sys_row_traced(const struct vg_sysent *e, const bool class_audited[VG_CLASS_NCLASSES]);
 /* The rows the baseline always refuses (VG_SF_BASELINE without VG_SF_COND),
  * same conventions. */
 unsigned vg_sys_baseline(int *nrs, unsigned max);

@@ -11,7 +11,7 @@
  *   layout   designated initializers of struct vg_argpos: argument positions
  *            (A0..A5), symlink following (F_*), flag names (N_*)
  * Row flags: FI file, NE network, PR exec, BL baseline, BA class by args,
- * CO conditional baseline (see syscalls.h). */
+ * CO conditional baseline (see syscalls.h; the conditions are in filter.c). */
 
 ROW(open,              READ,   FI | BA, EACCES, open,    .path = A0, .flags = A1, .mode = A2, .follow = F_OPEN, .names = N_OPEN)
 ROW(ioctl,             SYSTEM, BL | CO, EPERM,  path,    .fd = A0, .flags = A1, .names = N_IOCTL)
@@ -78,6 +78,10 @@ ROW(process_vm_readv,  SYSTEM, BL,      EPERM,  path)
 ROW(process_vm_writev, SYSTEM, BL,      EPERM,  path)
 ROW(finit_module,      SYSTEM, BL,      EPERM,  path,    .fd = A0)
 ROW(renameat2,         WRITE,  FI,      EACCES, path,    .fd = A0, .path = A1, .fd2 = A2, .path2 = A3, .flags = A4, .follow = F_NO, .names = N_RENAME)
+/* seccomp itself stays allowed (a candidate may restrict itself); only a
+ * filter that asks for a user-notification listener is refused: its
+ * RET_USER_NOTIF would outrank vigil's RET_TRACE and hide calls. */
+ROW(seccomp,           SYSTEM, BL | CO, EPERM,  path,    .flags = A1, .names = N_SECCOMP)
 ROW(kexec_file_load,   SYSTEM, BL,      EPERM,  path)
 ROW(bpf,               SYSTEM, BL,      EPERM,  path)
 ROW(execveat,          EXEC,   FI | PR, EACCES, exec,    .fd = A0, .path = A1, .flags = A4, .follow = F_AT, .names = N_AT)
