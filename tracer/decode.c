@@ -178,6 +178,15 @@ void vg_set_flags(struct vg_call *c, uint64_t flags, enum vg_flagset set)
     c->args.nflags = vg_flag_names(set, flags, &c->arena, &c->args.flag_names);
 }
 
+int vg_undecidable(struct vg_call *c, const char *why, int err)
+{
+    if (c->undecidable == NULL) {  /* the first reason found is the one told */
+        c->undecidable = why;
+        c->deny_errno = err;
+    }
+    return -1;
+}
+
 int vg_tracee_dup_fd(struct vg_tracee *t, int fd)
 {
     int pidfd = (int)syscall(SYS_pidfd_open, t->pid, 0);
@@ -211,7 +220,10 @@ int vg_decode_call(struct vg_tracee *t, int nr, const uint64_t a[6],
     call->name = call->ent->name;
     call->cls = call->check_cls2 = call->ent->cls;
     call->deny_errno = call->ent->deny_errno;
-    return call->ent->decode(t, call);
+    int r = call->ent->decode(t, call);
+    if (r < 0)  /* fail closed: what could not be read cannot be judged */
+        vg_undecidable(call, VG_WHY_UNREADABLE, EFAULT);
+    return r;
 }
 
 void vg_call_free(struct vg_call *call)
