@@ -237,3 +237,25 @@ def test_tcp_fast_open_is_decided_as_a_connect(caller):
         recs = syscalls(good.recs, name=name, port=ok.port)
         assert len(recs) == 1 and recs[0]["class"] == "connect", good.recs
         assert recs[0]["decision"] == "allow"
+
+
+# ---- the unspecified address is loopback ----
+
+def test_connect_and_send_to_0_0_0_0_are_judged_as_loopback(caller):
+    tcp, udp, tok = Listener(), UdpListener(), token()
+    pol = policy(caller, "deny connect tcp 127.0.0.1:*\ndeny send udp 127.0.0.1:*\n"
+                         "allow connect tcp *:*\nallow send udp *:*\n")
+    try:
+        r = caller.run("python3", caller.cand("attack_net_anyaddr.py"), str(tcp.port),
+                       str(udp.port), tok, opts=["-p", pol])
+        time.sleep(0.3)
+    finally:
+        tcp.close()
+        udp.close()
+    assert r.rc == 0, r
+    assert tcp.accepted == [] and udp.got == [], (tcp.accepted, udp.got)
+    assert "tcp refused 111" in r.stdout and "udp refused 13" in r.stdout, r
+    for name, port in (("connect", tcp.port), ("sendto", udp.port)):
+        recs = syscalls(r.recs, name=name, port=port)
+        assert len(recs) == 1 and recs[0]["decision"] == "deny", r.recs
+        assert recs[0]["args"]["addr"] == "127.0.0.1" and recs[0]["rule"]["line"] in (2, 3)

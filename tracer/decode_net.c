@@ -34,6 +34,13 @@ struct sock_view {
     socklen_t local_len;
 };
 
+/* One network call being decoded, with what its socket showed. */
+struct net_dec {
+    struct vg_tracee *t;
+    struct vg_call *c;
+    struct sock_view sock;
+};
+
 /* Examine the candidate's fd through a duplicate.  -1 (errno set) when it
  * is not an open socket or cannot be duplicated. */
 static int examine(struct vg_tracee *t, int fd, bool want_local, struct sock_view *s)
@@ -157,6 +164,49 @@ static const struct {
     {AF_UNSPEC, sizeof(struct sockaddr_in), "unspec"},
 };
 
+/* The socket's own IPv4 address (plain or v4-mapped), INADDR_ANY if none. */
+static in_addr_t own_v4(const struct sock_view *sock)
+{
+    const struct sockaddr_in *in = (const struct sockaddr_in *)&sock->local;
+    const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)&sock->local;
+    if (sock->local.ss_family == AF_INET)
+        return in->sin_addr.s_addr;
+    if (sock->local.ss_family == AF_INET6 && IN6_IS_ADDR_V4MAPPED(&in6->sin6_addr))
+        return ((const struct in_addr *)&in6->sin6_addr.s6_addr[12])->s_addr;
+    return htonl(INADDR_ANY);
+}
+
+/* A connect or send to the unspecified address reaches a local one: for
+ * IPv4 the socket's own address, else loopback (__ip_route_output_key);
+ * for IPv6 loopback, v4-mapped when the socket is (tcp_v6_connect,
+ * udpv6_sendmsg).  The copy is rewritten to what is reached, so that a
+ * rule about 127.0.0.1 is not passed by writing 0.0.0.0. */
+static void reached_address(const struct sock_view *sock, struct vg_sockaddr_copy *s)
+{
+    in_addr_t own = own_v4(sock);
+    in_addr_t v4_reached = own != htonl(INADDR_ANY) ? own : htonl(INADDR_LOOPBACK);
+    if (s->sa.ss_family == AF_INET) {
+        struct sockaddr_in *in = (struct sockaddr_in *)&s->sa;
+        if (in->sin_addr.s_addr == htonl(INADDR_ANY))
+            in->sin_addr.s_addr = v4_reached;
+        return;
+    }
+    struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)&s->sa;
+    struct in_addr *mapped = (struct in_addr *)&in6->sin6_addr.s6_addr[12];
+    if (IN6_IS_ADDR_V4MAPPED(&in6->sin6_addr) && mapped->s_addr == htonl(INADDR_ANY)) {
+        mapped->s_addr = v4_reached;
+    } else if (IN6_IS_ADDR_UNSPECIFIED(&in6->sin6_addr)) {
+        bool v4 = sock->local.ss_family == AF_INET6 &&
+                  IN6_IS_ADDR_V4MAPPED(&((const struct sockaddr_in6 *)&sock->local)->sin6_addr);
+        if (v4) {
+            in6->sin6_addr.s6_addr[10] = in6->sin6_addr.s6_addr[11] = 0xff;
+            mapped->s_addr = htonl(INADDR_LOOPBACK);
+        } else {
+            in6->sin6_addr = in6addr_loopback;
+        }
+    }
+}
+
 /* An address (or the msghdr naming it) that cannot be read: the kernel
  * may well read it a moment later, so the call is refused, never taken
  * for address-less. */
@@ -169,9 +219,10 @@ static int unreadable(struct vg_call *c)
 /* Describe the address copied into s into d.  Returns -1 (the call made
  * undecidable) when it is of a family, or shorter than, the kernel would
  * act on. */
-static int describe(struct vg_tracee *t, struct vg_call *c, struct vg_sockaddr_copy *s,
-                    struct vg_dest *d, const char **raw)
+static int describe(struct net_dec *x, struct vg_sockaddr_copy *s, struct vg_dest *d,
+                    const char **raw)
 {
+    struct vg_call *c = x->c;
     *d = (struct vg_dest){.port = -1};
     if (s->sa.ss_family == AF_UNSPEC && c->cls == VG_CLASS_CONNECT) {
         d->family = "unspec";  /* a disconnect: no rule is about it */
@@ -187,12 +238,14 @@ static int describe(struct vg_tracee *t, struct vg_call *c, struct vg_sockaddr_c
             /* Judged by unix rules whatever the socket: on another one
              * the kernel refuses it. */
             c->proto = c->args.proto = "unix";
-            describe_unix(t, c, s, d, raw);
+            describe_unix(x->t, c, s, d, raw);
             return 0;
         }
-        describe_inet(c, s, d);
         if (s->sa.ss_family == AF_UNSPEC)
             s->sa.ss_family = AF_INET;  /* what the kernel reads it as */
+        if (c->cls != VG_CLASS_BIND)
+            reached_address(&x->sock, s);
+        describe_inet(c, s, d);
         return 0;
     }
     char why[80];
@@ -225,20 +278,21 @@ static void set_address(struct vg_call *c, const struct vg_sockaddr_copy *s,
 }
 
 /* The call's one address, at addr. */
-static int one_address(struct vg_tracee *t, struct vg_call *c, uint64_t addr, socklen_t len)
+static int one_address(struct net_dec *x, uint64_t addr, socklen_t len)
 {
     struct vg_sockaddr_copy s;
     struct vg_dest d;
-    if (copy_addr(t, c, addr, len, &s) < 0 || describe(t, c, &s, &d, &c->args.path) < 0)
+    if (copy_addr(x->t, x->c, addr, len, &s) < 0 || describe(x, &s, &d, &x->c->args.path) < 0)
         return -1;
-    set_address(c, &s, &d);
+    set_address(x->c, &s, &d);
     return 0;
 }
 
 /* connect, bind, sendto: the address and its length are arguments.  The
  * kernel fails EINVAL on a length over sockaddr_storage (or negative). */
-static int from_args(struct vg_tracee *t, struct vg_call *c)
+static int from_args(struct net_dec *x)
 {
+    struct vg_call *c = x->c;
     const struct vg_argpos *p = &c->ent->pos;
     uint64_t addr = vg_arg(c, p->addr);
     uint32_t len = (uint32_t)vg_arg(c, p->addrlen);
@@ -247,7 +301,7 @@ static int from_args(struct vg_tracee *t, struct vg_call *c)
         return 0;
     if (len > sizeof(struct sockaddr_storage))
         return vg_undecidable(c, "undecidable: address longer than sockaddr_storage", EINVAL);
-    return one_address(t, c, addr, len);
+    return one_address(x, addr, len);
 }
 
 /* msg_name/msg_namelen of a struct msghdr as the kernel takes them: a
@@ -267,16 +321,16 @@ static int msg_name(struct vg_call *c, const struct msghdr *m, uint64_t *addr, s
     return 0;
 }
 
-static int from_msghdr(struct vg_tracee *t, struct vg_call *c)
+static int from_msghdr(struct net_dec *x)
 {
     struct msghdr m;
     uint64_t addr;
     socklen_t len;
-    if (vg_tracee_read(t, c->a[1], &m, sizeof(m)) < 0)
-        return unreadable(c);
-    if (msg_name(c, &m, &addr, &len) < 0)
+    if (vg_tracee_read(x->t, x->c->a[1], &m, sizeof(m)) < 0)
+        return unreadable(x->c);
+    if (msg_name(x->c, &m, &addr, &len) < 0)
         return -1;
-    return len ? one_address(t, c, addr, len) : 0;
+    return len ? one_address(x, addr, len) : 0;
 }
 
 /* Index of the destination whose address was given as s, or c->ndests. */
@@ -292,9 +346,9 @@ static uint32_t find_dest(const struct vg_call *c, const struct vg_sockaddr_copy
 /* One message of a sendmmsg: its destination joins the distinct ones.
  * given[] keeps each destination as the candidate wrote it (dest_sa gets
  * the canonical unix path), so that a repeated one is not resolved again. */
-static int add_message(struct vg_tracee *t, struct vg_call *c, const struct msghdr *m,
-                       struct vg_sockaddr_copy *given)
+static int add_message(struct net_dec *x, const struct msghdr *m, struct vg_sockaddr_copy *given)
 {
+    struct vg_call *c = x->c;
     uint64_t addr;
     socklen_t len;
     if (msg_name(c, m, &addr, &len) < 0)
@@ -302,7 +356,7 @@ static int add_message(struct vg_tracee *t, struct vg_call *c, const struct msgh
     if (len == 0)
         return 0;  /* to the connected peer, decided at connect */
     struct vg_sockaddr_copy *s = &c->dest_sa[c->ndests];
-    if (copy_addr(t, c, addr, len, s) < 0)
+    if (copy_addr(x->t, c, addr, len, s) < 0)
         return -1;
     uint32_t i = find_dest(c, given, s);
     if (i < c->ndests) {
@@ -311,7 +365,7 @@ static int add_message(struct vg_tracee *t, struct vg_call *c, const struct msgh
     }
     given[i] = *s;
     const char *raw = NULL;
-    if (describe(t, c, s, &c->dests[i], &raw) < 0)
+    if (describe(x, s, &c->dests[i], &raw) < 0)
         return -1;
     c->dests[i].msgs = 1;
     if (c->ndests++ == 0)
@@ -320,21 +374,22 @@ static int add_message(struct vg_tracee *t, struct vg_call *c, const struct msgh
 }
 
 /* sendmmsg: every message's destination, the mmsghdr array read once. */
-static int from_mmsghdr(struct vg_tracee *t, struct vg_call *c)
+static int from_mmsghdr(struct net_dec *x)
 {
+    struct vg_call *c = x->c;
     uint32_t vlen = (uint32_t)c->a[2];
     if (vlen > VG_UIO_MAXIOV)
         vlen = VG_UIO_MAXIOV;
     if (vlen == 0)
         return 0;  /* nothing is sent */
     struct mmsghdr *msgs = vg_arena_alloc(&c->arena, vlen * sizeof(*msgs));
-    if (vg_tracee_read(t, c->a[1], msgs, vlen * sizeof(*msgs)) < 0)
+    if (vg_tracee_read(x->t, c->a[1], msgs, vlen * sizeof(*msgs)) < 0)
         return unreadable(c);
     struct vg_sockaddr_copy *given = vg_arena_alloc(&c->arena, vlen * sizeof(*given));
     c->dest_sa = vg_arena_alloc(&c->arena, vlen * sizeof(*c->dest_sa));
     c->dests = vg_arena_alloc(&c->arena, vlen * sizeof(*c->dests));
     for (uint32_t i = 0; i < vlen; i++)
-        if (add_message(t, c, &msgs[i].msg_hdr, given) < 0)
+        if (add_message(x, &msgs[i].msg_hdr, given) < 0)
             return -1;
     if (c->ndests == 0)
         return 0;
@@ -347,24 +402,25 @@ static int from_mmsghdr(struct vg_tracee *t, struct vg_call *c)
 int vg_dec_net(struct vg_tracee *t, struct vg_call *c)
 {
     const struct vg_argpos *p = &c->ent->pos;
-    struct sock_view sock;
-    if (examine(t, (int)c->a[0], false, &sock) < 0)
+    struct net_dec x = {.t = t, .c = c};
+    struct sock_view *sock = &x.sock;
+    if (examine(t, (int)c->a[0], true, sock) < 0)
         return vg_undecidable(c, "undecidable: the socket cannot be examined", errno);
-    c->proto = c->args.proto = proto_name(&sock);
+    c->proto = c->args.proto = proto_name(sock);
     /* TCP fast open: a send with MSG_FASTOPEN on a stream socket connects
      * to its address (and sends in the SYN): it is a connect. */
-    if (p->msgflags && (vg_arg(c, p->msgflags) & MSG_FASTOPEN) && sock.type == SOCK_STREAM &&
-        sock.domain != AF_UNIX) {
+    if (p->msgflags && (vg_arg(c, p->msgflags) & MSG_FASTOPEN) && sock->type == SOCK_STREAM &&
+        sock->domain != AF_UNIX) {
         c->cls = c->check_cls2 = VG_CLASS_CONNECT;
         c->deny_errno = ECONNREFUSED;
     }
     switch (p->sa_from) {
     case VG_SA_ARGS:
-        return from_args(t, c);
+        return from_args(&x);
     case VG_SA_MSGHDR:
-        return from_msghdr(t, c);
+        return from_msghdr(&x);
     case VG_SA_MMSGHDR:
-        return from_mmsghdr(t, c);
+        return from_mmsghdr(&x);
     default:
         return 0;
     }
@@ -377,19 +433,20 @@ int vg_dec_net(struct vg_tracee *t, struct vg_call *c)
  * unix socket must be bound already; neither has anything to decide. */
 int vg_dec_listen(struct vg_tracee *t, struct vg_call *c)
 {
-    struct sock_view sock;
-    if (examine(t, (int)c->a[0], true, &sock) < 0)
+    struct net_dec x = {.t = t, .c = c};
+    const struct sock_view *sock = &x.sock;
+    if (examine(t, (int)c->a[0], true, &x.sock) < 0)
         return vg_undecidable(c, "undecidable: the socket cannot be examined", errno);
-    c->proto = c->args.proto = proto_name(&sock);
-    const struct sockaddr_in *in = (const struct sockaddr_in *)&sock.local;
-    const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)&sock.local;
-    bool v4 = sock.domain == AF_INET && sock.local.ss_family == AF_INET;
-    bool v6 = sock.domain == AF_INET6 && sock.local.ss_family == AF_INET6;
+    c->proto = c->args.proto = proto_name(sock);
+    const struct sockaddr_in *in = (const struct sockaddr_in *)&sock->local;
+    const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)&sock->local;
+    bool v4 = sock->domain == AF_INET && sock->local.ss_family == AF_INET;
+    bool v6 = sock->domain == AF_INET6 && sock->local.ss_family == AF_INET6;
     if ((v4 && in->sin_port != 0) || (v6 && in6->sin6_port != 0) || (!v4 && !v6))
         return 0;
-    struct vg_sockaddr_copy s = {.sa = sock.local, .len = sock.local_len};
+    struct vg_sockaddr_copy s = {.sa = sock->local, .len = sock->local_len};
     struct vg_dest d;
-    if (describe(t, c, &s, &d, &c->args.path) < 0)
+    if (describe(&x, &s, &d, &c->args.path) < 0)
         return -1;
     set_address(c, &s, &d);
     return 0;

@@ -43,7 +43,8 @@ static struct {
     struct sockaddr_in6 in6;
     struct sockaddr_un un, abs;
     struct msghdr msg;
-    struct sockaddr_in in9, unspec, odd;
+    struct sockaddr_in in9, unspec, odd, any;
+    struct sockaddr_in6 any6;
     struct mmsghdr mm[NMSGS]; /* to in and in9, and past the kernel's cap to hole */
     struct { uint64_t flags, mode, resolve; } how;
     char *edge;          /* a path ending right before an unmapped page */
@@ -89,7 +90,10 @@ static void child_setup(void)
     memcpy(m.abs.sun_path, "\0vigil-test", 11);
     m.msg.msg_name = &m.in;
     m.msg.msg_namelen = sizeof(m.in);
-    m.in9 = m.unspec = m.odd = m.in;
+    m.in9 = m.unspec = m.odd = m.any = m.in;
+    m.any.sin_addr.s_addr = htonl(INADDR_ANY);
+    m.any6 = m.in6;
+    m.any6.sin6_addr = in6addr_any;
     m.in9.sin_port = htons(9);
     m.unspec.sin_family = AF_UNSPEC;
     m.odd.sin_family = AF_NETLINK;
@@ -400,6 +404,16 @@ static void test_net_attacks(void)
     CHECK(decode(&c, SYS_sendto, UDPFD, 0, 0, 0, P(&m.unspec), sizeof(m.unspec)) == 0);
     CHECK(c.has_sa && c.sa.ss_family == AF_INET && c.args.port == 8080);
     CHECK_STR(c.args.family, "unspec");
+    vg_call_free(&c);
+    /* the unspecified address reaches loopback, or the socket's own */
+    decode(&c, SYS_connect, TCPFD, P(&m.any), sizeof(m.any), 0, 0, 0);
+    CHECK_STR(c.args.addr, "127.0.0.1");
+    vg_call_free(&c);
+    decode(&c, SYS_sendto, UDPFD, 0, 0, 0, P(&m.any6), sizeof(m.any6));
+    CHECK_STR(c.args.addr, "::1");
+    vg_call_free(&c);
+    decode(&c, SYS_bind, TCPFD, P(&m.any), sizeof(m.any), 0, 0, 0);
+    CHECK_STR(c.args.addr, "0.0.0.0");
     vg_call_free(&c);
     CHECK(decode(&c, SYS_connect, TCPFD, P(&m.unspec), sizeof(sa_family_t), 0, 0, 0) == 0);
     CHECK(c.has_sa && c.sa.ss_family == AF_UNSPEC);
