@@ -30,7 +30,7 @@
 #define SYS_fchmodat2 452
 #endif
 
-enum { DIRFD = 50, TCPFD = 51, UDPFD = 52, BOUNDFD = 53, NARGS = 300, NMSGS = 1030 };
+enum { DIRFD = 50, TCPFD = 51, UDPFD = 52, BOUNDFD = 53, TCP6FD = 54, NARGS = 300, NMSGS = 1030 };
 
 /* Filled by the child after fork: the parent's copy stays zero. */
 static struct {
@@ -103,7 +103,9 @@ static void child_setup(void)
     }
     struct sockaddr_in lo = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
     int b = socket(AF_INET, SOCK_STREAM, 0);
-    if (b < 0 || bind(b, (struct sockaddr *)&lo, sizeof(lo)) < 0 || dup2(b, BOUNDFD) < 0)
+    int t6 = socket(AF_INET6, SOCK_STREAM, 0);
+    if (b < 0 || bind(b, (struct sockaddr *)&lo, sizeof(lo)) < 0 || dup2(b, BOUNDFD) < 0 ||
+        t6 < 0 || dup2(t6, TCP6FD) < 0)
         _exit(2);
     m.how.flags = O_RDONLY;
     m.how.resolve = 0x10;                 /* RESOLVE_IN_ROOT */
@@ -378,6 +380,9 @@ static void test_net_attacks(void)
     CHECK(c.cls == VG_CLASS_BIND && c.has_sa && c.args.port == 0);
     CHECK_STR(c.args.addr, "0.0.0.0");
     CHECK_STR(c.proto, "tcp");
+    vg_call_free(&c);
+    CHECK(decode(&c, SYS_listen, TCP6FD, 8, 0, 0, 0, 0) == 0 && c.has_sa);
+    CHECK(streq(c.args.addr, "::") && streq(c.args.family, "inet6") && c.args.port == 0);
     vg_call_free(&c);
     CHECK(decode(&c, SYS_listen, BOUNDFD, 8, 0, 0, 0, 0) == 0 && !c.has_sa);
     vg_call_free(&c);
