@@ -42,22 +42,35 @@ static int peek_read(pid_t tid, uint64_t addr, void *buf, size_t n)
     return 0;
 }
 
-int vg_tracee_read(struct vg_tracee *t, uint64_t addr, void *buf, size_t n)
+int vg_tracee_readv(struct vg_tracee *t, const struct iovec *local, const struct iovec *remote,
+                    unsigned n)
 {
-    if (n == 0)
+    size_t total = 0;
+    for (unsigned i = 0; i < n; i++)
+        total += local[i].iov_len;
+    if (total == 0)
         return 0;
-    struct iovec local = { buf, n };
-    struct iovec remote = { (void *)(uintptr_t)addr, n };
-    ssize_t got = process_vm_readv(t->tid, &local, 1, &remote, 1, 0);
-    if (got == (ssize_t)n)
+    ssize_t got = process_vm_readv(t->tid, local, n, remote, n, 0);
+    if (got == (ssize_t)total)
         return 0;
-    if (got >= 0) {            /* part of the range is not mapped */
+    if (got >= 0) {            /* part of a range is not mapped */
         errno = EFAULT;
         return -1;
     }
-    if (errno == EPERM || errno == ENOSYS)
-        return peek_read(t->tid, addr, buf, n);
-    return -1;
+    if (errno != EPERM && errno != ENOSYS)
+        return -1;
+    for (unsigned i = 0; i < n; i++)
+        if (peek_read(t->tid, (uint64_t)(uintptr_t)remote[i].iov_base, local[i].iov_base,
+                      local[i].iov_len) < 0)
+            return -1;
+    return 0;
+}
+
+int vg_tracee_read(struct vg_tracee *t, uint64_t addr, void *buf, size_t n)
+{
+    struct iovec local = { buf, n };
+    struct iovec remote = { (void *)(uintptr_t)addr, n };
+    return vg_tracee_readv(t, &local, &remote, 1);
 }
 
 /* Read a string of at most max bytes into buf (max + 1 bytes), a page at a

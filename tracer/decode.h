@@ -99,4 +99,9 @@ void vg_call_free(struct vg_call *call);
 char *vg_tracee_read_str(struct vg_tracee *t, uint64_t addr, size_t max,
                          struct vg_arena *a);
 int vg_tracee_read(struct vg_tracee *t, uint64_t addr, void *buf, size_t n);
+/* n ranges at once (n at most IOV_MAX), remote[i] into local[i], of equal
+ * lengths; -1 if any cannot be read whole. */
+struct iovec;
+int vg_tracee_readv(struct vg_tracee *t, const struct iovec *local, const struct iovec *remote,
+                    unsigned n);
 #endif

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -333,44 +334,59 @@ static int from_msghdr(struct net_dec *x)
     return len ? one_address(x, addr, len) : 0;
 }
 
-/* Index of the destination whose address was given as s, or c->ndests. */
-static uint32_t find_dest(const struct vg_call *c, const struct vg_sockaddr_copy *given,
+/* Index of the destination first given as s, or c->ndests. */
+static uint32_t find_dest(const struct vg_call *c, const struct vg_sockaddr_copy *const *given,
                           const struct vg_sockaddr_copy *s)
 {
     for (uint32_t i = 0; i < c->ndests; i++)
-        if (given[i].len == s->len && !memcmp(&given[i].sa, &s->sa, s->len))
+        if (given[i]->len == s->len && !memcmp(&given[i]->sa, &s->sa, s->len))
             return i;
     return c->ndests;
 }
 
-/* One message of a sendmmsg: its destination joins the distinct ones.
- * given[] keeps each destination as the candidate wrote it (dest_sa gets
- * the canonical unix path), so that a repeated one is not resolved again. */
-static int add_message(struct net_dec *x, const struct msghdr *m, struct vg_sockaddr_copy *given)
+/* One message's destination joins the distinct ones.  given[] points at
+ * each destination as the candidate wrote it (dest_sa gets the canonical
+ * unix path), so that a repeated one is not resolved again. */
+static int add_dest(struct net_dec *x, const struct vg_sockaddr_copy *s,
+                    const struct vg_sockaddr_copy **given)
 {
     struct vg_call *c = x->c;
-    uint64_t addr;
-    socklen_t len;
-    if (msg_name(c, m, &addr, &len) < 0)
-        return -1;
-    if (len == 0)
-        return 0;  /* to the connected peer, decided at connect */
-    struct vg_sockaddr_copy *s = &c->dest_sa[c->ndests];
-    if (copy_addr(x->t, c, addr, len, s) < 0)
-        return -1;
     uint32_t i = find_dest(c, given, s);
     if (i < c->ndests) {
         c->dests[i].msgs++;
         return 0;
     }
-    given[i] = *s;
+    given[i] = s;
+    c->dest_sa[i] = *s;
     const char *raw = NULL;
-    if (describe(x, s, &c->dests[i], &raw) < 0)
+    if (describe(x, &c->dest_sa[i], &c->dests[i], &raw) < 0)
         return -1;
     c->dests[i].msgs = 1;
     if (c->ndests++ == 0)
         c->args.path = raw;
     return 0;
+}
+
+/* Every message's address, all in one read (sendmmsg's cap is the
+ * kernel's IOV_MAX too); len 0 for a message to the connected peer. */
+static int read_names(struct net_dec *x, const struct mmsghdr *msgs, uint32_t vlen,
+                      struct vg_sockaddr_copy *names)
+{
+    struct vg_call *c = x->c;
+    struct iovec *local = vg_arena_alloc(&c->arena, vlen * sizeof(*local));
+    struct iovec *remote = vg_arena_alloc(&c->arena, vlen * sizeof(*remote));
+    unsigned n = 0;
+    for (uint32_t i = 0; i < vlen; i++) {
+        uint64_t addr;
+        memset(&names[i], 0, sizeof(names[i]));
+        if (msg_name(c, &msgs[i].msg_hdr, &addr, &names[i].len) < 0)
+            return -1;
+        if (names[i].len == 0)
+            continue;
+        local[n] = (struct iovec){&names[i].sa, names[i].len};
+        remote[n++] = (struct iovec){(void *)(uintptr_t)addr, names[i].len};
+    }
+    return vg_tracee_readv(x->t, local, remote, n) < 0 ? unreadable(c) : 0;
 }
 
 /* sendmmsg: every message's destination, the mmsghdr array read once. */
@@ -385,11 +401,14 @@ static int from_mmsghdr(struct net_dec *x)
     struct mmsghdr *msgs = vg_arena_alloc(&c->arena, vlen * sizeof(*msgs));
     if (vg_tracee_read(x->t, c->a[1], msgs, vlen * sizeof(*msgs)) < 0)
         return unreadable(c);
-    struct vg_sockaddr_copy *given = vg_arena_alloc(&c->arena, vlen * sizeof(*given));
+    struct vg_sockaddr_copy *names = vg_arena_alloc(&c->arena, vlen * sizeof(*names));
+    if (read_names(x, msgs, vlen, names) < 0)
+        return -1;
+    const struct vg_sockaddr_copy **given = vg_arena_alloc(&c->arena, vlen * sizeof(*given));
     c->dest_sa = vg_arena_alloc(&c->arena, vlen * sizeof(*c->dest_sa));
     c->dests = vg_arena_alloc(&c->arena, vlen * sizeof(*c->dests));
     for (uint32_t i = 0; i < vlen; i++)
-        if (add_message(x, &msgs[i].msg_hdr, given) < 0)
+        if (names[i].len && add_dest(x, &names[i], given) < 0)
             return -1;
     if (c->ndests == 0)
         return 0;
