@@ -113,6 +113,16 @@ struct vg_frame {
     uint64_t offset;      /* pc - symbol start (when symbol) */
 };
 
+/* sendmmsg: one distinct destination of the call's messages, and how it
+ * was judged (the call as a whole takes the strictest decision). */
+struct vg_dest {
+    const char *family;     /* "inet", "inet6", "unix", "unspec" */
+    const char *addr;       /* numeric address text, unix path */
+    int32_t port;           /* -1 when none */
+    uint32_t msgs;          /* how many of the call's messages go there */
+    enum vg_decision decision;
+};
+
 /* Decoded arguments.  Which fields are set depends on the syscall; unset
  * strings are NULL and are not written. */
 struct vg_args {
@@ -129,6 +139,8 @@ struct vg_args {
     const char *proto;      /* "tcp", "udp", "unix" */
     const char *addr;       /* numeric address text, unix path */
     int32_t port;           /* -1 when none */
+    const struct vg_dest *dests; /* sendmmsg: every distinct destination */
+    uint32_t ndests;
     /* exec */
     const char *exe;        /* resolved executable */
     const char *const *argv;
@@ -254,6 +266,8 @@ struct vg_record {
 #define VG_K_PROTO "proto"
 #define VG_K_ADDR "addr"
 #define VG_K_PORT "port"
+#define VG_K_DESTS "dests"         /* [{"family","addr","port","msgs","decision"}] */
+#define VG_K_MSGS "msgs"
 #define VG_K_EXE "exe"
 #define VG_K_ENV_NAMES "env_names"
 #define VG_K_DECISION "decision"

@@ -135,6 +135,35 @@ static void put_exe_argv(struct vg_buf *b, const char *exe, const char *const *a
     }
 }
 
+/* ADDR:PORT, [ADDR]:PORT for IPv6; the port left out when -1. */
+static void put_hostport(struct vg_buf *b, const char *prefix, const char *family,
+                         const char *addr, int32_t port)
+{
+    bool v6 = family && !strcmp(family, "inet6") && port >= 0;
+    vg_buf_puts(b, prefix);
+    put_word(b, v6 ? "[" : "", addr);
+    vg_buf_puts(b, v6 ? "]" : "");
+    if (port >= 0)
+        vg_buf_printf(b, ":%d", port);
+}
+
+/* sendmmsg: its destinations and their decisions, the first few of them. */
+#define VG_FMT_MAX_DESTS 8
+static void put_dests(struct vg_buf *b, const struct vg_args *a)
+{
+    uint32_t shown = a->ndests < VG_FMT_MAX_DESTS ? a->ndests : VG_FMT_MAX_DESTS;
+    for (uint32_t i = 0; i < shown; i++) {
+        const struct vg_dest *d = &a->dests[i];
+        vg_buf_puts(b, i ? ", " : " dests[");
+        put_hostport(b, "", d->family, d->addr, d->port);
+        vg_buf_printf(b, " x%u %s", d->msgs, vg_decision_name(d->decision));
+    }
+    if (a->ndests > shown)
+        vg_buf_printf(b, ", +%u more", a->ndests - shown);
+    if (shown)
+        vg_buf_puts(b, "]");
+}
+
 static void put_args(struct vg_buf *b, const struct vg_args *a)
 {
     if (a->exe || (a->argv && a->argc))
@@ -155,14 +184,12 @@ static void put_args(struct vg_buf *b, const struct vg_args *a)
         vg_buf_printf(b, " 0%llo", (unsigned long long)a->mode);
     if (a->proto || a->addr) {
         put_word(b, " ", a->proto ? a->proto : a->family);
-        bool v6 = a->family && !strcmp(a->family, "inet6") && a->port >= 0;
-        if (a->addr) {
-            put_word(b, v6 ? " [" : " ", a->addr);
-            vg_buf_puts(b, v6 ? "]" : "");
-        }
-        if (a->port >= 0)
+        if (a->addr)
+            put_hostport(b, " ", a->family, a->addr, a->port);
+        else if (a->port >= 0)
             vg_buf_printf(b, ":%d", a->port);
     }
+    put_dests(b, a);
 }
 
 static void put_errno(struct vg_buf *b, int err)

@@ -19,6 +19,15 @@ static bool is_start(const void *b) { return ((const struct vg_proc_ev *)b)->kin
 static bool is_exit(const void *b) { return ((const struct vg_proc_ev *)b)->kind == VG_PROC_EXIT; }
 
 /* ---- nested structures ---- */
+static const struct vg_field dest_f[] = {
+    FLD(VG_K_FAMILY, VG_F_STR, struct vg_dest, family),
+    FLD(VG_K_ADDR, VG_F_STR, struct vg_dest, addr),
+    FLD(VG_K_PORT, VG_F_I32, struct vg_dest, port, .omit = VG_OM_NEG, .def = -1),
+    FLD(VG_K_MSGS, VG_F_U32, struct vg_dest, msgs),
+    FLD(VG_K_DECISION, VG_F_ENUM, struct vg_dest, decision, .en = &vg_enum_decision),
+};
+SCHEMA(dest_s, struct vg_dest, dest_f);
+
 static const struct vg_field args_f[] = {
     FLD(VG_K_PATH, VG_F_STR, struct vg_args, path),
     FLD(VG_K_RESOLVED, VG_F_STR, struct vg_args, resolved),
@@ -31,6 +40,7 @@ static const struct vg_field args_f[] = {
     FLD(VG_K_PROTO, VG_F_STR, struct vg_args, proto),
     FLD(VG_K_ADDR, VG_F_STR, struct vg_args, addr),
     FLD(VG_K_PORT, VG_F_I32, struct vg_args, port, .omit = VG_OM_NEG, .def = -1),
+    FLD(VG_K_DESTS, VG_F_STRUCTV, struct vg_args, dests, NFLD(struct vg_args, ndests), .sub = &dest_s),
     FLD(VG_K_EXE, VG_F_STR, struct vg_args, exe),
     FLD(VG_K_ARGV, VG_F_STRV, struct vg_args, argv, NFLD(struct vg_args, argc)),
     FLD(VG_K_ENV_NAMES, VG_F_STRV, struct vg_args, env_names, NFLD(struct vg_args, nenv)),

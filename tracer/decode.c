@@ -42,22 +42,35 @@ static int peek_read(pid_t tid, uint64_t addr, void *buf, size_t n)
     return 0;
 }
 
-int vg_tracee_read(struct vg_tracee *t, uint64_t addr, void *buf, size_t n)
+int vg_tracee_readv(struct vg_tracee *t, const struct iovec *local, const struct iovec *remote,
+                    unsigned n)
 {
-    if (n == 0)
+    size_t total = 0;
+    for (unsigned i = 0; i < n; i++)
+        total += local[i].iov_len;
+    if (total == 0)
         return 0;
-    struct iovec local = { buf, n };
-    struct iovec remote = { (void *)(uintptr_t)addr, n };
-    ssize_t got = process_vm_readv(t->tid, &local, 1, &remote, 1, 0);
-    if (got == (ssize_t)n)
+    ssize_t got = process_vm_readv(t->tid, local, n, remote, n, 0);
+    if (got == (ssize_t)total)
         return 0;
-    if (got >= 0) {            /* part of the range is not mapped */
+    if (got >= 0) {            /* part of a range is not mapped */
         errno = EFAULT;
         return -1;
     }
-    if (errno == EPERM || errno == ENOSYS)
-        return peek_read(t->tid, addr, buf, n);
-    return -1;
+    if (errno != EPERM && errno != ENOSYS)
+        return -1;
+    for (unsigned i = 0; i < n; i++)
+        if (peek_read(t->tid, (uint64_t)(uintptr_t)remote[i].iov_base, local[i].iov_base,
+                      local[i].iov_len) < 0)
+            return -1;
+    return 0;
+}
+
+int vg_tracee_read(struct vg_tracee *t, uint64_t addr, void *buf, size_t n)
+{
+    struct iovec local = { buf, n };
+    struct iovec remote = { (void *)(uintptr_t)addr, n };
+    return vg_tracee_readv(t, &local, &remote, 1);
 }
 
 /* Read a string of at most max bytes into buf (max + 1 bytes), a page at a
@@ -178,6 +191,15 @@ void vg_set_flags(struct vg_call *c, uint64_t flags, enum vg_flagset set)
     c->args.nflags = vg_flag_names(set, flags, &c->arena, &c->args.flag_names);
 }
 
+int vg_undecidable(struct vg_call *c, const char *why, int err)
+{
+    if (c->undecidable == NULL) {  /* the first reason found is the one told */
+        c->undecidable = why;
+        c->deny_errno = err;
+    }
+    return -1;
+}
+
 int vg_tracee_dup_fd(struct vg_tracee *t, int fd)
 {
     int pidfd = (int)syscall(SYS_pidfd_open, t->pid, 0);
@@ -211,7 +233,10 @@ int vg_decode_call(struct vg_tracee *t, int nr, const uint64_t a[6],
     call->name = call->ent->name;
     call->cls = call->check_cls2 = call->ent->cls;
     call->deny_errno = call->ent->deny_errno;
-    return call->ent->decode(t, call);
+    int r = call->ent->decode(t, call);
+    if (r < 0)  /* fail closed: what could not be read cannot be judged */
+        vg_undecidable(call, VG_WHY_UNREADABLE, EFAULT);
+    return r;
 }
 
 void vg_call_free(struct vg_call *call)

@@ -34,6 +34,12 @@ void *vg_arena_alloc(struct vg_arena *a, size_t n);
 char *vg_arena_strdup(struct vg_arena *a, const char *s);
 void vg_arena_free(struct vg_arena *a);
 
+/* One socket address, as the kernel will read it. */
+struct vg_sockaddr_copy {
+    struct sockaddr_storage sa;
+    socklen_t len;
+};
+
 struct vg_call {
     int nr;
     const struct vg_sysent *ent;   /* NULL for unknown numbers */
@@ -48,27 +54,40 @@ struct vg_call {
     const char *check_path2;
     /* Network calls.  has_sa is false when the call names no address
      * (send on a connected socket: sendto with a NULL address, msg_name
-     * NULL or msg_namelen 0, sendmmsg with vlen 0); args.addr is then NULL.
-     * When the address pointer could not be read, has_sa is false too but
-     * args.addr is "(unreadable)" and vg_decode_call returns -1: such a
-     * call must not be waved through as address-less.  For a pathname
-     * AF_UNIX address, sa holds the canonical path (when it fits in
-     * sun_path) and check_path holds it too.  sendmmsg: only the first
-     * message's address is read. */
+     * NULL or msg_namelen 0, sendmmsg with vlen 0 or no message naming
+     * one; listen on a bound socket); args.addr is then NULL.  An address
+     * that cannot be read makes the call undecidable (below).  For a
+     * pathname AF_UNIX address, sa holds the canonical path (when it fits
+     * in sun_path) and check_path holds it too.  listen on an unbound
+     * socket names the address the kernel binds it to (its family's
+     * wildcard, port 0). */
     bool has_sa;
     struct sockaddr_storage sa;
     socklen_t salen;
-    const char *proto;             /* "tcp", "udp", "unix" */
+    const char *proto;             /* "tcp", "udp", "unix", "icmp", "sctp", "raw" */
+    /* sendmmsg: every distinct destination of its messages, ndests of
+     * them, the first one also in sa.  dest_sa[i] is what the policy
+     * judges, dests[i] (args.dests) describes it and gets its decision. */
+    struct vg_sockaddr_copy *dest_sa;
+    struct vg_dest *dests;
+    uint32_t ndests;
+    /* Why the call cannot be decided, NULL when it can: an argument that
+     * cannot be read (another thread unmapped it), an address longer than
+     * the kernel takes or of a family vigil does not decode, a socket it
+     * cannot examine.  Such a call is refused with deny_errno in every
+     * mode, and recorded with this text as its reason. */
+    const char *undecidable;
     int deny_errno;
     struct vg_arena arena;
 };
+
 
 /* Decode syscall nr with raw args for thread t.  Always fills call (an
  * unknown number gets cls VG_CLASS_SYSTEM, name "syscall_<nr>" and deny
  * errno ENOSYS); call needs no initialization, and vg_call_free releases it.
  * Returns -1 when an argument could not be read from the tracee: the paths
  * concerned are then "(unreadable)" (check_path too, which matches no
- * policy rule), so the call falls to the default verdict.  A path or
+ * policy rule), and the call is undecidable (refused, EFAULT).  A path or
  * dirfd that cannot be resolved gives a non-absolute text such as
  * "(bad fd 7)" or "(too many links)", which no rule matches either. */
 int vg_decode_call(struct vg_tracee *t, int nr, const uint64_t a[6],
@@ -80,4 +99,9 @@ void vg_call_free(struct vg_call *call);
 char *vg_tracee_read_str(struct vg_tracee *t, uint64_t addr, size_t max,
                          struct vg_arena *a);
 int vg_tracee_read(struct vg_tracee *t, uint64_t addr, void *buf, size_t n);
+/* n ranges at once (n at most IOV_MAX), remote[i] into local[i], of equal
+ * lengths; -1 if any cannot be read whole. */
+struct iovec;
+int vg_tracee_readv(struct vg_tracee *t, const struct iovec *local, const struct iovec *remote,
+                    unsigned n);
 #endif

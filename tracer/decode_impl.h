@@ -18,6 +18,7 @@ int vg_dec_openat2(struct vg_tracee *t, struct vg_call *c);
 int vg_dec_symlink(struct vg_tracee *t, struct vg_call *c);
 int vg_dec_exec(struct vg_tracee *t, struct vg_call *c);
 int vg_dec_net(struct vg_tracee *t, struct vg_call *c);     /* connect, bind, send* */
+int vg_dec_listen(struct vg_tracee *t, struct vg_call *c);
 int vg_dec_socket(struct vg_tracee *t, struct vg_call *c);
 
 /* Flag names (tracer/flags.c): the names of flags in set, allocated in a;
@@ -36,6 +37,8 @@ static inline uint64_t vg_arg(const struct vg_call *c, uint8_t pos)
 /* Text shown for a path that could not be read from the tracee.  Not
  * absolute, so no policy rule about "/..." can match it. */
 #define VG_UNREADABLE "(unreadable)"
+/* The reason recorded for a call refused because of it. */
+#define VG_WHY_UNREADABLE "unreadable: an argument could not be read from the candidate"
 
 /* Resolve a path argument the way the kernel would for thread t:
  * path == NULL or "" names the directory fd itself (AT_EMPTY_PATH, a NULL
@@ -62,6 +65,9 @@ int vg_decode_paths(struct vg_tracee *t, struct vg_call *c, bool follow);
 bool vg_follows(enum vg_follow how, uint64_t flags);
 /* Set args.flags/flag_names from a raw value and a name set. */
 void vg_set_flags(struct vg_call *c, uint64_t flags, enum vg_flagset set);
+/* Mark the call undecidable: refused with err, recorded with why (static
+ * or in c->arena).  Returns -1, what a decoder returns for it. */
+int vg_undecidable(struct vg_call *c, const char *why, int err);
 /* Duplicate fd of thread t into the supervisor (pidfd_getfd); -1 on error. */
 int vg_tracee_dup_fd(struct vg_tracee *t, int fd);
 #endif

@@ -48,6 +48,8 @@
 #define BL VG_SF_BASELINE
 #define BA VG_SF_CLASS_BY_ARGS
 #define CO VG_SF_COND
+#define AO VG_SF_ADDR_OPT
+#define CN VG_SF_CONNECTS
 
 /* Position of each row in the table: VG_POS_open, VG_POS_openat, ... */
 #define ROW(name, ...) VG_POS_##name,
@@ -95,6 +97,8 @@ static bool row_audited(const struct vg_sysent *e,
 {
     if (e->flags & VG_SF_CLASS_BY_ARGS)
         return class_audited[VG_CLASS_READ] || class_audited[VG_CLASS_WRITE];
+    if (e->flags & VG_SF_CONNECTS)
+        return class_audited[e->cls] || class_audited[VG_CLASS_CONNECT];
     return class_audited[e->cls];
 }
 

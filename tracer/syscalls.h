@@ -20,6 +20,11 @@
                               * odd family, clone with CLONE_NEW* or CLONE_UNTRACED,
                               * seccomp asking for a listener); the conditions are
                               * data in tracer/filter.c */
+#define VG_SF_ADDR_OPT 0x40u /* a call naming no address has nothing to decide
+                              * (a send on a connected socket, listen on a
+                              * bound one): not recorded */
+#define VG_SF_CONNECTS 0x80u /* a send that can connect (TCP fast open): traced
+                              * when connect is audited too */
 
 /* Where a row finds its arguments.  VG_ARGn names register argument n; 0
  * (VG_ARG_NONE) means "the call has no such argument", so that a row only
@@ -54,7 +59,7 @@ enum vg_sa_from {
     VG_SA_NONE,
     VG_SA_ARGS,    /* addr and addrlen are arguments (connect, bind, sendto) */
     VG_SA_MSGHDR,  /* msg_name of the struct msghdr in argument 1 (sendmsg) */
-    VG_SA_MMSGHDR, /* the first struct mmsghdr in argument 1 (sendmmsg) */
+    VG_SA_MMSGHDR, /* every struct mmsghdr in argument 1 (sendmmsg) */
 };
 
 /* A row's argument layout: VG_ARG* positions, 0 when absent. */
@@ -69,6 +74,7 @@ struct vg_argpos {
     uint8_t names;    /* enum vg_flagset naming the flags */
     uint8_t sa_from;  /* enum vg_sa_from */
     uint8_t addr, addrlen; /* with VG_SA_ARGS */
+    uint8_t msgflags;      /* send flags (MSG_FASTOPEN) */
 };
 
 struct vg_call;

@@ -11,15 +11,18 @@
  *   layout   designated initializers of struct vg_argpos: argument positions
  *            (A0..A5), symlink following (F_*), flag names (N_*)
  * Row flags: FI file, NE network, PR exec, BL baseline, BA class by args,
- * CO conditional baseline (see syscalls.h; the conditions are in filter.c). */
+ * CO conditional baseline (the conditions are in filter.c), AO address
+ * optional, CN can connect (see syscalls.h). */
 
 ROW(open,              READ,   FI | BA, EACCES, open,    .path = A0, .flags = A1, .mode = A2, .follow = F_OPEN, .names = N_OPEN)
 ROW(ioctl,             SYSTEM, BL | CO, EPERM,  path,    .fd = A0, .flags = A1, .names = N_IOCTL)
 ROW(socket,            SYSTEM, BL | CO, EAFNOSUPPORT, socket, .flags = A0, .names = N_FAMILY)
 ROW(connect,           CONNECT, NE,     ECONNREFUSED, net, .sa_from = SA_ARGS, .addr = A1, .addrlen = A2)
-ROW(sendto,            SEND,   NE,      EACCES, net,     .sa_from = SA_ARGS, .addr = A4, .addrlen = A5)
-ROW(sendmsg,           SEND,   NE,      EACCES, net,     .sa_from = SA_MSGHDR)
+ROW(sendto,            SEND,   NE | AO | CN, EACCES, net, .sa_from = SA_ARGS, .addr = A4, .addrlen = A5, .msgflags = A3)
+ROW(sendmsg,           SEND,   NE | AO | CN, EACCES, net, .sa_from = SA_MSGHDR, .msgflags = A2)
 ROW(bind,              BIND,   NE,      EACCES, net,     .sa_from = SA_ARGS, .addr = A1, .addrlen = A2)
+/* listen on an unbound socket binds it (port 0, every address). */
+ROW(listen,            BIND,   NE | AO, EACCES, listen,  .fd = A0)
 ROW(clone,             SYSTEM, BL | CO, EPERM,  path,    .flags = A0, .names = N_CLONE)
 ROW(execve,            EXEC,   FI | PR, EACCES, exec,    .path = A0, .follow = F_YES)
 ROW(truncate,          WRITE,  FI,      EACCES, path,    .path = A0, .follow = F_YES)
@@ -72,7 +75,7 @@ ROW(utimensat,         WRITE,  FI,      EACCES, path,    .fd = A0, .path = A1, .
 ROW(perf_event_open,   SYSTEM, BL,      EPERM,  path)
 ROW(name_to_handle_at, SYSTEM, BL,      EPERM,  path,    .fd = A0, .path = A1, .flags = A4, .follow = F_ATF, .names = N_AT)
 ROW(open_by_handle_at, SYSTEM, BL,      EPERM,  path,    .fd = A0, .flags = A2, .names = N_OPEN)
-ROW(sendmmsg,          SEND,   NE,      EACCES, net,     .sa_from = SA_MMSGHDR)
+ROW(sendmmsg,          SEND,   NE | AO | CN, EACCES, net, .sa_from = SA_MMSGHDR, .msgflags = A3)
 ROW(setns,             SYSTEM, BL,      EPERM,  path,    .fd = A0, .flags = A1, .names = N_CLONE)
 ROW(process_vm_readv,  SYSTEM, BL,      EPERM,  path)
 ROW(process_vm_writev, SYSTEM, BL,      EPERM,  path)

@@ -32,13 +32,49 @@ static const char *call_path(const struct vg_call *c)
     return c->cls == VG_CLASS_EXEC && c->args.exe ? c->args.exe : c->args.resolved;
 }
 
-static struct vg_verdict ask_policy(const struct vg_engine_ctx *ctx, const struct vg_call *c)
+static enum vg_decision decision_of(enum vg_action a, bool dry)
+{
+    static const enum vg_decision enforce[] = {
+        [VG_ACT_ALLOW] = VG_DEC_ALLOW, [VG_ACT_DENY] = VG_DEC_DENY, [VG_ACT_KILL] = VG_DEC_KILL};
+    static const enum vg_decision dry_run[] = {
+        [VG_ACT_ALLOW] = VG_DEC_ALLOW, [VG_ACT_DENY] = VG_DEC_WOULD_DENY,
+        [VG_ACT_KILL] = VG_DEC_WOULD_KILL};
+    return dry ? dry_run[a] : enforce[a];
+}
+
+/* sendmmsg: every destination is judged and keeps its decision; the
+ * strictest decides the call (the engine cannot send part of it), and the
+ * record's address becomes that destination's. */
+static struct vg_verdict ask_dests(const struct vg_engine_ctx *ctx, struct vg_call *c)
+{
+    struct vg_verdict worst = {0};
+    uint32_t at = 0;
+    bool dry = ctx->opts->mode == VG_MODE_DRY_RUN;
+    for (uint32_t i = 0; i < c->ndests; i++) {
+        struct vg_verdict v = vg_policy_decide_net(ctx->pol, c->cls, c->proto,
+                                                   (const struct sockaddr *)&c->dest_sa[i].sa,
+                                                   c->dest_sa[i].len);
+        c->dests[i].decision = decision_of(v.action, dry);
+        if (i == 0 || severity(v.action) > severity(worst.action)) {
+            worst = v;
+            at = i;
+        }
+    }
+    c->args.family = c->dests[at].family;
+    c->args.addr = c->dests[at].addr;
+    c->args.port = c->dests[at].port;
+    return worst;
+}
+
+static struct vg_verdict ask_policy(const struct vg_engine_ctx *ctx, struct vg_call *c)
 {
     const struct vg_policy *pol = ctx->pol;
     switch (c->cls) {
     case VG_CLASS_CONNECT:
     case VG_CLASS_BIND:
     case VG_CLASS_SEND:
+        if (c->ndests)
+            return ask_dests(ctx, c);
         return vg_policy_decide_net(pol, c->cls, c->proto ? c->proto : "tcp",
                                     (const struct sockaddr *)&c->sa, c->salen);
     default:
@@ -73,7 +109,7 @@ static bool target_missing(int root_fd, enum vg_class cls, const char *path)
     return fstatat(root_fd, buf, &st, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT;
 }
 
-void vg_decide_call(const struct vg_engine_ctx *ctx, const struct vg_call *call, int root_fd,
+void vg_decide_call(const struct vg_engine_ctx *ctx, struct vg_call *call, int root_fd,
                     struct vg_call_verdict *v)
 {
     static const struct vg_rule_src artifact_rule = {
@@ -94,8 +130,19 @@ void vg_decide_call(const struct vg_engine_ctx *ctx, const struct vg_call *call,
         v->rule_text = v->text_buf;
         return;
     }
-    if (call->cls == VG_CLASS_SEND && !call->has_sa) {
-        v->record = false; /* a send on a connected socket: decided at connect */
+    if (call->undecidable) {
+        /* Fail closed, in every mode: what cannot be read or decoded
+         * cannot be judged, so it does not run. */
+        v->decision = VG_DEC_DENY;
+        v->refuse = true;
+        v->err = deny_errno;
+        v->rule_text = call->undecidable;
+        return;
+    }
+    if ((ent->flags & VG_SF_ADDR_OPT) && !call->has_sa) {
+        /* A send on a connected socket, listen on a bound one: decided at
+         * connect or bind. */
+        v->record = false;
         v->decision = VG_DEC_ALLOW;
         return;
     }

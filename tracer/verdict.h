@@ -23,6 +23,8 @@ struct vg_call_verdict {
 /* root_fd: the sandbox's "/", used to tell a refused call on a path that
  * does not exist (it then fails with ENOENT, exactly as it would outside,
  * so a PATH search or an optional config lookup behaves the same). */
-void vg_decide_call(const struct vg_engine_ctx *ctx, const struct vg_call *call, int root_fd,
+/* A sendmmsg's per-destination decisions go into call->dests, and the
+ * destination that decided into call->args. */
+void vg_decide_call(const struct vg_engine_ctx *ctx, struct vg_call *call, int root_fd,
                     struct vg_call_verdict *v);
 #endif

@@ -76,6 +76,12 @@ static void args(struct vw_lines *o, const struct vg_args *a)
     str(o, "address", a->addr);
     if (a->port >= 0)
         vw_lines_add(o, VW_ST_NORMAL, 0, LABEL "%d", "port", a->port);
+    for (uint32_t i = 0; i < a->ndests; i++) {  /* sendmmsg: each destination */
+        const struct vg_dest *d = &a->dests[i];
+        vw_lines_add(o, vw_decision_style(d->decision), 0, LABEL "%s port %d, %u msg: %s",
+                     i ? "" : "destinations", d->addr ? d->addr : "?", d->port, d->msgs,
+                     vg_decision_name(d->decision));
+    }
     str(o, "exe", a->exe);
     strv(o, "argv", a->argv, a->argc);
     strv(o, "env names", a->env_names, a->nenv);

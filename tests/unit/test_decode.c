@@ -30,7 +30,7 @@
 #define SYS_fchmodat2 452
 #endif
 
-enum { DIRFD = 50, TCPFD = 51, UDPFD = 52, NARGS = 300 };
+enum { DIRFD = 50, TCPFD = 51, UDPFD = 52, BOUNDFD = 53, TCP6FD = 54, NARGS = 300, NMSGS = 1030 };
 
 /* Filled by the child after fork: the parent's copy stays zero. */
 static struct {
@@ -43,6 +43,9 @@ static struct {
     struct sockaddr_in6 in6;
     struct sockaddr_un un, abs;
     struct msghdr msg;
+    struct sockaddr_in in9, unspec, odd, any;
+    struct sockaddr_in6 any6;
+    struct mmsghdr mm[NMSGS]; /* to in and in9, and past the kernel's cap to hole */
     struct { uint64_t flags, mode, resolve; } how;
     char *edge;          /* a path ending right before an unmapped page */
     char *hole;          /* an unmapped address */
@@ -87,6 +90,23 @@ static void child_setup(void)
     memcpy(m.abs.sun_path, "\0vigil-test", 11);
     m.msg.msg_name = &m.in;
     m.msg.msg_namelen = sizeof(m.in);
+    m.in9 = m.unspec = m.odd = m.any = m.in;
+    m.any.sin_addr.s_addr = htonl(INADDR_ANY);
+    m.any6 = m.in6;
+    m.any6.sin6_addr = in6addr_any;
+    m.in9.sin_port = htons(9);
+    m.unspec.sin_family = AF_UNSPEC;
+    m.odd.sin_family = AF_NETLINK;
+    for (int i = 0; i < NMSGS; i++) {
+        m.mm[i].msg_hdr.msg_name = i % 2 ? &m.in9 : &m.in;
+        m.mm[i].msg_hdr.msg_namelen = sizeof(m.in);
+    }
+    struct sockaddr_in lo = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+    int b = socket(AF_INET, SOCK_STREAM, 0);
+    int t6 = socket(AF_INET6, SOCK_STREAM, 0);
+    if (b < 0 || bind(b, (struct sockaddr *)&lo, sizeof(lo)) < 0 || dup2(b, BOUNDFD) < 0 ||
+        t6 < 0 || dup2(t6, TCP6FD) < 0)
+        _exit(2);
     m.how.flags = O_RDONLY;
     m.how.resolve = 0x10;                 /* RESOLVE_IN_ROOT */
     char *pages = mmap(NULL, 8192, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -95,6 +115,8 @@ static void child_setup(void)
     m.edge = pages + 4096 - 6;
     memcpy(m.edge, "/edge", 6);
     m.hole = pages + 4096;
+    for (int i = 1024; i < NMSGS; i++)
+        m.mm[i].msg_hdr.msg_name = m.hole;
 }
 
 static void child_body(void)
@@ -315,7 +337,7 @@ static void test_net(void)
     CHECK(c.cls == VG_CLASS_SEND && !c.has_sa && c.args.addr == NULL);
     vg_call_free(&c);
     CHECK(decode(&c, SYS_sendto, UDPFD, 0, 0, 0, child_ptr(&m.hole), 16) == -1);
-    CHECK(!c.has_sa && streq(c.args.addr, "(unreadable)"));
+    CHECK(!c.has_sa && c.undecidable && c.deny_errno == EFAULT);
     vg_call_free(&c);
 
     decode(&c, SYS_sendmsg, UDPFD, P(&m.msg), 0, 0, 0, 0);
@@ -337,6 +359,69 @@ static void test_net(void)
     decode(&c, SYS_bind, TCPFD, P(&m.abs), offsetof(struct sockaddr_un, sun_path) + 11, 0, 0, 0);
     CHECK(c.cls == VG_CLASS_BIND && c.has_sa);
     CHECK_STR(c.args.addr, "@vigil-test");
+    vg_call_free(&c);
+}
+
+/* What the kernel acts on, and nothing undecided: every sendmmsg message
+ * up to its cap, listen's autobind, fast open, odd lengths and families. */
+static void test_net_attacks(void)
+{
+    struct vg_call c;
+    CHECK(decode(&c, SYS_sendmmsg, UDPFD, P(&m.mm), NMSGS, 0, 0, 0) == 0);
+    CHECK(c.has_sa && c.ndests == 2 && c.args.ndests == 2 && !c.undecidable);
+    CHECK(c.dests[0].port == 8080 && c.dests[0].msgs == 512);
+    CHECK(c.dests[1].port == 9 && c.dests[1].msgs == 512);
+    vg_call_free(&c);
+    CHECK(decode(&c, SYS_sendmmsg, UDPFD, P(&m.mm[1020]), 8, 0, 0, 0) == -1);
+    CHECK(c.undecidable && c.deny_errno == EFAULT && streq(c.args.addr, "(unreadable)"));
+    vg_call_free(&c);
+
+    CHECK(decode(&c, SYS_listen, TCPFD, 8, 0, 0, 0, 0) == 0);
+    CHECK(c.cls == VG_CLASS_BIND && c.has_sa && c.args.port == 0);
+    CHECK_STR(c.args.addr, "0.0.0.0");
+    CHECK_STR(c.proto, "tcp");
+    vg_call_free(&c);
+    CHECK(decode(&c, SYS_listen, TCP6FD, 8, 0, 0, 0, 0) == 0 && c.has_sa);
+    CHECK(streq(c.args.addr, "::") && streq(c.args.family, "inet6") && c.args.port == 0);
+    vg_call_free(&c);
+    CHECK(decode(&c, SYS_listen, BOUNDFD, 8, 0, 0, 0, 0) == 0 && !c.has_sa);
+    vg_call_free(&c);
+    CHECK(decode(&c, SYS_listen, 999, 8, 0, 0, 0, 0) == -1);
+    CHECK(c.undecidable && c.deny_errno == EBADF);
+    vg_call_free(&c);
+
+    decode(&c, SYS_sendto, TCPFD, 0, 0, MSG_FASTOPEN, P(&m.in9), sizeof(m.in9));
+    CHECK(c.cls == VG_CLASS_CONNECT && c.args.port == 9 && c.deny_errno == ECONNREFUSED);
+    vg_call_free(&c);
+    decode(&c, SYS_sendto, UDPFD, 0, 0, MSG_FASTOPEN, P(&m.in9), sizeof(m.in9));
+    CHECK(c.cls == VG_CLASS_SEND);
+    vg_call_free(&c);
+
+    CHECK(decode(&c, SYS_sendto, UDPFD, 0, 0, 0, P(&m.in), 4000) == -1);
+    CHECK(c.undecidable && c.deny_errno == EINVAL);
+    vg_call_free(&c);
+    CHECK(decode(&c, SYS_sendto, UDPFD, 0, 0, 0, P(&m.in), 8) == -1);
+    CHECK(c.undecidable && c.deny_errno == EINVAL);
+    vg_call_free(&c);
+    CHECK(decode(&c, SYS_sendto, UDPFD, 0, 0, 0, P(&m.odd), sizeof(m.odd)) == -1);
+    CHECK(c.undecidable && c.deny_errno == EAFNOSUPPORT);
+    vg_call_free(&c);
+    CHECK(decode(&c, SYS_sendto, UDPFD, 0, 0, 0, P(&m.unspec), sizeof(m.unspec)) == 0);
+    CHECK(c.has_sa && c.sa.ss_family == AF_INET && c.args.port == 8080);
+    CHECK_STR(c.args.family, "unspec");
+    vg_call_free(&c);
+    /* the unspecified address reaches loopback, or the socket's own */
+    decode(&c, SYS_connect, TCPFD, P(&m.any), sizeof(m.any), 0, 0, 0);
+    CHECK_STR(c.args.addr, "127.0.0.1");
+    vg_call_free(&c);
+    decode(&c, SYS_sendto, UDPFD, 0, 0, 0, P(&m.any6), sizeof(m.any6));
+    CHECK_STR(c.args.addr, "::1");
+    vg_call_free(&c);
+    decode(&c, SYS_bind, TCPFD, P(&m.any), sizeof(m.any), 0, 0, 0);
+    CHECK_STR(c.args.addr, "0.0.0.0");
+    vg_call_free(&c);
+    CHECK(decode(&c, SYS_connect, TCPFD, P(&m.unspec), sizeof(sa_family_t), 0, 0, 0) == 0);
+    CHECK(c.has_sa && c.sa.ss_family == AF_UNSPEC);
     vg_call_free(&c);
 }
 
@@ -387,6 +472,7 @@ int main(void)
     test_paths();
     test_exec();
     test_net();
+    test_net_attacks();
     test_system();
     test_arena();
     kill(pid, SIGKILL);

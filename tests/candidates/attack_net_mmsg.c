@@ -1,0 +1,81 @@
+/* attack_net_mmsg.c OKPORT DENIEDPORT TOKEN ATTEMPTS: sendmmsg on one UDP
+ * socket to 127.0.0.1, with the denied destination hidden behind allowed
+ * ones.  First a control call whose every message goes to OKPORT; then
+ * ATTEMPTS calls of 8 messages, the first to OKPORT and the others to
+ * DENIEDPORT; then one call of 1024 messages (the kernel's UIO_MAXIOV cap)
+ * where only the last goes to DENIEDPORT.  Prints one line per kind:
+ *   control ret=R errno=E / mixed sent=S refused=F errno=E / tail ret=R errno=E */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#define MIXED_VLEN 8
+#define TAIL_VLEN 1024
+
+static struct sockaddr_in ok_sa, denied_sa;
+static struct mmsghdr msgs[TAIL_VLEN];
+static struct iovec iov;
+
+static void loopback(struct sockaddr_in *sa, int port)
+{
+    memset(sa, 0, sizeof *sa);
+    sa->sin_family = AF_INET;
+    sa->sin_port = htons((unsigned short)port);
+    sa->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+}
+
+/* Messages [0, n): all to ok_sa except those from first_denied on. */
+static void fill(unsigned n, unsigned first_denied)
+{
+    memset(msgs, 0, sizeof msgs);
+    for (unsigned i = 0; i < n; i++) {
+        msgs[i].msg_hdr.msg_name = i >= first_denied ? &denied_sa : &ok_sa;
+        msgs[i].msg_hdr.msg_namelen = sizeof(struct sockaddr_in);
+        msgs[i].msg_hdr.msg_iov = &iov;
+        msgs[i].msg_hdr.msg_iovlen = 1;
+    }
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 5) {
+        fprintf(stderr, "usage: %s OKPORT DENIEDPORT TOKEN ATTEMPTS\n", argv[0]);
+        return 2;
+    }
+    loopback(&ok_sa, atoi(argv[1]));
+    loopback(&denied_sa, atoi(argv[2]));
+    iov.iov_base = argv[3];
+    iov.iov_len = strlen(argv[3]);
+    int attempts = atoi(argv[4]);
+    int fd = socket(AF_INET, SOCK_DGRAM, 0);
+    if (fd < 0) {
+        perror("socket");
+        return 1;
+    }
+    fill(MIXED_VLEN, MIXED_VLEN);
+    int r = sendmmsg(fd, msgs, MIXED_VLEN, 0);
+    printf("control ret=%d errno=%d\n", r, r < 0 ? errno : 0);
+
+    int sent = 0, refused = 0, last_errno = 0;
+    fill(MIXED_VLEN, 1);
+    for (int i = 0; i < attempts; i++) {
+        r = sendmmsg(fd, msgs, MIXED_VLEN, 0);
+        if (r < 0) {
+            refused++;
+            last_errno = errno;
+        } else {
+            sent += r;
+        }
+    }
+    printf("mixed sent=%d refused=%d errno=%d\n", sent, refused, last_errno);
+
+    fill(TAIL_VLEN, TAIL_VLEN - 1);
+    r = sendmmsg(fd, msgs, TAIL_VLEN, 0);
+    printf("tail ret=%d errno=%d\n", r, r < 0 ? errno : 0);
+    return 0;
+}
