@@ -147,13 +147,16 @@ static const char *resolve_in_root(struct vg_tracee *t, struct vg_call *c,
     int dfd = open(link, O_PATH | O_DIRECTORY | O_CLOEXEC);
     if (dfd < 0)
         return vg_arena_strdup(&c->arena, "(bad fd)");
-    char *inner = vg_canon(dfd, "/", path, follow);
+    struct vg_canon_ctx cx = {.root_fd = dfd, .nspid = t->nspid, .nstid = t->nstid};
+    char *inner = vg_canon_at(&cx, "/", path, follow);
     close(dfd);
     if (inner == NULL)
         return vg_arena_strdup(&c->arena, "(too many links)");
     const char *top = vg_fd_path(t, c, dirfd);
     const char *out;
-    if (strcmp(inner, "/") == 0)
+    if (inner[0] != '/')   /* unresolvable: the reason, never joined to a path */
+        out = vg_arena_strdup(&c->arena, inner);
+    else if (strcmp(inner, "/") == 0)
         out = top;
     else if (strcmp(top, "/") == 0)
         out = vg_arena_strdup(&c->arena, inner);

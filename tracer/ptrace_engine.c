@@ -117,7 +117,8 @@ static void on_seccomp(struct engine *e, struct vg_task *t)
     }
     vg_task_identify(&e->tasks, t);
     vg_pt_log_start(e, t, 0);
-    struct vg_tracee tr = {.tid = t->tid, .pid = t->tgid, .root_fd = e->root_fd,
+    struct vg_tracee tr = {.tid = t->tid, .pid = t->tgid, .nspid = t->nspid,
+                           .nstid = t->nstid, .root_fd = e->root_fd,
                            .cache = e->canon, .pivoted = true};
     struct vg_call call;
     uint64_t args[6];

@@ -54,6 +54,15 @@ static struct vg_verdict ask_policy(const struct vg_engine_ctx *ctx, const struc
     return v;
 }
 
+/* A path the decoder could not make canonical ("(unresolvable: ...)",
+ * "(unreadable)", "(bad fd N)", "(too many links)"): no rule can judge it,
+ * so it is refused whatever the policy or the mode. */
+static bool unjudgeable(const struct vg_call *c)
+{
+    const char *p = call_path(c), *p2 = c->check_path2;
+    return (c->ent->flags & VG_SF_FILE) && ((p && p[0] == '(') || (p2 && p2[0] == '('));
+}
+
 /* Does path (absolute, sandbox view) exist?  For writes, its parent. */
 static bool target_missing(int root_fd, enum vg_class cls, const char *path)
 {
@@ -108,6 +117,13 @@ void vg_decide_call(const struct vg_engine_ctx *ctx, const struct vg_call *call,
     }
     struct vg_verdict pv;
     const char *path = call_path(call);
+    if (unjudgeable(call)) {
+        v->decision = VG_DEC_DENY;
+        v->refuse = true;
+        v->err = deny_errno;
+        v->rule_text = "unresolvable path";
+        return;
+    }
     if ((call->cls == VG_CLASS_READ && is_artifact(ctx, path)) ||
         (call->cls == VG_CLASS_EXEC && ctx->command_path && path &&
          !strcmp(path, ctx->command_path)))

@@ -1,0 +1,136 @@
+"""Paths judged by the object they name, not by their spelling (issue 8,
+item 3): multi-threaded C candidates that know how vigil works reach
+for a file the policy denies through /proc's magic links.  Judged
+from outside (a per-run token in the denied file never shows, the host
+file under --workdir never changes) and from the log (every attempt has
+its refused record).  Each test runs as root and as nobody."""
+import os
+import re
+import secrets
+import pytest
+
+from helpers import (NOBODY, caller, nobody_caller, root_caller, sha256_file,  # noqa: F401
+                     syscalls)
+
+ROUNDS = 200         # per thread: thousands of attempts in all, a few seconds
+
+# The attacker's ally: /proc readable as a whole, as policies often allow.
+BASE_RULES = """\
+allow read /usr/** /etc/** /proc/** /dev/** /tmp/** $WORK/**
+allow write $WORK/** $TMP/**
+allow exec /usr/**
+default deny
+"""
+
+
+def chown_tree(top):
+    """The sandbox runs as host uid NOBODY (also under root): let it write
+    the workdir, so that only the policy can refuse."""
+    for d, dirs, files in os.walk(top):
+        for name in [d] + [os.path.join(d, f) for f in dirs + files]:
+            os.lchown(name, NOBODY, NOBODY)
+
+
+def workdir(caller, files):
+    """A --workdir holding files {relpath: text}; returns its path."""
+    top = caller.dir("work")
+    for rel, text in files.items():
+        path = os.path.join(top, rel)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "w") as f:
+            f.write(text)
+        os.chmod(path, 0o666)
+    chown_tree(top)
+    return top
+
+
+def policy(caller, head):
+    d = caller.dir("policy")
+    path = os.path.join(d, "p.policy")
+    with open(path, "w") as f:
+        f.write("version 1\n" + head + BASE_RULES)
+    os.chmod(path, 0o644)
+    return path
+
+
+def attempts(stdout):
+    """{spelling: [result, ...]} from the candidates' "WHAT: RESULT" lines."""
+    out = {}
+    for line in stdout.splitlines():
+        m = re.match(r"(.*?): (ok.*|errno \d+)$", line)
+        if m:
+            out.setdefault(m.group(1), []).append(m.group(2))
+    return out
+
+
+def why(rec):
+    """The reason a record gives: its rule's text, or vigil's own words."""
+    return (rec.get("rule") or {}).get("text") or rec.get("default")
+
+
+def run_magic(caller, mode, pol, work, *args):
+    exe = caller.build("attack_paths_magic")
+    return caller.run(exe, mode, *args, str(ROUNDS),
+                      opts=["-p", pol, "--workdir", work], cwd=work)
+
+
+def magic_on_secret(caller, mode):
+    """attack_paths_magic MODE on $WORK/secret/token.txt, denied for
+    reading; the token never shows."""
+    token = secrets.token_hex(16)
+    work = workdir(caller, {"secret/token.txt": token + "\n"})
+    pol = policy(caller, "deny read $WORK/secret/**\n")
+    r = run_magic(caller, mode, pol, work, "secret", "token.txt")
+    assert r.rc == 0, r
+    assert token not in r.stdout and token not in r.stderr
+    return r, work
+
+
+def test_magic_links_do_not_reach_a_denied_file(caller):
+    r, work = magic_on_secret(caller, "read")
+    tried = attempts(r.stdout)
+    assert len(tried) == 14, r
+    secret = os.path.join(work, "secret", "token.txt")
+    for spelling, results in tried.items():
+        assert results == ["errno 13"] * (4 * ROUNDS), (spelling, results[:3])
+        recs = syscalls(r.recs, name="openat", path=spelling)
+        assert len(recs) == 4 * ROUNDS, spelling
+        # judged as the file the kernel opens, by the rule that denies it
+        assert {(x["args"]["resolved"], x["decision"], why(x)) for x in recs} == \
+            {(secret, "deny", "deny read $WORK/secret/**")}, spelling
+
+
+def test_magic_links_do_not_write_a_denied_file(caller):
+    work = workdir(caller, {"keep.txt": "original\n"})
+    keep = os.path.join(work, "keep.txt")
+    before = sha256_file(keep)
+    pol = policy(caller, "deny write $WORK/keep.txt\n")
+    r = run_magic(caller, "write", pol, work, "keep.txt")
+    assert r.rc == 0, r
+    assert sha256_file(keep) == before
+    tried = attempts(r.stdout)
+    assert len(tried) == 14, r
+    for spelling, results in tried.items():
+        assert set(results) == {"errno 13"}, spelling
+        recs = syscalls(r.recs, name="openat", path=spelling)
+        assert len(recs) == 4 * ROUNDS and {x["decision"] for x in recs} == {"deny"}, spelling
+        assert {x["args"]["resolved"] for x in recs} == {keep}, spelling
+
+
+def test_links_to_nothing_are_refused_as_unresolvable(caller):
+    r, _ = magic_on_secret(caller, "unresolvable")
+    tried = attempts(r.stdout)
+    controls = {"/proc/self/status", "/proc/cpuinfo"}
+    assert len(tried) == 9 and controls <= set(tried), r
+    for spelling, results in tried.items():
+        recs = syscalls(r.recs, name="openat", path=spelling)
+        assert len(recs) == 4 * ROUNDS, spelling
+        if spelling in controls:
+            # not magic: /proc/** still allows them
+            assert all(x.startswith("ok") for x in results), spelling
+            assert {x["decision"] for x in recs} == {"allow"}, spelling
+            continue
+        assert set(results) == {"errno 13"}, (spelling, results[:3])
+        assert {(x["decision"], why(x)) for x in recs} == \
+            {("deny", "unresolvable path")}, spelling
+        assert all(x["args"]["resolved"].startswith("(unresolvable:") for x in recs), spelling
