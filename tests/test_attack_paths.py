@@ -1,14 +1,13 @@
 """Paths judged by the object they name, not by their spelling (issue 8,
-item 3): multi-threaded C candidates that know how vigil works reach
-for a file the policy denies through /proc's magic links.  Judged
+items 3-4): multi-threaded C candidates that know how vigil works reach
+for a file the policy denies through /proc's magic links, and by renaming
+or linking it (or a directory above it) to a more permissive name.  Judged
 from outside (a per-run token in the denied file never shows, the host
 file under --workdir never changes) and from the log (every attempt has
 its refused record).  Each test runs as root and as nobody."""
 import os
 import re
 import secrets
-import pytest
-
 from helpers import (NOBODY, caller, nobody_caller, root_caller, sha256_file,  # noqa: F401
                      syscalls)
 
@@ -134,3 +133,33 @@ def test_links_to_nothing_are_refused_as_unresolvable(caller):
         assert {(x["decision"], why(x)) for x in recs} == \
             {("deny", "unresolvable path")}, spelling
         assert all(x["args"]["resolved"].startswith("(unresolvable:") for x in recs), spelling
+
+
+def test_renames_and_links_do_not_free_a_denied_file(caller):
+    token = secrets.token_hex(16)
+    work = workdir(caller, {"data/private/token.txt": token + "\n"})
+    secret = os.path.join(work, "data", "private", "token.txt")
+    before = sha256_file(secret)
+    pol = policy(caller, "deny read $WORK/data/private/**\n")
+    exe = caller.build("attack_paths_move")
+    r = caller.run(exe, str(ROUNDS), opts=["-p", pol, "--workdir", work], cwd=work)
+    assert r.rc == 0, r
+    assert token not in r.stdout and "read " not in r.stdout
+    assert sha256_file(secret) == before
+    assert sorted(os.listdir(work)) == ["data", "other-0", "other-1", "other-2", "plain2"]
+    tried = attempts(r.stdout)
+    assert tried.pop("rename plain plain2") == ["ok"]   # a plain move still works
+    assert len(tried) == 4 * 3 + 3, sorted(tried)
+    for what, results in tried.items():
+        assert set(results) == {"errno 13"}, (what, results[:3])
+    # libc makes link() a linkat, and renameat2 without flags a renameat
+    moved = [x for x in r.recs if x["type"] == "syscall" and x["name"] in
+             ("rename", "renameat", "renameat2", "link", "linkat")
+             and "plain" not in x["args"].get("path", "")]
+    assert len(moved) == 3 * (4 + 3) * ROUNDS
+    assert {x["decision"] for x in moved} == {"deny"}
+    # every refusal of a rename that the write rules alone allow names why
+    moves = [x for x in moved if x["name"].startswith("rename")]
+    assert len(moves) == 3 * 4 * ROUNDS
+    assert all(why(x).startswith("new name decided more leniently than")
+               for x in moves)

@@ -47,6 +47,8 @@
 #define BL VG_SF_BASELINE
 #define BA VG_SF_CLASS_BY_ARGS
 #define CO VG_SF_COND
+#define MV VG_SF_MOVE
+#define LN VG_SF_LINK
 
 /* Position of each row in the table: VG_POS_open, VG_POS_openat, ... */
 #define ROW(name, ...) VG_POS_##name,

@@ -19,6 +19,8 @@
                               * argument is dangerous (ioctl TIOCSTI, socket of an
                               * odd family, clone with CLONE_NEW*); the filter
                               * builder handles these itself */
+#define VG_SF_MOVE     0x40u /* rename family: moves an object (a tree) to a new name */
+#define VG_SF_LINK     0x80u /* link family: gives an object a second name */
 
 /* Where a row finds its arguments.  VG_ARGn names register argument n; 0
  * (VG_ARG_NONE) means "the call has no such argument", so that a row only

@@ -11,7 +11,8 @@
  *   layout   designated initializers of struct vg_argpos: argument positions
  *            (A0..A5), symlink following (F_*), flag names (N_*)
  * Row flags: FI file, NE network, PR exec, BL baseline, BA class by args,
- * CO conditional baseline (see syscalls.h). */
+ * CO conditional baseline, MV moves a tree (rename), LN links a file
+ * (see syscalls.h). */
 
 ROW(open,              READ,   FI | BA, EACCES, open,    .path = A0, .flags = A1, .mode = A2, .follow = F_OPEN, .names = N_OPEN)
 ROW(ioctl,             SYSTEM, BL | CO, EPERM,  path,    .fd = A0, .flags = A1, .names = N_IOCTL)
@@ -24,11 +25,11 @@ ROW(clone,             SYSTEM, BL | CO, EPERM,  path,    .flags = A0, .names = N
 ROW(execve,            EXEC,   FI | PR, EACCES, exec,    .path = A0, .follow = F_YES)
 ROW(truncate,          WRITE,  FI,      EACCES, path,    .path = A0, .follow = F_YES)
 ROW(ftruncate,         WRITE,  FI,      EACCES, path,    .fd = A0)
-ROW(rename,            WRITE,  FI,      EACCES, path,    .path = A0, .path2 = A1, .follow = F_NO)
+ROW(rename,            WRITE,  FI | MV, EACCES, path,    .path = A0, .path2 = A1, .follow = F_NO)
 ROW(mkdir,             WRITE,  FI,      EACCES, path,    .path = A0, .mode = A1, .follow = F_NO)
 ROW(rmdir,             WRITE,  FI,      EACCES, path,    .path = A0, .follow = F_NO)
 ROW(creat,             WRITE,  FI | BA, EACCES, open,    .path = A0, .mode = A1, .follow = F_OPEN, .names = N_OPEN)
-ROW(link,              WRITE,  FI,      EACCES, path,    .path = A0, .path2 = A1, .follow = F_NO)
+ROW(link,              WRITE,  FI | LN, EACCES, path,    .path = A0, .path2 = A1, .follow = F_NO)
 ROW(unlink,            WRITE,  FI,      EACCES, path,    .path = A0, .follow = F_NO)
 ROW(symlink,           WRITE,  FI,      EACCES, symlink, .path = A1, .path2 = A0, .follow = F_NO)
 ROW(chmod,             WRITE,  FI,      EPERM,  path,    .path = A0, .mode = A1, .follow = F_YES)
@@ -62,8 +63,8 @@ ROW(mknodat,           WRITE,  FI,      EACCES, path,    .fd = A0, .path = A1, .
 ROW(fchownat,          WRITE,  FI,      EPERM,  path,    .fd = A0, .path = A1, .flags = A4, .follow = F_AT, .names = N_AT)
 ROW(futimesat,         WRITE,  FI,      EACCES, path,    .fd = A0, .path = A1, .follow = F_YES)
 ROW(unlinkat,          WRITE,  FI,      EACCES, path,    .fd = A0, .path = A1, .flags = A2, .follow = F_NO, .names = N_AT)
-ROW(renameat,          WRITE,  FI,      EACCES, path,    .fd = A0, .path = A1, .fd2 = A2, .path2 = A3, .follow = F_NO)
-ROW(linkat,            WRITE,  FI,      EACCES, path,    .fd = A0, .path = A1, .fd2 = A2, .path2 = A3, .flags = A4, .follow = F_ATF, .names = N_AT)
+ROW(renameat,          WRITE,  FI | MV, EACCES, path,    .fd = A0, .path = A1, .fd2 = A2, .path2 = A3, .follow = F_NO)
+ROW(linkat,            WRITE,  FI | LN, EACCES, path,    .fd = A0, .path = A1, .fd2 = A2, .path2 = A3, .flags = A4, .follow = F_ATF, .names = N_AT)
 ROW(symlinkat,         WRITE,  FI,      EACCES, symlink, .fd = A1, .path = A2, .path2 = A0, .follow = F_NO)
 /* fchmodat(2) has no flags argument: it always follows (fchmodat2 adds them). */
 ROW(fchmodat,          WRITE,  FI,      EPERM,  path,    .fd = A0, .path = A1, .mode = A2, .follow = F_YES)
@@ -77,7 +78,7 @@ ROW(setns,             SYSTEM, BL,      EPERM,  path,    .fd = A0, .flags = A1, 
 ROW(process_vm_readv,  SYSTEM, BL,      EPERM,  path)
 ROW(process_vm_writev, SYSTEM, BL,      EPERM,  path)
 ROW(finit_module,      SYSTEM, BL,      EPERM,  path,    .fd = A0)
-ROW(renameat2,         WRITE,  FI,      EACCES, path,    .fd = A0, .path = A1, .fd2 = A2, .path2 = A3, .flags = A4, .follow = F_NO, .names = N_RENAME)
+ROW(renameat2,         WRITE,  FI | MV, EACCES, path,    .fd = A0, .path = A1, .fd2 = A2, .path2 = A3, .flags = A4, .follow = F_NO, .names = N_RENAME)
 ROW(kexec_file_load,   SYSTEM, BL,      EPERM,  path)
 ROW(bpf,               SYSTEM, BL,      EPERM,  path)
 ROW(execveat,          EXEC,   FI | PR, EACCES, exec,    .fd = A0, .path = A1, .flags = A4, .follow = F_AT, .names = N_AT)

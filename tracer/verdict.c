@@ -63,6 +63,34 @@ static bool unjudgeable(const struct vg_call *c)
     return (c->ent->flags & VG_SF_FILE) && ((p && p[0] == '(') || (p2 && p2[0] == '('));
 }
 
+#define VG_RENAME_EXCHANGE 2u /* linux/fs.h */
+
+/* Is path a directory in the sandbox view (lstat now: the candidate can
+ * swap it before the call, see docs/POLICY.md)?  Unknown counts as one,
+ * the stricter check. */
+static bool is_tree(int root_fd, const char *path)
+{
+    struct stat st;
+    if (root_fd < 0 || !path || path[0] != '/' || !path[1])
+        return true;
+    return fstatat(root_fd, path + 1, &st, AT_SYMLINK_NOFOLLOW) < 0 || S_ISDIR(st.st_mode);
+}
+
+/* rename and link: the names the objects get must not be decided more
+ * leniently than the names they have (policy/move.c).  RENAME_EXCHANGE
+ * moves both ways. */
+static struct vg_verdict check_move(const struct vg_policy *pol, const struct vg_call *c,
+                                    int root_fd)
+{
+    const char *src = c->check_path, *dst = c->check_path2;
+    if (c->ent->flags & VG_SF_LINK)
+        return vg_policy_decide_move(pol, src, dst, false);
+    struct vg_verdict v = vg_policy_decide_move(pol, src, dst, is_tree(root_fd, src));
+    if (v.action == VG_ACT_ALLOW && c->args.flags > 0 && (c->args.flags & VG_RENAME_EXCHANGE))
+        v = vg_policy_decide_move(pol, dst, src, is_tree(root_fd, dst));
+    return v;
+}
+
 /* Does path (absolute, sandbox view) exist?  For writes, its parent. */
 static bool target_missing(int root_fd, enum vg_class cls, const char *path)
 {
@@ -130,6 +158,11 @@ void vg_decide_call(const struct vg_engine_ctx *ctx, const struct vg_call *call,
         pv = (struct vg_verdict){.action = VG_ACT_ALLOW, .rule = &artifact_rule};
     else
         pv = ask_policy(ctx, call);
+    bool moved = false;
+    if (pv.action == VG_ACT_ALLOW && (ent->flags & (VG_SF_MOVE | VG_SF_LINK))) {
+        pv = check_move(ctx->pol, call, root_fd);
+        moved = pv.action != VG_ACT_ALLOW;
+    }
 
     if (pv.rule) {
         v->rule_file = pv.rule->file;
@@ -137,6 +170,11 @@ void vg_decide_call(const struct vg_engine_ctx *ctx, const struct vg_call *call,
         v->rule_text = pv.rule->text;
     } else {
         v->rule_text = default_text[pv.action];
+    }
+    if (moved) {
+        snprintf(v->text_buf, sizeof v->text_buf, "new name decided more leniently than %s",
+                 v->rule_text);
+        v->rule_text = v->text_buf;
     }
     bool dry = ctx->opts->mode == VG_MODE_DRY_RUN;
     if (pv.action != VG_ACT_ALLOW && target_missing(root_fd, call->cls, path))
