@@ -184,6 +184,11 @@ bool vg_policy_audits(const struct vg_policy *p, enum vg_class cls)
     return false;
 }
 
+bool vg_policy_audits_lookups(const struct vg_policy *p)
+{
+    return p->audit_lookups;
+}
+
 bool vg_policy_net_allowed(const struct vg_policy *p)
 {
     for (int c = VG_CLASS_CONNECT; c <= VG_CLASS_SEND; c++) {

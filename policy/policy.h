@@ -108,6 +108,9 @@ struct vg_verdict vg_policy_decide_net(const struct vg_policy *p,
 /* Does this class need per-call interception?  False when every call of it
  * would be allowed anyway (default allow and no non-allow rule). */
 bool vg_policy_audits(const struct vg_policy *p, enum vg_class cls);
+/* `audit lookups`: decide the stat family, access, getdents and
+ * inotify_add_watch as reads too (they are not intercepted otherwise). */
+bool vg_policy_audits_lookups(const struct vg_policy *p);
 /* Does any rule allow any network access?  If not, the sandbox gets an
  * empty network namespace. */
 bool vg_policy_net_allowed(const struct vg_policy *p);

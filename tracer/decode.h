@@ -62,6 +62,7 @@ struct vg_call {
     socklen_t salen;
     const char *proto;             /* "tcp", "udp", "unix" */
     int deny_errno;
+    bool on_open_fd;               /* a lookup on an fd (fstat): decided at open */
     struct vg_arena arena;
 };
 

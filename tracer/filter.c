@@ -72,7 +72,7 @@ static int add_conditional(scmp_filter_ctx ctx, struct vg_err *err)
     return add(ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), 0, NULL, err);
 }
 
-scmp_filter_ctx vg_filter_candidate(const bool audited[VG_CLASS_NCLASSES],
+scmp_filter_ctx vg_filter_candidate(const bool audited[VG_CLASS_NCLASSES], bool lookups,
                                     struct vg_err *err)
 {
     scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
@@ -86,7 +86,7 @@ scmp_filter_ctx vg_filter_candidate(const bool audited[VG_CLASS_NCLASSES],
         goto fail_attr;
 
     int nrs[512];
-    unsigned n = vg_sys_audited(audited, nrs, VG_ARRAY_LEN(nrs));
+    unsigned n = vg_sys_audited(audited, lookups, nrs, VG_ARRAY_LEN(nrs));
     for (unsigned i = 0; i < n; i++) {
         if (nrs[i] == SCMP_SYS(sendto)) {
             /* sendto without an address is a plain send on a connected

@@ -9,8 +9,9 @@
 #include "event/event.h"
 #include "util/util.h"
 
-/* audited[c]: does class c need per-call decisions? */
-scmp_filter_ctx vg_filter_candidate(const bool audited[VG_CLASS_NCLASSES],
+/* audited[c]: does class c need per-call decisions?  lookups: trace the
+ * stat-like lookup rows too (`audit lookups`). */
+scmp_filter_ctx vg_filter_candidate(const bool audited[VG_CLASS_NCLASSES], bool lookups,
                                     struct vg_err *err);
 /* The sandbox's pid 1 only waits for children and exits. */
 scmp_filter_ctx vg_filter_init(struct vg_err *err);

@@ -177,7 +177,7 @@ static int build_sandbox(struct run *r)
     }
     for (int c = 0; c < VG_CLASS_NCLASSES; c++)
         r->audited[c] = vg_policy_audits(r->pol, c);
-    scmp_filter_ctx cand = vg_filter_candidate(r->audited, &r->err);
+    scmp_filter_ctx cand = vg_filter_candidate(r->audited, vg_policy_audits_lookups(r->pol), &r->err);
     scmp_filter_ctx init = cand ? vg_filter_init(&r->err) : NULL;
     int rc = init && vg_filter_export(cand, &r->cand_bpf, &r->err) == 0 &&
                      vg_filter_export(init, &r->init_bpf, &r->err) == 0 ? 0 : -1;

@@ -21,6 +21,7 @@
                               * builder handles these itself */
 #define VG_SF_MOVE     0x40u /* rename family: moves an object (a tree) to a new name */
 #define VG_SF_LINK     0x80u /* link family: gives an object a second name */
+#define VG_SF_LOOKUP   0x100u /* stat-like lookup: traced only with `audit lookups` */
 
 /* Where a row finds its arguments.  VG_ARGn names register argument n; 0
  * (VG_ARG_NONE) means "the call has no such argument", so that a row only
@@ -98,10 +99,11 @@ const struct vg_sysent *vg_sys_by_name(const char *name);
 
 /* The syscall numbers the seccomp filter must trace given which classes are
  * audited: every row that is neither baseline nor conditional and whose
- * class is audited (open-like rows when read or write is).  Writes at most
- * max numbers to nrs; returns how many there are in all. */
-unsigned vg_sys_audited(const bool class_audited[VG_CLASS_NCLASSES], int *nrs,
-                        unsigned max);
+ * class is audited (open-like rows when read or write is); lookup rows
+ * (VG_SF_LOOKUP) only when lookups is set (`audit lookups`).  Writes at
+ * most max numbers to nrs; returns how many there are in all. */
+unsigned vg_sys_audited(const bool class_audited[VG_CLASS_NCLASSES], bool lookups,
+                        int *nrs, unsigned max);
 /* The rows the baseline always refuses (VG_SF_BASELINE without VG_SF_COND),
  * same conventions. */
 unsigned vg_sys_baseline(int *nrs, unsigned max);

@@ -131,6 +131,11 @@ void vg_decide_call(const struct vg_engine_ctx *ctx, const struct vg_call *call,
         v->rule_text = v->text_buf;
         return;
     }
+    if (call->on_open_fd) {
+        v->record = false; /* fstat and the like: the fd was decided at open */
+        v->decision = VG_DEC_ALLOW;
+        return;
+    }
     if (call->cls == VG_CLASS_SEND && !call->has_sa) {
         v->record = false; /* a send on a connected socket: decided at connect */
         v->decision = VG_DEC_ALLOW;
