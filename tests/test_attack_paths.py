@@ -233,3 +233,16 @@ def test_lookups_do_not_leak_a_denied_file(caller, lookups):
         assert stat_recs == [] and not syscalls(recs, name="getdents64")
     # fstat on an open fd is decided at its open: never a record
     assert not [x for x in syscalls(recs, name="newfstatat") if x["args"].get("path") == ""]
+
+
+def test_unix_sockets_through_magic_links_are_unresolvable(caller):
+    pol = policy(caller, "allow connect unix /**\n")
+    with open(caller.cand("attack_paths_unix.py")) as f:
+        work = workdir(caller, {"cand.py": f.read()})
+    r = caller.run("python3", "cand.py", opts=["-p", pol, "--workdir", work], cwd=work)
+    assert r.rc == 0, r
+    tried = attempts(r.stdout)
+    assert len(tried) == 2 and all(v == ["errno 111"] for v in tried.values()), r
+    conns = syscalls(slim_recs(r), name="connect")
+    assert len(conns) == 2
+    assert {(x["decision"], why(x)) for x in conns} == {("deny", "unresolvable path")}

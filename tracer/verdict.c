@@ -55,12 +55,15 @@ static struct vg_verdict ask_policy(const struct vg_engine_ctx *ctx, const struc
 }
 
 /* A path the decoder could not make canonical ("(unresolvable: ...)",
- * "(unreadable)", "(bad fd N)", "(too many links)"): no rule can judge it,
- * so it is refused whatever the policy or the mode. */
+ * "(unreadable)", "(bad fd N)", "(too many links)"), of a file or of a
+ * pathname unix socket: no rule can judge it, so it is refused whatever
+ * the policy or the mode. */
 static bool unjudgeable(const struct vg_call *c)
 {
-    const char *p = call_path(c), *p2 = c->check_path2;
-    return (c->ent->flags & VG_SF_FILE) && ((p && p[0] == '(') || (p2 && p2[0] == '('));
+    const char *p = c->check_path, *p2 = c->check_path2;
+    if (c->ent->flags & VG_SF_FILE)
+        p = call_path(c);
+    return (p && p[0] == '(') || (p2 && p2[0] == '(');
 }
 
 #define VG_RENAME_EXCHANGE 2u /* linux/fs.h */
