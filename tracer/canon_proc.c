@@ -34,16 +34,18 @@ void vg_walk_unresolvable(struct walk *w, const char *fmt, ...)
 
 /* The sandbox's /proc is the procfs vigil mounted, but a walk may also run
  * inside another directory (openat2 RESOLVE_IN_ROOT) whose "proc" is the
- * candidate's own: its "self" must not be taken for the caller. */
+ * candidate's own: its "self" must not be taken for the caller.  Only a
+ * "proc" that is missing or known not to be a procfs counts as ordinary:
+ * if the question cannot be answered, the stricter walk is taken. */
 static bool is_procfs(int root_fd)
 {
     int fd = openat(root_fd, "proc", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     if (fd < 0)
-        return false;
+        return errno != ENOENT && errno != ENOTDIR && errno != ELOOP;
     struct statfs st;
     int r = fstatfs(fd, &st);
     close(fd);
-    return r == 0 && st.f_type == PROC_SUPER_MAGIC;
+    return r != 0 || st.f_type == PROC_SUPER_MAGIC;
 }
 
 bool vg_walk_in_proc(struct walk *w)
@@ -57,14 +59,12 @@ bool vg_walk_in_proc(struct walk *w)
     return w->procfs > 0;
 }
 
-/* /proc/self and /proc/thread-self, for the calling thread. */
-static ssize_t self_link(struct walk *w, const char *name, char *target, size_t cap)
+/* /proc/self and /proc/thread-self name the calling thread: their target
+ * is made from its sandbox ids.  Returns the length, or -1 (unresolvable). */
+static ssize_t self_link(struct walk *w, bool thread, char *target, size_t cap)
 {
     const struct vg_canon_ctx *cx = w->cx;
-    bool thread = strcmp(name, "thread-self") == 0;
-    if (!thread && strcmp(name, "self") != 0)
-        return -2;                       /* not one of them */
-    if (!cx || cx->nspid <= 0 || (thread && cx->nstid <= 0)) {
+    if (cx->nspid <= 0 || (thread && cx->nstid <= 0)) {
         vg_walk_unresolvable(w, "%s: the caller's sandbox pid is unknown", w->out);
         return -1;
     }
@@ -82,11 +82,9 @@ static bool ends_with(const char *s, size_t n, const char *suffix)
 ssize_t vg_proc_link(struct walk *w, size_t prev_len, char *target, size_t cap)
 {
     bool top = prev_len == PROC_LEN;     /* an entry of /proc itself */
-    if (top) {
-        ssize_t n = self_link(w, w->out + prev_len + 1, target, cap);
-        if (n != -2)
-            return n;
-    }
+    const char *name = w->out + prev_len + 1;
+    if (top && (!strcmp(name, "self") || !strcmp(name, "thread-self")))
+        return self_link(w, name[0] == 't', target, cap);
     ssize_t n = readlinkat(w->cx->root_fd, w->out + 1, target, cap);
     if (n < 0 && errno == EINVAL)
         return 0;                        /* exists, not a link */
