@@ -94,19 +94,19 @@ def why(rec):
     return (rec.get("rule") or {}).get("text") or rec.get("default")
 
 
-def run_magic(caller, mode, pol, work, *args):
+def run_magic(caller, mode, pol, work, *args, opts=()):
     exe = caller.build("attack_paths_magic")
     return caller.run(exe, mode, *args, str(ROUNDS),
-                      opts=["-p", pol, "--workdir", work], cwd=work)
+                      opts=["-p", pol, "--workdir", work, *opts], cwd=work)
 
 
-def magic_on_secret(caller, mode):
+def magic_on_secret(caller, mode, opts=()):
     """attack_paths_magic MODE on $WORK/secret/token.txt, denied for
     reading; the token never shows."""
     token = secrets.token_hex(16)
     work = workdir(caller, {"secret/token.txt": token + "\n"})
     pol = policy(caller, "deny read $WORK/secret/**\n")
-    r = run_magic(caller, mode, pol, work, "secret", "token.txt")
+    r = run_magic(caller, mode, pol, work, "secret", "token.txt", opts=opts)
     assert r.rc == 0, r
     assert token not in r.stdout and token not in r.stderr
     return r, work, slim_recs(r)
@@ -144,8 +144,10 @@ def test_magic_links_do_not_write_a_denied_file(caller):
         assert {x["args"]["resolved"] for x in got} == {keep}, spelling
 
 
-def test_links_to_nothing_are_refused_as_unresolvable(caller):
-    r, _, recs = magic_on_secret(caller, "unresolvable")
+@pytest.mark.parametrize("mode", ["enforce", "dry-run"])
+def test_links_to_nothing_are_refused_as_unresolvable(caller, mode):
+    """Refused in --dry-run too: no rule can judge them."""
+    r, _, recs = magic_on_secret(caller, "unresolvable", opts=["--mode", mode])
     tried = attempts(r.stdout)
     controls = {"/proc/self/status", "/proc/cpuinfo"}
     assert len(tried) == 9 and controls <= set(tried), r
