@@ -73,6 +73,17 @@ static ssize_t self_link(struct walk *w, bool thread, char *target, size_t cap)
     return n > 0 && (size_t)n < cap ? n : -1;
 }
 
+/* Is the walk in a task's part of /proc (/proc/PID...), where entries come
+ * and go with processes, threads, fds and mappings? */
+static bool in_task_dir(const struct walk *w)
+{
+    if (w->len <= PROC_LEN + 1)
+        return false;
+    const char *c = w->out + PROC_LEN + 1;   /* the component after /proc */
+    size_t n = strcspn(c, "/");
+    return n > 0 && strspn(c, "0123456789") >= n;
+}
+
 static bool ends_with(const char *s, size_t n, const char *suffix)
 {
     size_t k = strlen(suffix);
@@ -88,9 +99,17 @@ ssize_t vg_proc_link(struct walk *w, size_t prev_len, char *target, size_t cap)
     ssize_t n = readlinkat(w->cx->root_fd, w->out + 1, target, cap);
     if (n < 0 && errno == EINVAL)
         return 0;                        /* exists, not a link */
+    if (n < 0 && errno == ENOENT && !in_task_dir(w)) {
+        /* /proc/sys/kernel/nosuch: the global entries cannot appear
+         * during the run (the sandbox loads no modules), so the kernel
+         * fails ENOENT and the rest is kept as written. */
+        w->lexical = true;
+        return 0;
+    }
     if (n < 0) {
-        /* No such pid (or fd), no permission: whatever the kernel would
-         * do, the path cannot be judged, so it is refused. */
+        /* No such pid (or fd, or mapping: they may appear before the
+         * kernel looks), no permission: the path cannot be judged, so it
+         * is refused. */
         vg_walk_unresolvable(w, "%s: %s", w->out, strerror(errno));
         return -1;
     }

@@ -196,6 +196,8 @@ static void test_magic_links(void)
     expect_self("/proc/self/status", true, buf);
     expect_self("/proc/self/../self/status", true, buf);
     expect_self("/proc/cpuinfo", true, "/proc/cpuinfo");
+    expect_self("/proc/sys/kernel/nosuch/x", true, "/proc/sys/kernel/nosuch/x"); /* ENOENT */
+    expect_self("/proc/self/nosuch", true, NULL);                   /* a task's: may appear */
     expect_self("/proc/self", false, "/proc/self");                 /* the link itself */
     snprintf(buf, sizeof buf, "/proc/%d/fd/%d", pid, dfd);
     expect_selff(buf, false, "/proc/self/fd/%d", dfd, 0);
