@@ -176,7 +176,9 @@ bool vg_policy_audits(const struct vg_policy *p, enum vg_class cls)
 {
     if (cls >= VG_NPCLASS)
         return true;    /* the baseline's refusals are always recorded */
-    if (p->def[cls] != VG_ACT_ALLOW || p->audit[cls])
+    /* Lookups are decided as reads: asking for them intercepts reads. */
+    if (p->def[cls] != VG_ACT_ALLOW || p->audit[cls] ||
+        (cls == VG_CLASS_READ && p->audit_lookups))
         return true;
     for (uint32_t i = 0; i < p->nlist[cls]; i++)
         if (p->rules[p->list[cls][i]].act != VG_ACT_ALLOW)

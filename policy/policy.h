@@ -109,7 +109,8 @@ struct vg_verdict vg_policy_decide_net(const struct vg_policy *p,
  * would be allowed anyway (default allow and no non-allow rule). */
 bool vg_policy_audits(const struct vg_policy *p, enum vg_class cls);
 /* `audit lookups`: decide the stat family, access, getdents and
- * inotify_add_watch as reads too (they are not intercepted otherwise). */
+ * inotify_add_watch as reads too (they are not intercepted otherwise);
+ * it makes vg_policy_audits(p, VG_CLASS_READ) true. */
 bool vg_policy_audits_lookups(const struct vg_policy *p);
 /* Does any rule allow any network access?  If not, the sandbox gets an
  * empty network namespace. */

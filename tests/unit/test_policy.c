@@ -372,7 +372,8 @@ static void test_audit(void)
     vg_policy_free(p);
     /* `audit lookups`, alone or among classes */
     p = pol("version 1\ndefault allow\naudit lookups\n");
-    CHECK(vg_policy_audits_lookups(p) && !vg_policy_audits(p, VG_CLASS_READ));
+    CHECK(vg_policy_audits_lookups(p) && vg_policy_audits(p, VG_CLASS_READ)); /* implied */
+    CHECK(!vg_policy_audits(p, VG_CLASS_WRITE));
     vg_policy_free(p);
     p = pol("version 1\ndefault allow\naudit lookups read\n");
     CHECK(vg_policy_audits_lookups(p) && vg_policy_audits(p, VG_CLASS_READ));
