@@ -341,3 +341,33 @@ bool vg_glob_match(const struct vg_glob *g, const struct vg_spath *sp)
         pi++;
     return pi == g->ncomps;
 }
+
+/* Can some path that is d or below d (d's components from si on, then
+ * anything) match the pattern from component pi on? */
+static bool may_match_below(const struct vg_glob *g, uint32_t pi, const struct vg_spath *d,
+                            uint32_t si)
+{
+    while (si < d->n) {
+        if (pi == g->ncomps)
+            return false;            /* the pattern ends above d */
+        const struct vg_glob_comp *c = &g->comps[pi];
+        if (c->dstar)
+            return may_match_below(g, pi + 1, d, si) || may_match_below(g, pi, d, si + 1);
+        if (!comp_matches(g->text + c->off, c->len, d->s + d->off[si], d->clen[si]))
+            return false;
+        pi++;
+        si++;
+    }
+    /* d is used up: what is left of the pattern can name something below
+     * it (every component pattern matches some name). */
+    return true;
+}
+
+enum vg_glob_rel vg_glob_tree_relation(const struct vg_glob *g, const struct vg_spath *d)
+{
+    /* P/ ** matches x when some leading part of x matches P; if d matches,
+     * a leading part of d does, and so of every path below d. */
+    if (g->ncomps > 0 && g->comps[g->ncomps - 1].dstar && vg_glob_match(g, d))
+        return VG_GLOB_ALL;
+    return may_match_below(g, 0, d, 0) ? VG_GLOB_SOME : VG_GLOB_NONE;
+}

@@ -67,4 +67,10 @@ void vg_glob_free(struct vg_glob *g);
  * False when the path is too long to split. */
 bool vg_spath_split(struct vg_spath *sp, char *buf, const char *path);
 bool vg_glob_match(const struct vg_glob *g, const struct vg_spath *sp);
+
+/* How a pattern relates to the tree at a directory d (d itself and every
+ * path below it), decided soundly from the pattern's shape: ALL and NONE
+ * are certain, SOME means "may match part of it". */
+enum vg_glob_rel { VG_GLOB_NONE, VG_GLOB_SOME, VG_GLOB_ALL };
+enum vg_glob_rel vg_glob_tree_relation(const struct vg_glob *g, const struct vg_spath *d);
 #endif

@@ -360,13 +360,23 @@ static int st_default(struct parser *ps)
     return 0;
 }
 
+/* audit CLASS... | all, and the word lookups (the stat family, see
+ * docs/POLICY.md), alone or among the classes. */
 static int st_audit(struct parser *ps)
 {
-    uint32_t classes;
+    uint32_t classes = 0;
     if (ps->nt < 2)
-        return perr(ps, end_col(ps), "missing class after 'audit' (a class, or all)");
-    if (class_list(ps, 1, &classes))
-        return -1;
+        return perr(ps, end_col(ps), "missing class after 'audit' (a class, all, or lookups)");
+    for (uint32_t i = 1; i < ps->nt; i++) {
+        uint32_t c;
+        if (!strcmp(ps->t[i].s, "lookups")) {
+            ps->p->audit_lookups = true;
+            continue;
+        }
+        if (parse_class(ps, &ps->t[i], true, &c))
+            return -1;
+        classes |= c;
+    }
     for (int c = 0; c < VG_NPCLASS; c++)
         if (classes & VG_CLS_BIT(c))
             ps->p->audit[c] = true;

@@ -176,12 +176,19 @@ bool vg_policy_audits(const struct vg_policy *p, enum vg_class cls)
 {
     if (cls >= VG_NPCLASS)
         return true;    /* the baseline's refusals are always recorded */
-    if (p->def[cls] != VG_ACT_ALLOW || p->audit[cls])
+    /* Lookups are decided as reads: asking for them intercepts reads. */
+    if (p->def[cls] != VG_ACT_ALLOW || p->audit[cls] ||
+        (cls == VG_CLASS_READ && p->audit_lookups))
         return true;
     for (uint32_t i = 0; i < p->nlist[cls]; i++)
         if (p->rules[p->list[cls][i]].act != VG_ACT_ALLOW)
             return true;
     return false;
+}
+
+bool vg_policy_audits_lookups(const struct vg_policy *p)
+{
+    return p->audit_lookups;
 }
 
 bool vg_policy_net_allowed(const struct vg_policy *p)

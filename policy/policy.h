@@ -92,6 +92,13 @@ int vg_policy_compile(struct vg_policy *p, const struct vg_places *places,
 /* Path decisions: path is absolute and canonical (the tracer resolves it). */
 struct vg_verdict vg_policy_decide_path(const struct vg_policy *p,
                                         enum vg_class cls, const char *path);
+/* A rename of src to dst (tree: src is a directory, all below it moves
+ * too) or a hard link dst to src (tree false): DENY unless, for read,
+ * write and exec, every name the object(s) get is decided at least as
+ * strictly as the name they have and no rule splits a tree (policy/move.c).
+ * A refusal's rule is the rule that differs (NULL: a default). */
+struct vg_verdict vg_policy_decide_move(const struct vg_policy *p, const char *src,
+                                        const char *dst, bool tree);
 /* Network decisions for connect/bind/send.  proto: "tcp", "udp" or "unix". */
 struct vg_verdict vg_policy_decide_net(const struct vg_policy *p,
                                        enum vg_class cls, const char *proto,
@@ -101,6 +108,10 @@ struct vg_verdict vg_policy_decide_net(const struct vg_policy *p,
 /* Does this class need per-call interception?  False when every call of it
  * would be allowed anyway (default allow and no non-allow rule). */
 bool vg_policy_audits(const struct vg_policy *p, enum vg_class cls);
+/* `audit lookups`: decide the stat family, access, getdents and
+ * inotify_add_watch as reads too (they are not intercepted otherwise);
+ * it makes vg_policy_audits(p, VG_CLASS_READ) true. */
+bool vg_policy_audits_lookups(const struct vg_policy *p);
 /* Does any rule allow any network access?  If not, the sandbox gets an
  * empty network namespace. */
 bool vg_policy_net_allowed(const struct vg_policy *p);

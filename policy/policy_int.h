@@ -65,6 +65,7 @@ struct vg_policy {
     enum vg_action def[VG_NPCLASS];
     struct vg_setting_src def_src[VG_NPCLASS];
     bool audit[VG_NPCLASS];
+    bool audit_lookups;             /* `audit lookups` */
     struct vg_limits limits;
     struct vg_setting_src limit_src[VG_LIM_COUNT];
     struct vg_pbind *binds;

@@ -26,6 +26,8 @@ static void print_defaults(const struct vg_policy *p, FILE *out)
         }
     if (any)
         fputc('\n', out);
+    if (p->audit_lookups)
+        fputs("audit lookups\n", out);
 }
 
 static void print_settings(const struct vg_policy *p, FILE *out)

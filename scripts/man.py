@@ -42,39 +42,28 @@ def inline(text):
 
 
 def header(name, section, summary):
-    # the first line asks man(1) to run tbl(1) for the tables
-    # and left-aligned text: narrow table cells cannot be justified
-    return ["'\\\" t", f'.TH {name.upper()} {section} "{DATE}" "{SOURCE}" "{MANUAL[section]}"',
+    # left-aligned text: long words (paths, flags) cannot be justified
+    return [f'.TH {name.upper()} {section} "{DATE}" "{SOURCE}" "{MANUAL[section]}"',
             ".ad l", ".SH NAME", f"{esc(name)} \\- {esc(summary)}"]
 
 
-# An 80-column terminal gives man pages 71 ens of text; tbl puts 3 between
-# columns.
-TEXT_WIDTH, GAP, MIN_COL = 70, 3, 6
-
-
 def table(rows):
-    """A Markdown table as a tbl(1) table whose cells wrap."""
+    """A Markdown table as tagged paragraphs: the first cell is the tag,
+    the others follow, each named by its column's heading when there are
+    several.  (tbl tables with cells that wrap over many lines do not fit
+    man's pages: groff warns, and lintian with it.)"""
     cells = [[c.strip() for c in r.strip().strip("|").split("|")] for r in rows]
     cells = [c for c in cells if not all(re.fullmatch(r":?-+:?", x) for x in c)]
-    ncol = len(cells[0])
-    cells = [(c + [""] * ncol)[:ncol] for c in cells]
-    longest = [max(len(c[i]) for c in cells) or 1 for i in range(ncol)]
-    # a column is never narrower than its longest word (which cannot break);
-    # the room left is shared by how much longer than that each column is
-    word = [max(len(w) for c in cells for w in re.sub(r"[`*]", "", c[i]).split() or [""])
-            for i in range(ncol)]
-    word = [max(w, MIN_COL) for w in word]
-    room = max(0, TEXT_WIDTH - GAP * (ncol - 1) - sum(word))
-    more = [max(0, n - w) for n, w in zip(longest, word)]
-    width = [w + room * m // (sum(more) or 1) for w, m in zip(word, more)]
-    out = [".TS", "tab(@);", " ".join("lb" for _ in width),
-           " ".join("lw(%dn)" % w for w in width) + "."]
-    for k, row in enumerate(cells):
-        out.append("@".join("T{\n%s\nT}" % inline(x) for x in row))
-        if k == 0:
-            out.append("_")
-    return [".PP"] + out + [".TE"]
+    head, body = cells[0], cells[1:]
+    out = []
+    for row in body:
+        out.extend([".TP", inline(row[0]) or "\\&"])
+        rest = [(h, x) for h, x in zip(head[1:], row[1:]) if x]
+        for k, (h, x) in enumerate(rest):
+            if k:
+                out.append(".br")
+            out.append(inline(x) if len(rest) == 1 else "\\fI%s\\fR: %s" % (esc(h), inline(x)))
+    return out
 
 
 def from_markdown(name, section, summary, text):

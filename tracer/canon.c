@@ -11,11 +11,18 @@
  * the text, which is right because every component before it has been
  * physically resolved, and it never climbs above "/".
  *
- * Components under /proc are not resolved: /proc/self, /proc/PID/cwd,
- * /proc/PID/fd/N are magic links whose targets depend on who reads them,
- * and the supervisor reading them through root_fd would see its own
- * process (or nothing), not the candidate's.  They are kept lexically, so
- * the policy judges "/proc/self/root/etc/shadow" as written. */
+ * /proc is walked like any other tree, with two differences (canon_proc.c):
+ * /proc/self and /proc/thread-self name the *calling* thread, so they are
+ * answered from its sandbox pid and tid rather than read (the supervisor
+ * has no pid in the sandbox's procfs); and the links below /proc/PID
+ * (cwd, root, exe, fd/N, ...) are magic: their target is read through the
+ * sandbox's own procfs, where PID is a sandbox pid, and spliced in like an
+ * absolute symlink, so "/proc/self/root/etc/shadow" is judged as
+ * "/etc/shadow" and a ".." after it climbs physically.  A magic link whose
+ * target has no name in the sandbox (pipe:[..], socket:[..], anon_inode:,
+ * a deleted file), a pid that does not exist, or a /proc entry that cannot
+ * be read makes the whole path unresolvable: the result is a text starting
+ * with VG_CANON_UNRESOLVED, which the verdict refuses. */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -26,16 +33,10 @@
 
 #include "tracer/canon.h"
 #include "tracer/canon_cache.h"
+#include "tracer/canon_int.h"
 #include "util/util.h"
 
 #define VG_MAX_LINKS 40
-
-struct walk {
-    char out[PATH_MAX];   /* resolved prefix: "" for "/", else "/a/b" */
-    size_t len;
-    bool lexical;         /* stop asking the filesystem */
-    int links;
-};
 
 static int walk_push(struct walk *w, const char *c, size_t n)
 {
@@ -59,28 +60,39 @@ static void walk_pop(struct walk *w)
     w->out[w->len] = '\0';
 }
 
-/* Is the prefix /proc or below?  Its children may be magic (see above). */
-static bool walk_in_proc(const struct walk *w)
+/* The target of the component just pushed: length, 0 when it is not a
+ * symlink, -1 when the path is unresolvable (w->why). */
+static ssize_t walk_target(struct walk *w, size_t prev_len, bool in_proc, char *target,
+                           size_t cap)
 {
-    return w->len >= 5 && memcmp(w->out, "/proc", 5) == 0 &&
-           (w->len == 5 || w->out[5] == '/');
+    if (in_proc)
+        return vg_proc_link(w, prev_len, target, cap);
+    ssize_t n = vg_canon_cache_readlink(w->cx->cache, w->cx->root_fd, w->out, target, cap);
+    if (n >= 0)
+        return n;
+    /* EINVAL: exists and is not a symlink.  Missing or not a directory:
+     * the kernel fails, or creates the last component; the rest is kept
+     * as written.  Anything else (no permission...) cannot be judged. */
+    if (errno == ENOENT || errno == ENOTDIR)
+        w->lexical = true;
+    else if (errno != EINVAL) {
+        vg_walk_unresolvable(w, "%s: %s", w->out, strerror(errno));
+        return -1;
+    }
+    return 0;
 }
 
 /* One component c (not "." or "..") has just been pushed; see whether it is
  * a symlink and, if it is, splice its target in front of tail (which lives
- * inside rest).  Returns 1 when rest was rewritten, 0 when not, -1 on error. */
-static int walk_link(struct walk *w, struct vg_canon_cache *cache, int root_fd, char *rest,
-                     size_t restsz, const char *tail, size_t prev_len)
+ * inside rest).  Returns 1 when rest was rewritten, 0 when not, -1 on error
+ * (errno) or when the path is unresolvable (w->why). */
+static int walk_link(struct walk *w, bool in_proc, char *rest, size_t restsz,
+                     const char *tail, size_t prev_len)
 {
     char target[PATH_MAX];
-    ssize_t n = vg_canon_cache_readlink(cache, root_fd, w->out, target, sizeof(target));
-    if (n < 0) {
-        /* EINVAL: exists and is not a symlink.  Anything else (missing,
-         * not a directory, no permission): keep the rest as written. */
-        if (errno != EINVAL)
-            w->lexical = true;
-        return 0;
-    }
+    ssize_t n = walk_target(w, prev_len, in_proc, target, sizeof(target));
+    if (n <= 0)
+        return (int)n;
     if ((size_t)n >= sizeof(target)) {
         errno = ENAMETOOLONG;
         return -1;
@@ -127,7 +139,21 @@ char *vg_canon(int root_fd, const char *base, const char *path, bool follow_last
 char *vg_canon_cached(struct vg_canon_cache *cache, int root_fd, const char *base,
                       const char *path, bool follow_last)
 {
-    struct walk w = { .len = 0 };
+    struct vg_canon_ctx cx = {.root_fd = root_fd, .cache = cache};
+    return vg_canon_at(&cx, base, path, follow_last);
+}
+
+static char *walk_result(const struct walk *w)
+{
+    if (w->why[0])
+        return vg_xasprintf("%s %s)", VG_CANON_UNRESOLVED, w->why);
+    return vg_xstrdup(w->len ? w->out : "/");
+}
+
+char *vg_canon_at(const struct vg_canon_ctx *cx, const char *base, const char *path,
+                  bool follow_last)
+{
+    struct walk w = {.len = 0, .cx = cx};
     char rest[2 * PATH_MAX];
     if (path[0] != '/' && walk_start(&w, base ? base : "/") < 0)
         return NULL;
@@ -137,7 +163,7 @@ char *vg_canon_cached(struct vg_canon_cache *cache, int root_fd, const char *bas
     }
     strcpy(rest, path);
     const char *p = rest;
-    for (;;) {
+    while (!w.why[0]) {
         while (*p == '/')
             p++;
         if (*p == '\0')
@@ -154,19 +180,17 @@ char *vg_canon_cached(struct vg_canon_cache *cache, int root_fd, const char *bas
             continue;
         }
         size_t prev_len = w.len;
-        bool magic = walk_in_proc(&w);
+        bool in_proc = vg_walk_in_proc(&w);
         if (walk_push(&w, p, n) < 0)
             return NULL;
         /* A trailing slash makes the kernel follow the last component too. */
-        bool skip = w.lexical || magic || (*end == '\0' && !follow_last);
-        if (magic)
-            w.lexical = true;
-        int r = skip ? 0 : walk_link(&w, cache, root_fd, rest, sizeof(rest), end, prev_len);
-        if (r < 0)
+        bool skip = w.lexical || (*end == '\0' && !follow_last);
+        int r = skip ? 0 : walk_link(&w, in_proc, rest, sizeof(rest), end, prev_len);
+        if (r < 0 && !w.why[0])
             return NULL;
-        p = r ? rest : end;
+        p = r > 0 ? rest : end;
     }
-    return vg_xstrdup(w.len ? w.out : "/");
+    return walk_result(&w);
 }
 
 /* readlink into a malloc'd string; NULL (errno) on failure or truncation. */

@@ -3,11 +3,32 @@
  * "..", "." and symlinks are resolved inside the sandbox root, so that
  * /tmp/../etc/shadow or a symlink in /tmp that points at a secret is judged
  * by what it really names.  A missing tail (a file about to be created) is
- * kept lexically. */
+ * kept lexically.  Magic links under /proc (self, thread-self, PID/cwd,
+ * PID/root, PID/fd/N, ...) resolve to what they name for the calling
+ * thread; a path that cannot be resolved comes back as a text starting
+ * with VG_CANON_UNRESOLVED, never as a path a rule could match. */
 #ifndef VG_CANON_H
 #define VG_CANON_H
 #include <stdbool.h>
+#include <stdint.h>
 #include <sys/types.h>
+
+/* Prefix of the result for a path that names nothing the policy can judge
+ * (a magic link to a pipe, socket or deleted file, an unknown pid, a /proc
+ * entry that cannot be read); the rest says why.  Not absolute, so no rule
+ * matches it, and the verdict refuses it (tracer/verdict.c). */
+#define VG_CANON_UNRESOLVED "(unresolvable:"
+
+struct vg_canon_cache;
+
+/* Who is asking, and where: what a walk needs beyond the path. */
+struct vg_canon_ctx {
+    int root_fd;                  /* the sandbox's "/" */
+    struct vg_canon_cache *cache; /* lookups under read-only trees, or NULL */
+    int32_t nspid, nstid;         /* the caller's sandbox pid and tid, for
+                                   * /proc/self and /proc/thread-self; 0 when
+                                   * unknown (those then are unresolvable) */
+};
 
 /* root_fd: a directory fd acting as "/" (the sandbox root); symlinks and ".."
  * never climb above it.  base: absolute directory that a relative path is
@@ -20,7 +41,6 @@ char *vg_canon(int root_fd, const char *base, const char *path, bool follow_last
  * a run (read-only binds of /usr, /etc..., the read-only sandbox root's own
  * entries).  Most audited paths are library and stdlib files there; the
  * memo turns their per-component readlinkat calls into hash lookups. */
-struct vg_canon_cache;
 /* prefixes: absolute paths ("/usr", "/etc", "/bin"...) whose trees are
  * immutable for the run. */
 struct vg_canon_cache *vg_canon_cache_new(const char *const *prefixes, unsigned n);
@@ -28,6 +48,9 @@ void vg_canon_cache_free(struct vg_canon_cache *c);
 /* vg_canon with a memo (cache may be NULL). */
 char *vg_canon_cached(struct vg_canon_cache *cache, int root_fd, const char *base,
                       const char *path, bool follow_last);
+/* The general form: root, memo and caller from cx. */
+char *vg_canon_at(const struct vg_canon_ctx *cx, const char *base, const char *path,
+                  bool follow_last);
 /* Same as vg_canon_cwd/vg_canon_fd for a sandbox behind pivot_root: the
  * kernel's text is already the sandbox view, one readlink instead of two. */
 char *vg_canon_link(pid_t tid, int fd, bool pivoted);

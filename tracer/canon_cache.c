@@ -53,13 +53,21 @@ void vg_canon_cache_free(struct vg_canon_cache *c)
     free(c);
 }
 
+static bool under(const char *path, const char *prefix)
+{
+    size_t l = strlen(prefix);
+    return !strncmp(path, prefix, l) && (path[l] == '/' || path[l] == 0);
+}
+
+/* Never /proc, whatever the prefixes say: its links change with every
+ * chdir, dup2 and exit (canon_proc.c does not come here, this is a guard). */
 static bool immutable(const struct vg_canon_cache *c, const char *path)
 {
-    for (unsigned i = 0; i < c->nprefixes; i++) {
-        size_t l = strlen(c->prefixes[i]);
-        if (!strncmp(path, c->prefixes[i], l) && (path[l] == '/' || path[l] == 0))
+    if (under(path, "/proc"))
+        return false;
+    for (unsigned i = 0; i < c->nprefixes; i++)
+        if (under(path, c->prefixes[i]))
             return true;
-    }
     return false;
 }
 

@@ -180,7 +180,9 @@ const char *vg_resolve_at(struct vg_tracee *t, struct vg_call *c, int dirfd,
             return r;
         }
     }
-    char *r = vg_canon_cached(t->cache, t->root_fd, base, path, follow);
+    struct vg_canon_ctx cx = {.root_fd = t->root_fd, .cache = t->cache,
+                              .nspid = t->nspid, .nstid = t->nstid};
+    char *r = vg_canon_at(&cx, base, path, follow);
     free(base);
     return r ? to_arena(c, r) : canon_error(c);
 }

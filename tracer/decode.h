@@ -17,6 +17,8 @@
 struct vg_tracee {
     pid_t tid;          /* host tid of the stopped thread */
     pid_t pid;          /* host pid (thread group) */
+    int32_t nspid, nstid; /* the same as the sandbox sees them (/proc/self,
+                         * /proc/thread-self); 0 when unknown */
     int root_fd;        /* O_PATH fd of the sandbox root (/proc/PID/root at start) */
     struct vg_canon_cache *cache; /* lookups under read-only trees, or NULL */
     bool pivoted;       /* the sandbox root is a pivot_root: /proc/TID/{cwd,fd}
@@ -78,6 +80,7 @@ struct vg_call {
      * mode, and recorded with this text as its reason. */
     const char *undecidable;
     int deny_errno;
+    bool on_open_fd;               /* a lookup on an fd (fstat): decided at open */
     struct vg_arena arena;
 };
 

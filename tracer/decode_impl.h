@@ -16,6 +16,7 @@ int vg_dec_path(struct vg_tracee *t, struct vg_call *c);    /* generic: paths, f
 int vg_dec_open(struct vg_tracee *t, struct vg_call *c);    /* open, openat, creat */
 int vg_dec_openat2(struct vg_tracee *t, struct vg_call *c);
 int vg_dec_symlink(struct vg_tracee *t, struct vg_call *c);
+int vg_dec_lookup(struct vg_tracee *t, struct vg_call *c);  /* stat family */
 int vg_dec_exec(struct vg_tracee *t, struct vg_call *c);
 int vg_dec_net(struct vg_tracee *t, struct vg_call *c);     /* connect, bind, send* */
 int vg_dec_listen(struct vg_tracee *t, struct vg_call *c);

@@ -84,6 +84,20 @@ int vg_dec_path(struct vg_tracee *t, struct vg_call *c)
     return vg_decode_paths(t, c, vg_follows(p->follow, flags));
 }
 
+#define VG_AT_FLAG_EMPTY_PATH 0x1000u   /* AT_EMPTY_PATH */
+
+/* stat-like lookups (newfstatat, statx, faccessat2): with AT_EMPTY_PATH
+ * and an empty path they act on the fd itself (that is how libc's fstat is
+ * made), which was decided when it was opened: nothing new to decide. */
+int vg_dec_lookup(struct vg_tracee *t, struct vg_call *c)
+{
+    int r = vg_dec_path(t, c);
+    if (r == 0 && c->args.path && c->args.path[0] == '\0' && c->args.flags >= 0 &&
+        (c->args.flags & VG_AT_FLAG_EMPTY_PATH))
+        c->on_open_fd = true;
+    return r;
+}
+
 /* Open flags that make an open a write: asking for write access, creating,
  * truncating, or an anonymous O_TMPFILE file in the directory. */
 static bool open_writes(uint64_t flags)
@@ -147,13 +161,16 @@ static const char *resolve_in_root(struct vg_tracee *t, struct vg_call *c,
     int dfd = open(link, O_PATH | O_DIRECTORY | O_CLOEXEC);
     if (dfd < 0)
         return vg_arena_strdup(&c->arena, "(bad fd)");
-    char *inner = vg_canon(dfd, "/", path, follow);
+    struct vg_canon_ctx cx = {.root_fd = dfd, .nspid = t->nspid, .nstid = t->nstid};
+    char *inner = vg_canon_at(&cx, "/", path, follow);
     close(dfd);
     if (inner == NULL)
         return vg_arena_strdup(&c->arena, "(too many links)");
     const char *top = vg_fd_path(t, c, dirfd);
     const char *out;
-    if (strcmp(inner, "/") == 0)
+    if (inner[0] != '/')   /* unresolvable: the reason, never joined to a path */
+        out = vg_arena_strdup(&c->arena, inner);
+    else if (strcmp(inner, "/") == 0)
         out = top;
     else if (strcmp(top, "/") == 0)
         out = vg_arena_strdup(&c->arena, inner);

@@ -45,6 +45,7 @@ struct vg_engine_ctx {
     const char *command_path;       /* sandbox path of argv[0] if it is an artifact */
     const char *const *immutable;   /* trees nothing can change (see plan.h) */
     const bool *audited;            /* [class]: vg_policy_audits, computed once */
+    const struct vg_audit_set *audit; /* the same, with `audit lookups`: what the filter stops */
     unsigned nimmutable;
     struct vg_outcome out;
 };

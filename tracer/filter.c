@@ -98,20 +98,20 @@ static bool cond_holds(const struct cond *c, const uint64_t args[6])
 
 /* What the filter does with a row's calls when its conditions (if any)
  * match. */
-static enum vg_filter_act row_act(const struct vg_sysent *e, const bool audited[VG_CLASS_NCLASSES])
+static enum vg_filter_act row_act(const struct vg_sysent *e, const struct vg_audit_set *audit)
 {
     if (e->flags & VG_SF_BASELINE)
         return VG_FILTER_BASELINE;
-    return vg_sys_row_traced(e, audited) ? VG_FILTER_AUDIT : VG_FILTER_ALLOW;
+    return vg_sys_row_traced(e, audit) ? VG_FILTER_AUDIT : VG_FILTER_ALLOW;
 }
 
-enum vg_filter_act vg_filter_classify(const bool audited[VG_CLASS_NCLASSES], int nr,
+enum vg_filter_act vg_filter_classify(const struct vg_audit_set *audit, int nr,
                                       const uint64_t args[6])
 {
     if (nr == SYS_clone3)
         return VG_FILTER_ENOSYS;
     const struct vg_sysent *e = vg_sys_lookup(nr);
-    enum vg_filter_act act = e ? row_act(e, audited) : VG_FILTER_ALLOW;
+    enum vg_filter_act act = e ? row_act(e, audit) : VG_FILTER_ALLOW;
     if (act == VG_FILTER_ALLOW)
         return act;
     bool conditional = false;
@@ -171,8 +171,8 @@ static uint32_t action_of(enum vg_filter_act act, enum vg_baseline_how how, int 
     return how == VG_BASELINE_TRAP ? SCMP_ACT_TRAP : SCMP_ACT_ERRNO((uint32_t)deny_errno);
 }
 
-scmp_filter_ctx vg_filter_candidate(const bool audited[VG_CLASS_NCLASSES],
-                                    enum vg_baseline_how how, struct vg_err *err)
+scmp_filter_ctx vg_filter_candidate(const struct vg_audit_set *audit, enum vg_baseline_how how,
+                                    struct vg_err *err)
 {
     scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
     if (!ctx) {
@@ -187,7 +187,7 @@ scmp_filter_ctx vg_filter_candidate(const bool audited[VG_CLASS_NCLASSES],
     }
     for (unsigned i = 0; i < vg_sys_count; i++) {
         const struct vg_sysent *e = &vg_sys_table[i];
-        enum vg_filter_act act = row_act(e, audited);
+        enum vg_filter_act act = row_act(e, audit);
         if (act != VG_FILTER_ALLOW && add_row(ctx, e, action_of(act, how, e->deny_errno), err) < 0)
             goto fail;
     }

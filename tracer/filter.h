@@ -14,6 +14,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include "event/event.h"
+#include "tracer/syscalls.h"
 #include "util/util.h"
 
 /* How the baseline's calls are refused: the engine's choice. */
@@ -38,13 +39,13 @@ enum vg_filter_act {
     VG_FILTER_ENOSYS,   /* refused as not implemented (clone3: libc falls back) */
 };
 
-/* audited[c]: does class c need per-call decisions? */
-scmp_filter_ctx vg_filter_candidate(const bool audited[VG_CLASS_NCLASSES],
-                                    enum vg_baseline_how how, struct vg_err *err);
-/* The action vg_filter_candidate(audited, ...) takes for call nr with
+/* audit: which calls need per-call decisions (tracer/syscalls.h). */
+scmp_filter_ctx vg_filter_candidate(const struct vg_audit_set *audit, enum vg_baseline_how how,
+                                    struct vg_err *err);
+/* The action vg_filter_candidate(audit, ...) takes for call nr with
  * these register arguments: the same rule data, compared the same way
  * (full 64-bit registers, the int arguments on their low 32 bits). */
-enum vg_filter_act vg_filter_classify(const bool audited[VG_CLASS_NCLASSES], int nr,
+enum vg_filter_act vg_filter_classify(const struct vg_audit_set *audit, int nr,
                                       const uint64_t args[6]);
 /* The sandbox's pid 1 only waits for children and exits. */
 scmp_filter_ctx vg_filter_init(struct vg_err *err);

@@ -104,7 +104,7 @@ static bool lets_run(const struct engine *e, int nr, const uint64_t args[6])
 {
     const struct vg_sysent *ent = vg_sys_lookup(nr);
     return (!ent || (ent->flags & VG_SF_BASELINE)) &&
-           vg_filter_classify(e->ctx->audited, nr, args) == VG_FILTER_ALLOW;
+           vg_filter_classify(e->ctx->audit, nr, args) == VG_FILTER_ALLOW;
 }
 
 static void judge(struct engine *e, struct vg_task *t, int nr, const uint64_t args[6]);
@@ -150,7 +150,8 @@ static void judge(struct engine *e, struct vg_task *t, int nr, const uint64_t ar
 {
     vg_task_identify(&e->tasks, t);
     vg_pt_log_start(e, t, 0);
-    struct vg_tracee tr = {.tid = t->tid, .pid = t->tgid, .root_fd = e->root_fd,
+    struct vg_tracee tr = {.tid = t->tid, .pid = t->tgid, .nspid = t->nspid,
+                           .nstid = t->nstid, .root_fd = e->root_fd,
                            .cache = e->canon, .pivoted = true};
     struct vg_call call;
     vg_decode_call(&tr, nr, args, &call);
@@ -215,7 +216,7 @@ static bool trapped_baseline(const struct engine *e, pid_t tid, int *nr, uint64_
     const uint64_t a[6] = {regs.rdi, regs.rsi, regs.rdx, regs.r10, regs.r8, regs.r9};
     memcpy(args, a, sizeof a);
     return regs.rax == regs.orig_rax &&
-           vg_filter_classify(e->ctx->audited, *nr, args) == VG_FILTER_BASELINE;
+           vg_filter_classify(e->ctx->audit, *nr, args) == VG_FILTER_BASELINE;
 }
 
 /* A SIGSYS.  The kernel's report of a baseline refusal is recorded, turned

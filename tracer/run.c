@@ -154,8 +154,9 @@ static int build_sandbox(struct run *r)
         vg_landlock_plan_exec_file(&r->plan.landlock, r->command_path);
     }
     for (int c = 0; c < VG_CLASS_NCLASSES; c++)
-        r->audited[c] = vg_policy_audits(r->pol, c);
-    scmp_filter_ctx cand = vg_filter_candidate(r->audited, vg_engine_ptrace.baseline, &r->err);
+        r->audit.cls[c] = vg_policy_audits(r->pol, c);
+    r->audit.lookups = vg_policy_audits_lookups(r->pol);
+    scmp_filter_ctx cand = vg_filter_candidate(&r->audit, vg_engine_ptrace.baseline, &r->err);
     scmp_filter_ctx init = cand ? vg_filter_init(&r->err) : NULL;
     int rc = init && vg_filter_export(cand, &r->cand_bpf, &r->err) == 0 &&
                      vg_filter_export(init, &r->init_bpf, &r->err) == 0 ? 0 : -1;
@@ -251,7 +252,8 @@ static int supervise(struct run *r, struct vg_ending *end)
         .opts = r->o, .pol = r->pol, .log = r->log, .start_mono_ns = r->start_mono,
         .artifacts = (const char *const *)r->artifact_paths, .nartifacts = r->nartifacts,
         .command_path = r->command_path,
-        .audited = r->audited,
+        .audited = r->audit.cls,
+        .audit = &r->audit,
     };
     const char *immutable[16];
     ctx.nimmutable = vg_plan_immutable(&r->plan, immutable, VG_ARRAY_LEN(immutable));

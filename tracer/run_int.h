@@ -11,6 +11,7 @@
 #include "tracer/plan.h"
 #include "tracer/result.h"
 #include "tracer/run.h"
+#include "tracer/syscalls.h"
 #include "util/outfile.h"
 
 struct run {
@@ -35,7 +36,7 @@ struct run {
     unsigned nwarnings;
     struct vg_plan plan;
     struct vg_bpf cand_bpf, init_bpf;
-    bool audited[VG_CLASS_NCLASSES]; /* per class: intercepted at all? */
+    struct vg_audit_set audit;  /* what is intercepted at all */
     uint64_t start_wall, start_mono;
     char kernel[300];
     struct vg_err err;

@@ -13,6 +13,9 @@
 #ifndef SYS_openat2
 #define SYS_openat2 437
 #endif
+#ifndef SYS_faccessat2
+#define SYS_faccessat2 439
+#endif
 #ifndef SYS_mount_setattr
 #define SYS_mount_setattr 442
 #endif
@@ -50,6 +53,9 @@
 #define CO VG_SF_COND
 #define AO VG_SF_ADDR_OPT
 #define CN VG_SF_CONNECTS
+#define MV VG_SF_MOVE
+#define LN VG_SF_LINK
+#define LK VG_SF_LOOKUP
 
 /* Position of each row in the table: VG_POS_open, VG_POS_openat, ... */
 #define ROW(name, ...) VG_POS_##name,
@@ -92,28 +98,28 @@ const struct vg_sysent *vg_sys_by_name(const char *name)
 
 /* Open-like rows change class with their flags, so they are traced when
  * either class they can become is audited. */
-static bool row_audited(const struct vg_sysent *e,
-                        const bool class_audited[VG_CLASS_NCLASSES])
+static bool row_audited(const struct vg_sysent *e, const struct vg_audit_set *set)
 {
+    if ((e->flags & VG_SF_LOOKUP) && !set->lookups)
+        return false;
     if (e->flags & VG_SF_CLASS_BY_ARGS)
-        return class_audited[VG_CLASS_READ] || class_audited[VG_CLASS_WRITE];
+        return set->cls[VG_CLASS_READ] || set->cls[VG_CLASS_WRITE];
     if (e->flags & VG_SF_CONNECTS)
-        return class_audited[e->cls] || class_audited[VG_CLASS_CONNECT];
-    return class_audited[e->cls];
+        return set->cls[e->cls] || set->cls[VG_CLASS_CONNECT];
+    return set->cls[e->cls];
 }
 
-bool vg_sys_row_traced(const struct vg_sysent *e, const bool class_audited[VG_CLASS_NCLASSES])
+bool vg_sys_row_traced(const struct vg_sysent *e, const struct vg_audit_set *set)
 {
-    return !(e->flags & (VG_SF_BASELINE | VG_SF_COND)) && row_audited(e, class_audited);
+    return !(e->flags & (VG_SF_BASELINE | VG_SF_COND)) && row_audited(e, set);
 }
 
-unsigned vg_sys_audited(const bool class_audited[VG_CLASS_NCLASSES], int *nrs,
-                        unsigned max)
+unsigned vg_sys_audited(const struct vg_audit_set *set, int *nrs, unsigned max)
 {
     unsigned n = 0;
     for (unsigned i = 0; i < vg_sys_count; i++) {
         const struct vg_sysent *e = &vg_sys_table[i];
-        if (!vg_sys_row_traced(e, class_audited))
+        if (!vg_sys_row_traced(e, set))
             continue;
         if (n < max)
             nrs[n] = e->nr;

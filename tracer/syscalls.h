@@ -25,6 +25,17 @@
                               * bound one): not recorded */
 #define VG_SF_CONNECTS 0x80u /* a send that can connect (TCP fast open): traced
                               * when connect is audited too */
+#define VG_SF_MOVE     0x100u /* rename family: moves an object (a tree) to a new name */
+#define VG_SF_LINK     0x200u /* link family: gives an object a second name */
+#define VG_SF_LOOKUP   0x400u /* stat-like lookup: traced only with `audit lookups` */
+
+/* What the seccomp filter stops for the supervisor: the classes that need
+ * per-call decisions (vg_policy_audits), and whether the stat-like lookups
+ * are among them (`audit lookups`).  Computed once per run. */
+struct vg_audit_set {
+    bool cls[VG_CLASS_NCLASSES];
+    bool lookups;
+};
 
 /* Where a row finds its arguments.  VG_ARGn names register argument n; 0
  * (VG_ARG_NONE) means "the call has no such argument", so that a row only
@@ -104,12 +115,12 @@ const struct vg_sysent *vg_sys_by_name(const char *name);
 
 /* The syscall numbers the seccomp filter must trace given which classes are
  * audited: every row that is neither baseline nor conditional and whose
- * class is audited (open-like rows when read or write is).  Writes at most
+ * class is audited (open-like rows when read or write is); lookup rows
+ * (VG_SF_LOOKUP) only when lookups are (`audit lookups`).  Writes at most
  * max numbers to nrs; returns how many there are in all. */
-unsigned vg_sys_audited(const bool class_audited[VG_CLASS_NCLASSES], int *nrs,
-                        unsigned max);
+unsigned vg_sys_audited(const struct vg_audit_set *set, int *nrs, unsigned max);
 /* The same test for one row: is it one of those numbers? */
-bool vg_sys_row_traced(const struct vg_sysent *e, const bool class_audited[VG_CLASS_NCLASSES]);
+bool vg_sys_row_traced(const struct vg_sysent *e, const struct vg_audit_set *set);
 /* The rows the baseline always refuses (VG_SF_BASELINE without VG_SF_COND),
  * same conventions. */
 unsigned vg_sys_baseline(int *nrs, unsigned max);

@@ -90,6 +90,46 @@ static struct vg_verdict ask_policy(const struct vg_engine_ctx *ctx, struct vg_c
     return v;
 }
 
+/* A path the decoder could not make canonical ("(unresolvable: ...)",
+ * "(unreadable)", "(bad fd N)", "(too many links)"), of a file or of a
+ * pathname unix socket: no rule can judge it, so it is refused whatever
+ * the policy or the mode. */
+static bool unjudgeable(const struct vg_call *c)
+{
+    const char *p = c->check_path, *p2 = c->check_path2;
+    if (c->ent->flags & VG_SF_FILE)
+        p = call_path(c);
+    return (p && p[0] == '(') || (p2 && p2[0] == '(');
+}
+
+#define VG_RENAME_EXCHANGE 2u /* linux/fs.h */
+
+/* Is path a directory in the sandbox view (lstat now: the candidate can
+ * swap it before the call, see docs/POLICY.md)?  Unknown counts as one,
+ * the stricter check. */
+static bool is_tree(int root_fd, const char *path)
+{
+    struct stat st;
+    if (root_fd < 0 || !path || path[0] != '/' || !path[1])
+        return true;
+    return fstatat(root_fd, path + 1, &st, AT_SYMLINK_NOFOLLOW) < 0 || S_ISDIR(st.st_mode);
+}
+
+/* rename and link: the names the objects get must not be decided more
+ * leniently than the names they have (policy/move.c).  RENAME_EXCHANGE
+ * moves both ways. */
+static struct vg_verdict check_move(const struct vg_policy *pol, const struct vg_call *c,
+                                    int root_fd)
+{
+    const char *src = c->check_path, *dst = c->check_path2;
+    if (c->ent->flags & VG_SF_LINK)
+        return vg_policy_decide_move(pol, src, dst, false);
+    struct vg_verdict v = vg_policy_decide_move(pol, src, dst, is_tree(root_fd, src));
+    if (v.action == VG_ACT_ALLOW && c->args.flags > 0 && (c->args.flags & VG_RENAME_EXCHANGE))
+        v = vg_policy_decide_move(pol, dst, src, is_tree(root_fd, dst));
+    return v;
+}
+
 /* Does path (absolute, sandbox view) exist?  For writes, its parent. */
 static bool target_missing(int root_fd, enum vg_class cls, const char *path)
 {
@@ -139,6 +179,11 @@ void vg_decide_call(const struct vg_engine_ctx *ctx, struct vg_call *call, int r
         v->rule_text = call->undecidable;
         return;
     }
+    if (call->on_open_fd) {
+        v->record = false; /* fstat and the like: the fd was decided at open */
+        v->decision = VG_DEC_ALLOW;
+        return;
+    }
     if ((ent->flags & VG_SF_ADDR_OPT) && !call->has_sa) {
         /* A send on a connected socket, listen on a bound one: decided at
          * connect or bind. */
@@ -155,12 +200,24 @@ void vg_decide_call(const struct vg_engine_ctx *ctx, struct vg_call *call, int r
     }
     struct vg_verdict pv;
     const char *path = call_path(call);
+    if (unjudgeable(call)) {
+        v->decision = VG_DEC_DENY;
+        v->refuse = true;
+        v->err = deny_errno;
+        v->rule_text = "unresolvable path";
+        return;
+    }
     if ((call->cls == VG_CLASS_READ && is_artifact(ctx, path)) ||
         (call->cls == VG_CLASS_EXEC && ctx->command_path && path &&
          !strcmp(path, ctx->command_path)))
         pv = (struct vg_verdict){.action = VG_ACT_ALLOW, .rule = &artifact_rule};
     else
         pv = ask_policy(ctx, call);
+    bool moved = false;
+    if (pv.action == VG_ACT_ALLOW && (ent->flags & (VG_SF_MOVE | VG_SF_LINK))) {
+        pv = check_move(ctx->pol, call, root_fd);
+        moved = pv.action != VG_ACT_ALLOW;
+    }
 
     if (pv.rule) {
         v->rule_file = pv.rule->file;
@@ -168,6 +225,11 @@ void vg_decide_call(const struct vg_engine_ctx *ctx, struct vg_call *call, int r
         v->rule_text = pv.rule->text;
     } else {
         v->rule_text = default_text[pv.action];
+    }
+    if (moved) {
+        snprintf(v->text_buf, sizeof v->text_buf, "new name decided more leniently than %s",
+                 v->rule_text);
+        v->rule_text = v->text_buf;
     }
     bool dry = ctx->opts->mode == VG_MODE_DRY_RUN;
     if (pv.action != VG_ACT_ALLOW && target_missing(root_fd, call->cls, path))

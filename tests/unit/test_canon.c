@@ -66,7 +66,7 @@ static void build_root(void)
     ln("/../../../etc/passwd", "escape");  /* absolute, climbing */
     ln("../../../../etc", "a/escape2");    /* relative, climbing */
     ln("/a/newfile", "dangling");
-    ln("/a", "proc/self");                 /* must not be resolved */
+    ln("/a", "proc/self");                 /* not a procfs: an ordinary link */
     ln("/../../../../bin/ls", "hostbin");  /* /bin is a symlink on the host only */
     ln("b/file", "a/chain1");
     ln("chain1", "a/chain2");
@@ -139,8 +139,9 @@ static void test_missing_loops_proc(void)
     expect("/", "/dangling", false, "/dangling", 0);
     expect("/", "/a/missing/x/../y/./z/", true, "/a/missing/y/z", 0);
     expect("/", "/a/b/file/x", true, "/a/b/file/x", 0);  /* ENOTDIR: lexical */
-    expect("/", "/proc/self/root/etc", true, "/proc/self/root/etc", 0);
-    expect("/", "/proc/self/../1/cwd", true, "/proc/1/cwd", 0);
+    /* This root's "proc" is a plain directory, so nothing in it is magic. */
+    expect("/", "/proc/self/root/etc", true, "/a/root/etc", 0);
+    expect("/", "/proc/self/../1/cwd", true, "/1/cwd", 0);
     expect("/proc/7", "cwd/x", true, "/proc/7/cwd/x", 0);
     char *longp = vg_xmalloc(3 * PATH_MAX);
     memset(longp, 'a', 3 * PATH_MAX - 1);
@@ -149,6 +150,76 @@ static void test_missing_loops_proc(void)
         longp[i] = '/';
     expect("/", longp, true, NULL, ENAMETOOLONG);
     free(longp);
+}
+
+/* The real procfs, with this process as the caller: magic links resolve
+ * to what they name, ".." after them climbs physically, later links are
+ * followed, and what has no name is unresolvable. */
+static int host_root;
+static struct vg_canon_ctx self_cx;
+
+static void expect_self(const char *path, bool follow, const char *want)
+{
+    char *got = vg_canon_at(&self_cx, "/", path, follow);
+    bool ok = got && (want ? strcmp(got, want) == 0
+                           : strncmp(got, VG_CANON_UNRESOLVED, strlen(VG_CANON_UNRESOLVED)) == 0);
+    if (!check(ok, path, __FILE__, __LINE__))
+        fprintf(stderr, "  vg_canon_at(%s, %d) = %s, want %s\n", path, follow,
+                got ? got : "NULL", want ? want : VG_CANON_UNRESOLVED "...");
+    free(got);
+}
+
+static void expect_selff(const char *want, bool follow, const char *fmt, int a, int b)
+{
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, fmt, a, b);
+    expect_self(path, follow, want);
+}
+
+static void test_magic_links(void)
+{
+    char cwd[PATH_MAX], buf[PATH_MAX];
+    CHECK(getcwd(cwd, sizeof cwd) != NULL);
+    host_root = open("/", O_PATH | O_DIRECTORY);
+    self_cx = (struct vg_canon_ctx){.root_fd = host_root, .nspid = getpid(),
+                                    .nstid = (int32_t)syscall(SYS_gettid)};
+    int pid = getpid(), dfd = open(tmpdir, O_RDONLY | O_DIRECTORY);
+    expect_self("/proc/self/cwd", true, cwd);
+    expect_self("/proc/thread-self/cwd", true, cwd);
+    expect_self("/proc/self/root/etc/../etc/passwd", true, "/etc/passwd");
+    snprintf(buf, sizeof buf, "%s/a/b/file", tmpdir);
+    expect_selff(buf, true, "/proc/self/fd/%d/a/b/file", dfd, 0);
+    expect_selff(buf, true, "/proc/%d/fd/%d/rel/file", pid, dfd);   /* a later link */
+    expect_selff(buf, true, "/dev/fd/%d/a/chain2", dfd, 0);         /* /dev/fd -> /proc/self/fd */
+    expect_selff("/tmp/x", true, "/proc/self/fd/%d/../x", dfd, 0);  /* physical .. */
+    snprintf(buf, sizeof buf, "/proc/%d/status", pid);
+    expect_self("/proc/self/status", true, buf);
+    expect_self("/proc/self/../self/status", true, buf);
+    expect_self("/proc/cpuinfo", true, "/proc/cpuinfo");
+    expect_self("/proc/sys/kernel/nosuch/x", true, "/proc/sys/kernel/nosuch/x"); /* ENOENT */
+    expect_self("/proc/self/nosuch", true, NULL);                   /* a task's: may appear */
+    expect_self("/proc/self", false, "/proc/self");                 /* the link itself */
+    snprintf(buf, sizeof buf, "/proc/%d/fd/%d", pid, dfd);
+    expect_selff(buf, false, "/proc/self/fd/%d", dfd, 0);
+    /* No name in the sandbox view: refused, whatever the rest says. */
+    int p[2];
+    CHECK(pipe(p) == 0);
+    expect_selff(NULL, true, "/proc/self/fd/%d", p[0], 0);
+    expect_selff(NULL, true, "/proc/self/fd/%d/../../etc/passwd", p[0], 0);
+    char tmpf[] = "/tmp/test_canon_del.XXXXXX";
+    int del = mkstemp(tmpf);
+    CHECK(del >= 0 && unlink(tmpf) == 0);
+    expect_selff(NULL, true, "/proc/self/fd/%d", del, 0);
+    expect_self("/proc/999999999/cwd/etc/passwd", true, NULL);      /* no such pid */
+    expect_self("/proc/self/fd/99999/x", true, NULL);               /* no such fd */
+    self_cx.nspid = self_cx.nstid = 0;                              /* caller unknown */
+    expect_self("/proc/self/status", true, NULL);
+    expect_self("/proc/thread-self/cwd", true, NULL);
+    close(p[0]);
+    close(p[1]);
+    close(del);
+    close(dfd);
+    close(host_root);
 }
 
 static void test_proc_readers(void)
@@ -263,6 +334,7 @@ int main(void)
     test_symlinks();
     test_escapes();
     test_missing_loops_proc();
+    test_magic_links();
     test_proc_readers();
     test_sandbox_view();
     check_rmtree(tmpdir);

@@ -112,10 +112,10 @@ static const enum outcome expected[] = {
     [VG_FILTER_BASELINE] = TRAPPED, [VG_FILTER_ENOSYS] = NOSYS,
 };
 
-static bool build(bool audited[VG_CLASS_NCLASSES], enum vg_baseline_how how, struct vg_bpf *bpf)
+static bool build(const struct vg_audit_set *audit, enum vg_baseline_how how, struct vg_bpf *bpf)
 {
     struct vg_err err = {0};
-    scmp_filter_ctx ctx = vg_filter_candidate(audited, how, &err);
+    scmp_filter_ctx ctx = vg_filter_candidate(audit, how, &err);
     bool ok = ctx && vg_filter_export(ctx, bpf, &err) == 0;
     if (ctx)
         seccomp_release(ctx);
@@ -132,16 +132,16 @@ static enum vg_filter_act want_of(const struct probe *p, bool all_audited)
  * only made where it fails harmlessly: with everything audited). */
 static void probe_all(bool all_audited, enum vg_baseline_how how)
 {
-    bool audited[VG_CLASS_NCLASSES];
+    struct vg_audit_set audit = {.lookups = all_audited};
     for (int c = 0; c < VG_CLASS_NCLASSES; c++)
-        audited[c] = all_audited;
+        audit.cls[c] = all_audited;
     struct vg_bpf bpf;
-    if (!CHECK(build(audited, how, &bpf)))
+    if (!CHECK(build(&audit, how, &bpf)))
         return;
     for (size_t i = 0; i < VG_ARRAY_LEN(probes); i++) {
         const struct probe *p = &probes[i];
         enum vg_filter_act want = want_of(p, all_audited);
-        check(vg_filter_classify(audited, p->nr, p->a) == want, p->what, "classify", 0);
+        check(vg_filter_classify(&audit, p->nr, p->a) == want, p->what, "classify", 0);
         if (how == VG_BASELINE_ERRNO && want == VG_FILTER_BASELINE)
             check(run_probe(&bpf, p, how) == vg_sys_lookup(p->nr)->deny_errno, p->what,
                   "errno", 0);

@@ -368,7 +368,17 @@ static void test_audit(void)
     p = pol("version 1\ndefault allow\naudit all\n");
     for (int c = 0; c < VG_CLASS_SYSTEM; c++)
         CHECK(vg_policy_audits(p, (enum vg_class)c));
+    CHECK(!vg_policy_audits_lookups(p));            /* not part of all: an opt-in */
     vg_policy_free(p);
+    /* `audit lookups`, alone or among classes */
+    p = pol("version 1\ndefault allow\naudit lookups\n");
+    CHECK(vg_policy_audits_lookups(p) && vg_policy_audits(p, VG_CLASS_READ)); /* implied */
+    CHECK(!vg_policy_audits(p, VG_CLASS_WRITE));
+    vg_policy_free(p);
+    p = pol("version 1\ndefault allow\naudit lookups read\n");
+    CHECK(vg_policy_audits_lookups(p) && vg_policy_audits(p, VG_CLASS_READ));
+    vg_policy_free(p);
+    CHECK(!strncmp(parse_error("version 1\naudit lookup\n"), "t.policy:2:7: unknown class 'lookup'", 36));
 }
 
 static void test_errors(void)

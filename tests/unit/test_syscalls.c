@@ -10,6 +10,9 @@
 #include "tracer/syscalls.h"
 #include "tests/unit/check.h"
 
+#ifndef SYS_faccessat2
+#define SYS_faccessat2 439
+#endif
 #ifndef SYS_fchmodat2
 #define SYS_fchmodat2 452
 #endif
@@ -32,6 +35,10 @@ static const struct known known[] = {
     K(unshare), K(setns), K(open_by_handle_at), K(name_to_handle_at),
     K(kexec_load), K(kexec_file_load), K(init_module), K(finit_module),
     K(delete_module), K(ioctl), K(socket), K(clone), K(seccomp),
+    /* lookups */
+    K(readlink), K(readlinkat), K(getxattr), K(lgetxattr), K(fgetxattr), K(listxattr),
+    K(llistxattr), K(flistxattr), K(stat), K(lstat), K(newfstatat), K(statx), K(access),
+    K(faccessat), K(faccessat2), K(inotify_add_watch), K(getdents), K(getdents64),
 };
 #define NKNOWN (sizeof(known) / sizeof(known[0]))
 
@@ -96,31 +103,51 @@ static bool has(const int *v, unsigned n, int nr)
     return false;
 }
 
+/* vg_sys_audited for a set of classes, with or without `audit lookups`. */
+static unsigned audited(const bool *cls, bool lookups, int *nrs, unsigned max)
+{
+    struct vg_audit_set set = {.lookups = lookups};
+    memcpy(set.cls, cls, sizeof set.cls);
+    return vg_sys_audited(&set, nrs, max);
+}
+
 static void test_lists(void)
 {
     int nrs[256];
     bool cls[VG_CLASS_NCLASSES] = { false };
-    CHECK(vg_sys_audited(cls, nrs, 256) == 0);
+    CHECK(audited(cls, false, nrs, 256) == 0);
 
     cls[VG_CLASS_WRITE] = true;
-    unsigned n = vg_sys_audited(cls, nrs, 256);
+    unsigned n = audited(cls, false, nrs, 256);
     CHECK(has(nrs, n, SYS_unlink) && has(nrs, n, SYS_renameat2) && has(nrs, n, SYS_fchmodat2));
     CHECK(has(nrs, n, SYS_openat) && has(nrs, n, SYS_openat2));   /* class by flags */
     CHECK(!has(nrs, n, SYS_connect) && !has(nrs, n, SYS_execve) && !has(nrs, n, SYS_ptrace));
 
     cls[VG_CLASS_WRITE] = false;
     cls[VG_CLASS_CONNECT] = true;
-    n = vg_sys_audited(cls, nrs, 256);
+    n = audited(cls, false, nrs, 256);
     /* the sends too: TCP fast open connects */
     CHECK(n == 4 && has(nrs, n, SYS_connect) && has(nrs, n, SYS_sendto));
     cls[VG_CLASS_SEND] = true;
-    n = vg_sys_audited(cls, nrs, 256);
+    n = audited(cls, false, nrs, 256);
     CHECK(n == 4 && has(nrs, n, SYS_sendto) && has(nrs, n, SYS_sendmsg) && has(nrs, n, SYS_sendmmsg));
-    CHECK(vg_sys_audited(cls, nrs, 2) == 4);   /* count even when cut */
+    CHECK(audited(cls, false, nrs, 2) == 4);   /* count even when cut */
+
+    /* read: the link and xattr rows always, the stat family only with
+     * `audit lookups`. */
+    memset(cls, 0, sizeof cls);
+    cls[VG_CLASS_READ] = true;
+    n = audited(cls, false, nrs, 256);
+    CHECK(has(nrs, n, SYS_readlink) && has(nrs, n, SYS_readlinkat) && has(nrs, n, SYS_lgetxattr) &&
+          has(nrs, n, SYS_flistxattr));
+    CHECK(!has(nrs, n, SYS_newfstatat) && !has(nrs, n, SYS_statx) && !has(nrs, n, SYS_getdents64));
+    n = audited(cls, true, nrs, 256);
+    CHECK(has(nrs, n, SYS_newfstatat) && has(nrs, n, SYS_statx) && has(nrs, n, SYS_getdents64) &&
+          has(nrs, n, SYS_access) && has(nrs, n, SYS_inotify_add_watch));
 
     for (int c = 0; c < VG_CLASS_NCLASSES; c++)
         cls[c] = true;
-    n = vg_sys_audited(cls, nrs, 256);
+    n = audited(cls, true, nrs, 256);
     unsigned nb = vg_sys_baseline(nrs + n, 256 - n);
     unsigned ncond = 0;
     for (unsigned i = 0; i < vg_sys_count; i++)
