@@ -21,6 +21,11 @@ struct engine {
     struct vg_canon_cache *canon; /* symlink lookups under immutable trees */
     pid_t cand_pid;         /* host pid of the candidate's first process */
     bool init_gone;
+    bool ending;            /* the sandbox is being killed: release nothing more */
+    bool cand_exec_seen;    /* the candidate's first exec (vigil's own) is past */
+    bool cmd_known;         /* cmd_dev/cmd_ino: the command file vigil started */
+    dev_t cmd_dev;
+    ino_t cmd_ino;
     unsigned nheld;         /* tasks held at their first stop (see on_stop) */
     uint64_t spin_ns;       /* 0 on a single CPU: spinning would starve the candidate */
 };
@@ -30,6 +35,10 @@ uint64_t vg_pt_now(const struct engine *e);
 /* "file:line" of a rule, or "default". */
 const char *vg_pt_rule_where(char *buf, size_t n, const char *file, uint32_t line);
 void vg_pt_kill_sandbox(struct engine *e);
+/* End the run because vigil cannot go on safely: kill_reason, an "error"
+ * note, the sandbox killed. */
+void vg_pt_fail(struct engine *e, int32_t pid, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 /* Write a record; a record that cannot be written stops the run. */
 int vg_pt_emit(struct engine *e, struct vg_record *r);
 void vg_pt_note(struct engine *e, const char *what, const char *detail, int32_t pid);
@@ -37,6 +46,8 @@ void vg_pt_note(struct engine *e, const char *what, const char *detail, int32_t 
 /* lifecycle.c */
 void vg_pt_log_start(struct engine *e, struct vg_task *t, uint64_t flags);
 void vg_pt_on_new_task(struct engine *e, struct vg_task *parent, int event);
-void vg_pt_on_exec(struct engine *e, struct vg_task *t);
+/* True when the task was killed at the exec event: it must not be
+ * continued. */
+bool vg_pt_on_exec(struct engine *e, struct vg_task *t);
 void vg_pt_on_exit(struct engine *e, pid_t tid, int status);
 #endif

@@ -25,4 +25,20 @@ struct vg_call_verdict {
  * so a PATH search or an optional config lookup behaves the same). */
 void vg_decide_call(const struct vg_engine_ctx *ctx, const struct vg_call *call, int root_fd,
                     struct vg_call_verdict *v);
+
+/* The exec check: after a successful exec, the image that really runs.
+ * The path checked before the call may have been swapped by another
+ * thread, a #! line names an interpreter, and the command named on the
+ * command line may have been replaced: the engine reports what it found
+ * at the exec event, while the task is still stopped there. */
+struct vg_exec_image {
+    const char *exe;     /* /proc/PID/exe; NULL when it cannot be read */
+    bool is_command;     /* the very file (same dev/ino) vigil started as the command */
+};
+/* decision ALLOW, or KILL (refuse is never set: the exec happened; the
+ * task must be killed before it runs, and the run ends), WOULD_KILL in a
+ * dry run.  An image that cannot be read is KILL in every mode.  record is
+ * false when the policy does not audit exec. */
+void vg_decide_exec_image(const struct vg_engine_ctx *ctx, const struct vg_exec_image *img,
+                          struct vg_call_verdict *v);
 #endif
