@@ -37,6 +37,18 @@ def workdir(c):
     return w
 
 
+def workdir_with_command(c, name):
+    """A workdir (see workdir) with the candidate NAME at sub/NAME, all of
+    it writable by the sandbox: the command a candidate can replace."""
+    w = workdir(c)
+    os.makedirs(os.path.join(w, "sub"))
+    os.chmod(os.path.join(w, "sub"), 0o777)
+    cmd = os.path.join(w, "sub", name)
+    shutil.copy(c.build(name), cmd)
+    os.chmod(cmd, 0o755)
+    return w
+
+
 def notes(recs, what):
     return [x for x in recs if x["type"] == "note" and x["what"] == what]
 
@@ -116,22 +128,42 @@ def test_replaced_command_file_is_not_run(caller):
     program and killed at its exec.  The command re-running itself
     unchanged is fine.  The host file did change, as the policy allows,
     and the log records the write."""
-    w = workdir(caller)
-    os.makedirs(os.path.join(w, "sub"))
-    os.chmod(os.path.join(w, "sub"), 0o777)
-    cmd = os.path.join(w, "sub", "attack_exec_replace")
-    shutil.copy(caller.build("attack_exec_replace"), cmd)
-    os.chmod(cmd, 0o755)
+    w = workdir_with_command(caller, "attack_exec_replace")
     pol = policy(caller, "allow exec /usr/bin/true\n")
     marker = os.path.join(w, "ran")
     r = caller.run("sub/attack_exec_replace", os.path.join(w, "victim"), marker,
                    opts=["-p", pol, "--workdir", w], cwd=w)
     assert "the command itself ran again" in r.stdout and "replaced" in r.stdout, r
-    assert_killed_at_exec(r, marker)
-    assert "not the command file" in notes(r.recs, "kill")[0]["detail"]
+    assert RAN not in r.stdout and not os.path.exists(marker)
+    again = [x for x in syscalls(r.recs, name="execve") if x["args"]["argv"][1:] == ["again"]]
+    assert [x["decision"] for x in again] == ["allow"]
+    # Refused at the call (the file at the path is not the command), or,
+    # had the swap come after that check, killed at the exec event.
+    swapped = [x for x in syscalls(r.recs, name="execve") if x["args"]["argv"][1:] == [marker]]
+    assert len(swapped) == 1 and swapped[0]["decision"] == "deny", swapped
+    assert swapped[0]["rule"] is None  # the default, not "(command line)"
+    assert r.rc == 4 and "exec failed: Permission denied" in r.stdout, r
     writes = [x for x in r.recs if x["type"] == "syscall" and x["class"] == "write"
               and (x["args"].get("resolved") or "").startswith(w)]
     assert writes, "the replacement's writes are in the log"
+
+
+def test_command_directory_swapped_under_exec_never_runs_the_denied_program(caller):
+    """A thread exchanges the command's directory with one holding a denied
+    program of the same name while the main thread execs the command's
+    path: whichever name /proc/PID/exe shows at the exec event, the file
+    that runs is not the command's inode, so it is killed there (or
+    refused at the call when the check already sees it)."""
+    w = workdir_with_command(caller, "attack_exec_replace_race")
+    pol = policy(caller, "allow exec /usr/bin/true\n")
+    marker = os.path.join(w, "ran")
+    r = caller.run("sub/attack_exec_replace_race", os.path.join(w, "victim"), marker, "5",
+                   opts=["-p", pol, "--workdir", w], cwd=w, timeout=60)
+    assert RAN not in r.stdout and not os.path.exists(marker), r
+    if r.rc == 137:  # the swap landed between the check and the exec
+        assert_killed_at_exec(r, marker)
+    else:
+        assert r.rc == 0 and "tries" in r.stdout, r
 
 
 # ---- the exec record's argv ----

@@ -140,32 +140,30 @@ static int read_cmdline(pid_t pid, struct vg_arena *a, struct vg_proc_ev *ev)
     return 0;
 }
 
-/* The executable the task runs now, and whether it is the command file
- * vigil started (same inode as at the candidate's first exec, which is
- * vigil's own, before any candidate code ran).  exe[0] = 0 when
- * /proc/PID/exe cannot be read. */
-static bool read_image(struct engine *e, const struct vg_task *t, char *exe, size_t size)
+/* The executable the task runs now: its path into exe (exe[0] = 0 when
+ * /proc/PID/exe cannot be read) and its identity into st.  The
+ * candidate's first exec (vigil's own, before any candidate code ran)
+ * tells which file the command is. */
+static bool read_image(struct engine *e, const struct vg_task *t, char *exe, size_t size,
+                       struct stat *st)
 {
     char path[64];
-    struct stat st;
     snprintf(path, sizeof path, "/proc/%d/exe", (int)t->tid);
     ssize_t n = readlink(path, exe, size - 1);
     exe[n > 0 ? n : 0] = 0;
-    if (n <= 0 || stat(path, &st) < 0) {
+    if (n <= 0 || stat(path, st) < 0) {
         exe[0] = 0;
         return false;
     }
-    const char *cmd = e->ctx->command_path;
-    bool named = cmd && !strcmp(exe, cmd);
-    if (!e->cand_exec_seen && t->tgid == e->cand_pid) {
-        e->cand_exec_seen = true;
-        if (named) {
-            e->cmd_known = true;
-            e->cmd_dev = st.st_dev;
-            e->cmd_ino = st.st_ino;
-        }
+    struct vg_command_id *id = &e->ctx->command_id;
+    if (!id->seen && t->tgid == e->cand_pid) {
+        id->seen = true;
+        const char *cmd = e->ctx->command_path;
+        if (cmd && !strcmp(exe, cmd))
+            *id = (struct vg_command_id){.seen = true, .known = true,
+                                         .dev = st->st_dev, .ino = st->st_ino};
     }
-    return named && e->cmd_known && st.st_dev == e->cmd_dev && st.st_ino == e->cmd_ino;
+    return true;
 }
 
 /* Kill a task stopped at its exec event: SIGKILL ends a ptrace-stopped
@@ -180,9 +178,10 @@ static void kill_at_exec(struct engine *e, struct vg_task *t)
 
 /* The exec check's verdict (tracer/verdict.c) carried out: counted, noted,
  * and the task killed where it stands unless this is a dry run. */
-static bool check_image(struct engine *e, struct vg_task *t, const char *exe, bool is_command)
+static bool check_image(struct engine *e, struct vg_task *t, const char *exe,
+                        const struct stat *st)
 {
-    struct vg_exec_image img = {.exe = exe[0] ? exe : NULL, .is_command = is_command};
+    struct vg_exec_image img = {.exe = exe[0] ? exe : NULL, .st = exe[0] ? st : NULL};
     struct vg_call_verdict v;
     vg_decide_exec_image(e->ctx, &img, &v);
     if (!v.record || v.decision == VG_DEC_ALLOW)
@@ -231,7 +230,8 @@ bool vg_pt_on_exec(struct engine *e, struct vg_task *t)
     }
     vg_unwinder_forget(e->unw, t->tgid);
     char exe[4096];
-    bool is_command = read_image(e, t, exe, sizeof exe);
+    struct stat st;
+    read_image(e, t, exe, sizeof exe, &st);
     struct vg_arena a = {0};
     struct vg_record r = {.type = VG_REC_PROC};
     r.u.proc = (struct vg_proc_ev){.ts_ns = vg_pt_now(e), .kind = VG_PROC_EXEC, .pid = t->nspid,
@@ -246,7 +246,7 @@ bool vg_pt_on_exec(struct engine *e, struct vg_task *t)
         kill_at_exec(e, t);
         return true;
     }
-    return check_image(e, t, exe, is_command);
+    return check_image(e, t, exe, &st);
 }
 
 /* A held task whose creator died before reporting the fork/clone event

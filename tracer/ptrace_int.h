@@ -22,10 +22,6 @@ struct engine {
     pid_t cand_pid;         /* host pid of the candidate's first process */
     bool init_gone;
     bool ending;            /* the sandbox is being killed: release nothing more */
-    bool cand_exec_seen;    /* the candidate's first exec (vigil's own) is past */
-    bool cmd_known;         /* cmd_dev/cmd_ino: the command file vigil started */
-    dev_t cmd_dev;
-    ino_t cmd_ino;
     unsigned nheld;         /* tasks held at their first stop (see on_stop) */
     uint64_t spin_ns;       /* 0 on a single CPU: spinning would starve the candidate */
 };

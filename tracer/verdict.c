@@ -104,6 +104,25 @@ static bool exec_unreadable(const struct vg_call *call, struct vg_call_verdict *
     return true;
 }
 
+bool vg_is_command(const struct vg_engine_ctx *ctx, const char *path, const struct stat *st)
+{
+    const struct vg_command_id *id = &ctx->command_id;
+    if (!ctx->command_path || !path || strcmp(path, ctx->command_path))
+        return false;
+    if (!id->seen)
+        return true; /* vigil's own first exec: nothing of the candidate ran yet */
+    return id->known && st && st->st_dev == id->dev && st->st_ino == id->ino;
+}
+
+/* An exec call of the command: judged on the file now at its path. */
+static bool exec_of_command(const struct vg_engine_ctx *ctx, int root_fd, const char *path)
+{
+    struct stat st;
+    bool found = root_fd >= 0 && path && path[0] == '/' && path[1] &&
+                 fstatat(root_fd, path + 1, &st, 0) == 0;
+    return vg_is_command(ctx, path, found ? &st : NULL);
+}
+
 void vg_decide_exec_image(const struct vg_engine_ctx *ctx, const struct vg_exec_image *img,
                           struct vg_call_verdict *v)
 {
@@ -121,7 +140,7 @@ void vg_decide_exec_image(const struct vg_engine_ctx *ctx, const struct vg_exec_
         v->decision = VG_DEC_ALLOW;
         return;
     }
-    struct vg_verdict pv = img->is_command
+    struct vg_verdict pv = vg_is_command(ctx, img->exe, img->st)
         ? (struct vg_verdict){.action = VG_ACT_ALLOW, .rule = &artifact_rule}
         : vg_policy_decide_path(ctx->pol, VG_CLASS_EXEC, img->exe);
     set_rule(v, &pv);
@@ -169,8 +188,7 @@ void vg_decide_call(const struct vg_engine_ctx *ctx, const struct vg_call *call,
     struct vg_verdict pv;
     const char *path = call_path(call);
     if ((call->cls == VG_CLASS_READ && is_artifact(ctx, path)) ||
-        (call->cls == VG_CLASS_EXEC && ctx->command_path && path &&
-         !strcmp(path, ctx->command_path)))
+        (call->cls == VG_CLASS_EXEC && exec_of_command(ctx, root_fd, path)))
         pv = (struct vg_verdict){.action = VG_ACT_ALLOW, .rule = &artifact_rule};
     else
         pv = ask_policy(ctx, call);

@@ -13,7 +13,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "attack_exec_clock.h"
+#include "attack_exec_util.h"
 
 #define PAGE 4096
 

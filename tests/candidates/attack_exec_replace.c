@@ -13,21 +13,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-/* Copy src to dst (mode 0755); -1 on error. */
-static int copy(const char *src, const char *dst)
-{
-    int in = open(src, O_RDONLY), out = open(dst, O_WRONLY | O_CREAT | O_TRUNC, 0755);
-    char buf[65536];
-    ssize_t n = 0;
-    while (in >= 0 && out >= 0 && (n = read(in, buf, sizeof buf)) > 0)
-        if (write(out, buf, (size_t)n) != n)
-            n = -1;
-    if (in >= 0)
-        close(in);
-    if (out >= 0 && close(out) < 0)
-        n = -1;
-    return in < 0 || out < 0 || n < 0 ? -1 : 0;
-}
+#include "attack_exec_util.h"
 
 /* Make path name a copy of victim, by whatever the sandbox lets through. */
 static int replace(const char *path, const char *victim)

@@ -11,7 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "attack_exec_clock.h"
+#include "attack_exec_util.h"
 
 static const char *targets[2];
 static volatile int stop;
