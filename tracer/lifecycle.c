@@ -100,7 +100,7 @@ void vg_pt_on_new_task(struct engine *e, struct vg_task *parent_task, int event)
         /* It stopped first and waited for this event: let it go now that
          * its start record (with the clone flags) precedes its calls. */
         t->held = false;
-        ptrace(PTRACE_CONT, tid, 0, 0);
+        vg_pt_release(e, tid);
     }
 }
 
@@ -265,7 +265,7 @@ static void release_orphans(struct engine *e)
         e->nheld--;
         t->announced = true;
         vg_pt_log_start(e, t, 0);
-        ptrace(PTRACE_CONT, t->tid, 0, 0);
+        vg_pt_release(e, t->tid);
     }
 }
 

@@ -72,6 +72,14 @@ static void kill_stopped(pid_t tid)
     kill(tid, SIGKILL); /* a tid names its whole process; ESRCH: already gone */
 }
 
+void vg_pt_release(struct engine *e, pid_t tid)
+{
+    if (e->ending)
+        kill_stopped(tid);
+    else
+        ptrace(PTRACE_CONT, tid, 0, 0);
+}
+
 /* Every record goes through here: a record that cannot be written stops
  * the run before the call it describes is released. */
 int vg_pt_emit(struct engine *e, struct vg_record *r)
@@ -180,7 +188,7 @@ static void on_seccomp(struct engine *e, struct vg_task *t)
     } else if (v.refuse && refuse(t->tid, v.err) < 0) {
         vg_pt_kill_sandbox(e); /* cannot refuse it: do not let it run */
     } else {
-        ptrace(PTRACE_CONT, t->tid, 0, 0);
+        vg_pt_release(e, t->tid);
     }
     vg_call_free(&call);
 }

@@ -31,6 +31,8 @@ uint64_t vg_pt_now(const struct engine *e);
 /* "file:line" of a rule, or "default". */
 const char *vg_pt_rule_where(char *buf, size_t n, const char *file, uint32_t line);
 void vg_pt_kill_sandbox(struct engine *e);
+/* Let a stopped task go on, or kill it when the run is ending. */
+void vg_pt_release(struct engine *e, pid_t tid);
 /* End the run because vigil cannot go on safely: kill_reason, an "error"
  * note, the sandbox killed. */
 void vg_pt_fail(struct engine *e, int32_t pid, const char *fmt, ...)
