@@ -144,7 +144,7 @@ static int read_cmdline(pid_t pid, struct vg_arena *a, struct vg_proc_ev *ev)
  * /proc/PID/exe cannot be read) and its identity into st.  The
  * candidate's first exec (vigil's own, before any candidate code ran)
  * tells which file the command is. */
-static bool read_image(struct engine *e, const struct vg_task *t, char *exe, size_t size,
+static void read_image(struct engine *e, const struct vg_task *t, char *exe, size_t size,
                        struct stat *st)
 {
     char path[64];
@@ -153,7 +153,7 @@ static bool read_image(struct engine *e, const struct vg_task *t, char *exe, siz
     exe[n > 0 ? n : 0] = 0;
     if (n <= 0 || stat(path, st) < 0) {
         exe[0] = 0;
-        return false;
+        return;
     }
     struct vg_command_id *id = &e->ctx->command_id;
     if (!id->seen && t->tgid == e->cand_pid) {
@@ -163,7 +163,6 @@ static bool read_image(struct engine *e, const struct vg_task *t, char *exe, siz
             *id = (struct vg_command_id){.seen = true, .known = true,
                                          .dev = st->st_dev, .ino = st->st_ino};
     }
-    return true;
 }
 
 /* Kill a task stopped at its exec event: SIGKILL ends a ptrace-stopped
@@ -225,8 +224,11 @@ bool vg_pt_on_exec(struct engine *e, struct vg_task *t)
         pid_t tid = t->tid;
         vg_tasks_del(&e->tasks, (pid_t)former);
         t = vg_tasks_get(&e->tasks, tid);
-        if (!t)
-            return false;
+        if (!t) { /* cannot happen: but an unknown image must not run */
+            vg_pt_fail(e, 0, "exec event of an untracked task (host tid %d)", (int)tid);
+            kill(tid, SIGKILL);
+            return true;
+        }
     }
     vg_unwinder_forget(e->unw, t->tgid);
     char exe[4096];
