@@ -143,9 +143,9 @@ static int read_cmdline(pid_t pid, struct vg_arena *a, struct vg_proc_ev *ev)
 /* The executable the task runs now: its path into exe (exe[0] = 0 when
  * /proc/PID/exe cannot be read) and its identity into st.  The
  * candidate's first exec (vigil's own, before any candidate code ran)
- * tells which file the command is. */
-static void read_image(struct engine *e, const struct vg_task *t, char *exe, size_t size,
-                       struct stat *st)
+ * tells which file the command is.  Returns 0, or the errno. */
+static int read_image(struct engine *e, const struct vg_task *t, char *exe, size_t size,
+                      struct stat *st)
 {
     char path[64];
     snprintf(path, sizeof path, "/proc/%d/exe", (int)t->tid);
@@ -153,7 +153,7 @@ static void read_image(struct engine *e, const struct vg_task *t, char *exe, siz
     exe[n > 0 ? n : 0] = 0;
     if (n <= 0 || stat(path, st) < 0) {
         exe[0] = 0;
-        return;
+        return n == 0 ? ENOENT : errno;
     }
     struct vg_command_id *id = &e->ctx->command_id;
     if (!id->seen && t->tgid == e->cand_pid) {
@@ -163,6 +163,7 @@ static void read_image(struct engine *e, const struct vg_task *t, char *exe, siz
             *id = (struct vg_command_id){.seen = true, .known = true,
                                          .dev = st->st_dev, .ino = st->st_ino};
     }
+    return 0;
 }
 
 /* Kill a task stopped at its exec event: SIGKILL ends a ptrace-stopped
@@ -233,11 +234,21 @@ bool vg_pt_on_exec(struct engine *e, struct vg_task *t)
     vg_unwinder_forget(e->unw, t->tgid);
     char exe[4096];
     struct stat st;
-    read_image(e, t, exe, sizeof exe, &st);
+    int err = read_image(e, t, exe, sizeof exe, &st);
     struct vg_arena a = {0};
     struct vg_record r = {.type = VG_REC_PROC};
     r.u.proc = (struct vg_proc_ev){.ts_ns = vg_pt_now(e), .kind = VG_PROC_EXEC, .pid = t->nspid,
                                    .hpid = t->tid, .proc = t->proc, .exe = exe, .exit_code = -1};
+    if (err == ENOENT || err == ESRCH) {
+        /* No exe: the task has no memory any more, it is exiting (the
+         * sandbox's teardown reached it at this very stop).  The exec is
+         * recorded, without the image nobody can read now; nothing of it
+         * can run, its exit record follows. */
+        r.u.proc.exe = NULL;
+        vg_pt_emit(e, &r);
+        kill(t->tid, SIGKILL);
+        return true;
+    }
     int cmdline = read_cmdline(t->tid, &a, &r.u.proc);
     int emitted = vg_pt_emit(e, &r);
     vg_arena_free(&a);
