@@ -14,6 +14,7 @@ import subprocess
 import pytest
 
 from helpers import caller, nobody_caller, root_caller, syscalls  # noqa: F401
+from test_viewer import term  # noqa: F401
 
 RAN = "VICTIM-RAN"
 VICTIM_FLAGS = ["-static", "-nostdlib", "-O1"]
@@ -254,3 +255,20 @@ def test_argv_flipped_unreadable_is_refused_never_released(caller):
     made = [os.path.join(w, f) for f in os.listdir(w) if f.startswith("m-")]
     assert made, r
     assert [m for m in made if m not in shown] == []
+
+
+def test_viewer_shows_what_a_cut_argv_left_out(root_caller, term):
+    """The viewer's detail pane of a cut execve names the full count and
+    the hash, as `vigil log` does."""
+    from test_viewer import at_row, open_viewer
+    r, argv = run_true_with(root_caller, [f"a{i}" for i in range(2999)] + ["last"])
+    idx = next(i for i, x in enumerate(r.recs) if x["type"] == "syscall"
+               and x["name"] == "execve" and x["args"]["exe"] == "/usr/bin/true")
+    t = open_viewer(term, r.log_path, height=50)
+    t.keys("g")
+    for _ in range(idx):
+        t.keys("j")
+    at_row(t, idx + 1)
+    t.keys("Enter")
+    s = t.wait("argv whole")
+    assert "%d arguments" % len(argv) in s and argv_hash(argv) in s, s
