@@ -5,9 +5,12 @@
  * argv is read whole, every argument of it (tracer/argv_rec.h decides what
  * the record keeps and how it says what it left out).  An argv or envp
  * that cannot be read whole (an unmapped pointer array or string, or a
- * page another thread made PROT_NONE) is marked argv_unreadable and the
- * call is refused (tracer/verdict.c): what the kernel would run must never
- * differ from what the log could show. */
+ * page another thread made PROT_NONE, or longer than the kernel takes) is
+ * marked argv_unreadable and the call is refused (tracer/verdict.c): no
+ * exec is released with an argv the log could not show.  What the kernel
+ * copies a moment later may still differ (another thread can rewrite the
+ * strings after this read): the exec proc record, read from the new
+ * image at its exec event, is the authoritative argv. */
 #include <errno.h>
 #include <limits.h>
 #include <stdlib.h>
@@ -19,13 +22,15 @@
 /* The kernel's own limits (fs/exec.c): an argument longer than
  * MAX_ARG_STRLEN (32 pages, NUL included) fails E2BIG, and argv + envp
  * together never exceed 3/4 of _STK_LIM (8 MiB).  Reading stops there:
- * a call past them is refused with E2BIG, as the kernel would. */
-#define VG_ARG_STRLEN_MAX (32u * 4096)
+ * a call past them is refused with E2BIG, as the kernel would (each array
+ * is held to the joint limit alone, so nothing refused here would run). */
+#define VG_PAGE_SIZE 4096u
+#define VG_ARG_STRLEN_MAX (32u * VG_PAGE_SIZE)
 #define VG_ARG_TOTAL_MAX (6u << 20)
-#define VG_ARG_FIRST_READ 4096u /* most arguments fit one read this size */
+#define VG_ARG_FIRST_READ VG_PAGE_SIZE /* most arguments fit one read this size */
 #define VG_ENV_MAX_NAMES 1024u  /* names kept; the list ends in "..." past it */
 #define VG_MORE "..."
-#define VG_PTR_BATCH 512u       /* pointers per read: one page */
+#define VG_PTR_BATCH (VG_PAGE_SIZE / sizeof(uint64_t)) /* pointers per read: one page */
 
 /* One string of the tracee read whole into scratch; NULL and *err set
  * (EFAULT unreadable, E2BIG longer than the kernel takes) otherwise. */
@@ -55,7 +60,7 @@ static int walk_strv(struct vg_tracee *t, uint64_t addr, strv_fn fn, void *ctx)
     uint64_t total = 0;
     int err = 0;
     while (addr != 0) {
-        uint32_t want = (uint32_t)((4096 - addr % 4096) / sizeof(uint64_t));
+        uint32_t want = (uint32_t)((VG_PAGE_SIZE - addr % VG_PAGE_SIZE) / sizeof(uint64_t));
         if (want == 0 || want > VG_PTR_BATCH)
             want = 1; /* a misaligned array: one pointer at a time */
         if (vg_tracee_read(t, addr, ptrs, want * sizeof(uint64_t)) < 0)
