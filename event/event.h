@@ -123,6 +123,16 @@ struct vg_dest {
     enum vg_decision decision;
 };
 
+/* An exec record's argv when it was too long to keep whole (see
+ * tracer/argv_rec.h): the record's argv is then the kept prefix (its last
+ * element may itself be a prefix) and this says what the whole was.  All
+ * zero / NULL when argv is whole. */
+struct vg_argv_full {
+    uint32_t argc;          /* every argument */
+    uint64_t bytes;         /* their bytes, each counted with its NUL */
+    const char *sha256;     /* of the arguments, each followed by a NUL */
+};
+
 /* Decoded arguments.  Which fields are set depends on the syscall; unset
  * strings are NULL and are not written. */
 struct vg_args {
@@ -145,6 +155,8 @@ struct vg_args {
     const char *exe;        /* resolved executable */
     const char *const *argv;
     uint32_t argc;
+    struct vg_argv_full argv_full; /* set when argv was cut for the log */
+    bool argv_unreadable;   /* argv/envp could not be read whole: refused */
     const char *const *env_names; /* names only: values never reach the log */
     uint32_t nenv;
 };
@@ -180,6 +192,7 @@ struct vg_proc_ev {
     const char *exe;      /* exec: the real executable (/proc/PID/exe) */
     const char *const *argv; /* exec */
     uint32_t argc;
+    struct vg_argv_full argv_full; /* exec: set when argv was cut */
     int32_t exit_code;    /* exit: -1 when killed by a signal */
     int32_t signal;       /* exit: killing signal, 0 if none */
     bool core;
@@ -269,6 +282,10 @@ struct vg_record {
 #define VG_K_DESTS "dests"         /* [{"family","addr","port","msgs","decision"}] */
 #define VG_K_MSGS "msgs"
 #define VG_K_EXE "exe"
+#define VG_K_ARGV_FULL "argv_full"   /* {"argc","bytes","sha256"} when argv was cut */
+#define VG_K_ARGC "argc"
+#define VG_K_BYTES "bytes"
+#define VG_K_ARGV_UNREADABLE "argv_unreadable"
 #define VG_K_ENV_NAMES "env_names"
 #define VG_K_DECISION "decision"
 #define VG_K_RULE "rule"           /* {"file","line","text"}, nil: the default decided */

@@ -120,7 +120,17 @@ static void put_path(struct vg_buf *b, const char *path, const char *resolved)
 
 /* " /usr/bin/curl ["curl","-o","x"]": the program bare when it is a plain
  * path (as strace users expect), quoted when it has anything odd in it. */
-static void put_exe_argv(struct vg_buf *b, const char *exe, const char *const *argv, uint32_t argc)
+/* argv was cut for the log: say what the whole was, so nothing is left
+ * out silently. */
+static void put_argv_full(struct vg_buf *b, const struct vg_argv_full *full)
+{
+    if (full->sha256)
+        vg_buf_printf(b, " (cut: %u arguments, %llu bytes, sha256 %s)", full->argc,
+                      (unsigned long long)full->bytes, full->sha256);
+}
+
+static void put_exe_argv(struct vg_buf *b, const char *exe, const char *const *argv, uint32_t argc,
+                         const struct vg_argv_full *full)
 {
     if (exe) {
         vg_buf_puts(b, " ");
@@ -133,6 +143,7 @@ static void put_exe_argv(struct vg_buf *b, const char *exe, const char *const *a
         vg_buf_puts(b, " ");
         put_strv(b, argv, argc);
     }
+    put_argv_full(b, full);
 }
 
 /* ADDR:PORT, [ADDR]:PORT for IPv6; the port left out when -1. */
@@ -167,7 +178,9 @@ static void put_dests(struct vg_buf *b, const struct vg_args *a)
 static void put_args(struct vg_buf *b, const struct vg_args *a)
 {
     if (a->exe || (a->argv && a->argc))
-        put_exe_argv(b, a->exe, a->argv, a->argc);
+        put_exe_argv(b, a->exe, a->argv, a->argc, &a->argv_full);
+    if (a->argv_unreadable)
+        vg_buf_puts(b, " (argv unreadable)");
     else if (a->path || a->resolved) {
         vg_buf_puts(b, " ");
         put_path(b, a->path, a->resolved);
@@ -235,7 +248,7 @@ static void summary_proc(const struct vg_proc_ev *e, struct vg_buf *b)
                       e->thread ? "thread" : (e->clone_flags & 0x4000u) ? "vfork" : "fork");
         break;
     case VG_PROC_EXEC:
-        put_exe_argv(b, e->exe, e->argv, e->argc);
+        put_exe_argv(b, e->exe, e->argv, e->argc, &e->argv_full);
         break;
     case VG_PROC_EXIT:
         if (e->signal) {

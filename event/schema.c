@@ -28,6 +28,14 @@ static const struct vg_field dest_f[] = {
 };
 SCHEMA(dest_s, struct vg_dest, dest_f);
 
+/* Present (as a map) only when argv was cut: every field is then set. */
+static const struct vg_field argv_full_f[] = {
+    FLD(VG_K_ARGC, VG_F_U32, struct vg_argv_full, argc, .omit = VG_OM_ZERO),
+    FLD(VG_K_BYTES, VG_F_U64, struct vg_argv_full, bytes, .omit = VG_OM_ZERO),
+    FLD(VG_K_SHA256, VG_F_STR, struct vg_argv_full, sha256),
+};
+SCHEMA(argv_full_s, struct vg_argv_full, argv_full_f);
+
 static const struct vg_field args_f[] = {
     FLD(VG_K_PATH, VG_F_STR, struct vg_args, path),
     FLD(VG_K_RESOLVED, VG_F_STR, struct vg_args, resolved),
@@ -43,6 +51,8 @@ static const struct vg_field args_f[] = {
     FLD(VG_K_DESTS, VG_F_STRUCTV, struct vg_args, dests, NFLD(struct vg_args, ndests), .sub = &dest_s),
     FLD(VG_K_EXE, VG_F_STR, struct vg_args, exe),
     FLD(VG_K_ARGV, VG_F_STRV, struct vg_args, argv, NFLD(struct vg_args, argc)),
+    FLD(VG_K_ARGV_FULL, VG_F_MAP, struct vg_args, argv_full, .sub = &argv_full_s),
+    FLD(VG_K_ARGV_UNREADABLE, VG_F_BOOL, struct vg_args, argv_unreadable),
     FLD(VG_K_ENV_NAMES, VG_F_STRV, struct vg_args, env_names, NFLD(struct vg_args, nenv)),
 };
 SCHEMA(args_s, struct vg_args, args_f);
@@ -142,6 +152,7 @@ static const struct vg_field proc_f[] = {
     FLD(VG_K_THREAD, VG_F_BOOL, struct vg_proc_ev, thread),
     FLD(VG_K_EXE, VG_F_STR, struct vg_proc_ev, exe),
     FLD(VG_K_ARGV, VG_F_STRV, struct vg_proc_ev, argv, NFLD(struct vg_proc_ev, argc)),
+    FLD(VG_K_ARGV_FULL, VG_F_MAP, struct vg_proc_ev, argv_full, .sub = &argv_full_s),
     FLD(VG_K_CODE, VG_F_I32, struct vg_proc_ev, exit_code, .when = is_exit),
     FLD(VG_K_SIGNAL, VG_F_I32, struct vg_proc_ev, signal, .omit = VG_OM_ZERO),
     FLD(VG_K_CORE, VG_F_BOOL, struct vg_proc_ev, core),

@@ -147,11 +147,18 @@ def syscalls(recs, **match):
 
 
 def tally(recs):
-    """{(class, decision): n} over the syscall records."""
+    """{(class, decision): n} over the syscall records, and the exec
+    check's kill / would-kill notes (counted as exec: the check judges the
+    image an exec started, after the call's own record)."""
     t = {}
     for r in recs:
+        key = None
         if r["type"] == "syscall":
             key = (r["class"], r["decision"])
+        elif (r["type"] == "note" and r["what"] in ("kill", "would-kill")
+              and r["detail"].startswith("exec check:")):
+            key = ("exec", r["what"])
+        if key:
             t[key] = t.get(key, 0) + 1
     return t
 

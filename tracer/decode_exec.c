@@ -1,86 +1,140 @@
 /* decode_exec.c: execve/execveat.  The log gets the resolved executable,
  * argv, and the *names* of the environment variables: values often hold
- * tokens and passwords and must never reach the log. */
+ * tokens and passwords and must never reach the log.
+ *
+ * argv is read whole, every argument of it (tracer/argv_rec.h decides what
+ * the record keeps and how it says what it left out).  An argv or envp
+ * that cannot be read whole (an unmapped pointer array or string, or a
+ * page another thread made PROT_NONE, or longer than the kernel takes) is
+ * marked argv_unreadable and the call is refused (tracer/verdict.c): no
+ * exec is released with an argv the log could not show.  What the kernel
+ * copies a moment later may still differ (another thread can rewrite the
+ * strings after this read): the exec proc record, read from the new
+ * image at its exec event, is the authoritative argv. */
+#include <errno.h>
 #include <limits.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "tracer/argv_rec.h"
 #include "tracer/decode_impl.h"
 
-#define VG_EXEC_MAX_STRS 256
-#define VG_EXEC_MAX_LEN 4096
+/* The kernel's own limits (fs/exec.c): an argument longer than
+ * MAX_ARG_STRLEN (32 pages, NUL included) fails E2BIG, and argv + envp
+ * together never exceed 3/4 of _STK_LIM (8 MiB).  Reading stops there:
+ * a call past them is refused with E2BIG, as the kernel would (each array
+ * is held to the joint limit alone, so nothing refused here would run). */
+#define VG_PAGE_SIZE 4096u
+#define VG_ARG_STRLEN_MAX (32u * VG_PAGE_SIZE)
+#define VG_ARG_TOTAL_MAX (6u << 20)
+#define VG_ARG_FIRST_READ VG_PAGE_SIZE /* most arguments fit one read this size */
+#define VG_ENV_MAX_NAMES 1024u  /* names kept; the list ends in "..." past it */
 #define VG_MORE "..."
+#define VG_PTR_BATCH (VG_PAGE_SIZE / sizeof(uint64_t)) /* pointers per read: one page */
 
-/* "text..." when the tracee's string was cut at max. */
-static const char *mark_cut(struct vg_call *c, const char *s)
-{
-    size_t n = strlen(s);
-    char *out = vg_arena_alloc(&c->arena, n + sizeof(VG_MORE));
-    memcpy(out, s, n);
-    memcpy(out + n, VG_MORE, sizeof(VG_MORE));
-    return out;
-}
-
-/* One entry of argv or envp; for envp only the part before '='. */
-static const char *read_entry(struct vg_tracee *t, struct vg_call *c,
-                              uint64_t addr, bool name_only, bool *ok)
+/* One string of the tracee read whole into scratch; NULL and *err set
+ * (EFAULT unreadable, E2BIG longer than the kernel takes) otherwise. */
+static const char *read_whole(struct vg_tracee *t, uint64_t addr, struct vg_arena *scratch,
+                              size_t *len, int *err)
 {
     bool cut;
-    char *s = vg_tracee_read_str_trunc(t, addr, VG_EXEC_MAX_LEN, &c->arena, &cut);
-    if (s == NULL) {
-        *ok = false;
-        return VG_UNREADABLE;
+    char *s = vg_tracee_read_str_trunc(t, addr, VG_ARG_FIRST_READ, scratch, &cut);
+    if (s && cut)
+        s = vg_tracee_read_str_trunc(t, addr, VG_ARG_STRLEN_MAX, scratch, &cut);
+    if (!s || cut) {
+        *err = s ? E2BIG : EFAULT;
+        return NULL;
     }
-    if (name_only) {
-        char *eq = strchr(s, '=');
-        if (eq) {
-            /* Wipe the value from the arena too, not just hide it. */
-            memset(eq, 0, strlen(eq));
-            cut = false;
-        }
-    }
-    return cut ? mark_cut(c, s) : s;
+    *len = strlen(s);
+    return s;
 }
 
-/* Read pointers of a NULL-terminated array, a page-bounded batch at a time
+/* Walks a NULL-terminated pointer array of the tracee and hands each
+ * string to a consumer.  Pointers are read a page-bounded batch at a time
  * (the array may end right before an unmapped page). */
-static uint32_t read_ptrs(struct vg_tracee *t, uint64_t addr, uint64_t *ptrs,
-                          uint32_t max, bool *more, bool *ok)
+typedef void (*strv_fn)(void *ctx, const char *s, size_t len);
+
+static int walk_strv(struct vg_tracee *t, uint64_t addr, strv_fn fn, void *ctx)
 {
-    uint32_t n = 0;
-    *more = false;
-    while (addr != 0 && n < max + 1) {
-        uint64_t in_page = (4096 - addr % 4096) / sizeof(uint64_t);
-        uint32_t want = (uint32_t)(in_page ? in_page : 1);
-        if (want > max + 1 - n)
-            want = max + 1 - n;
-        if (vg_tracee_read(t, addr, ptrs + n, want * sizeof(uint64_t)) < 0) {
-            *ok = false;
-            return n;
+    uint64_t ptrs[VG_PTR_BATCH];
+    uint64_t total = 0;
+    int err = 0;
+    while (addr != 0) {
+        uint32_t want = (uint32_t)((VG_PAGE_SIZE - addr % VG_PAGE_SIZE) / sizeof(uint64_t));
+        if (want == 0 || want > VG_PTR_BATCH)
+            want = 1; /* a misaligned array: one pointer at a time */
+        if (vg_tracee_read(t, addr, ptrs, want * sizeof(uint64_t)) < 0)
+            return EFAULT;
+        for (uint32_t i = 0; i < want; i++) {
+            if (ptrs[i] == 0)
+                return 0;
+            struct vg_arena scratch = {0};
+            size_t len = 0;
+            const char *s = read_whole(t, ptrs[i], &scratch, &len, &err);
+            total += len + 1 + sizeof(uint64_t);
+            if (s && total <= VG_ARG_TOTAL_MAX)
+                fn(ctx, s, len);
+            vg_arena_free(&scratch);
+            if (!s)
+                return err;
+            if (total > VG_ARG_TOTAL_MAX)
+                return E2BIG;
         }
-        for (uint32_t i = 0; i < want; i++, n++)
-            if (ptrs[n] == 0)
-                return n;
         addr += want * sizeof(uint64_t);
     }
-    *more = n > max;
-    return n > max ? max : n;
+    return 0;
 }
 
-/* argv or envp into (*out, *count); a list cut at the cap ends in "...". */
-static void read_strv(struct vg_tracee *t, struct vg_call *c, uint64_t addr,
-                      bool name_only, const char *const **out, uint32_t *count,
-                      bool *ok)
+static void add_arg(void *ctx, const char *s, size_t len)
 {
-    uint64_t ptrs[VG_EXEC_MAX_STRS + 1];
-    bool more;
-    uint32_t n = read_ptrs(t, addr, ptrs, VG_EXEC_MAX_STRS, &more, ok);
-    const char **v = vg_arena_alloc(&c->arena, (n + 1) * sizeof(*v));
-    for (uint32_t i = 0; i < n; i++)
-        v[i] = read_entry(t, c, ptrs[i], name_only, ok);
-    if (more)
-        v[n++] = VG_MORE;
-    *out = v;
-    *count = n;
+    vg_argv_rec_add(ctx, s, len);
+}
+
+/* Environment names: only the part before '=' is ever copied. */
+struct env_names {
+    struct vg_arena *arena;
+    const char **v;     /* in the arena, doubled as it fills */
+    uint32_t n, cap;
+};
+
+static void add_env(void *ctx, const char *s, size_t len)
+{
+    struct env_names *e = ctx;
+    if (e->n > VG_ENV_MAX_NAMES)
+        return;
+    if (e->n == e->cap) {
+        e->cap = e->cap ? e->cap * 2 : 16;
+        const char **v = vg_arena_alloc(e->arena, (e->cap + 1) * sizeof *v);
+        if (e->n)
+            memcpy(v, e->v, e->n * sizeof *v);
+        e->v = v;
+    }
+    if (e->n == VG_ENV_MAX_NAMES) {
+        e->v[e->n++] = VG_MORE;
+        return;
+    }
+    const char *eq = memchr(s, '=', len);
+    size_t keep = eq ? (size_t)(eq - s) : len;
+    char *name = vg_arena_alloc(e->arena, keep + 1);
+    memcpy(name, s, keep);
+    name[keep] = 0;
+    e->v[e->n++] = name;
+}
+
+/* The call's argv/envp into c->args; 0, or the errno the kernel would
+ * have failed it with. */
+static int read_argv_envp(struct vg_tracee *t, struct vg_call *c, uint64_t argv, uint64_t envp)
+{
+    struct vg_argv_rec rec;
+    vg_argv_rec_init(&rec, &c->arena);
+    int err = walk_strv(t, argv, add_arg, &rec);
+    vg_argv_rec_done(&rec, &c->args.argv, &c->args.argc, &c->args.argv_full);
+    struct env_names env = {.arena = &c->arena};
+    if (!err)
+        err = walk_strv(t, envp, add_env, &env);
+    c->args.env_names = env.v;
+    c->args.nenv = env.n;
+    return err;
 }
 
 int vg_dec_exec(struct vg_tracee *t, struct vg_call *c)
@@ -95,7 +149,10 @@ int vg_dec_exec(struct vg_tracee *t, struct vg_call *c)
     c->args.exe = c->args.resolved;
     /* argv and envp follow the path: execve(path, argv, envp),
      * execveat(dirfd, path, argv, envp, flags). */
-    read_strv(t, c, vg_arg(c, p->path + 1), false, &c->args.argv, &c->args.argc, &ok);
-    read_strv(t, c, vg_arg(c, p->path + 2), true, &c->args.env_names, &c->args.nenv, &ok);
-    return ok ? 0 : -1;
+    int err = read_argv_envp(t, c, vg_arg(c, p->path + 1), vg_arg(c, p->path + 2));
+    if (err) {
+        c->args.argv_unreadable = true;
+        c->deny_errno = err;
+    }
+    return ok && !err ? 0 : -1;
 }

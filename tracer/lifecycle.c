@@ -10,13 +10,18 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ptrace.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/user.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "tracer/argv_rec.h"
 #include "tracer/decode.h"
 #include "tracer/ptrace_int.h"
+#include "tracer/verdict.h"
+
+#define CMDLINE_FIRST 4096 /* first read of /proc/PID/cmdline; grows as needed */
 
 
 /* The start record of a task, written once, at whichever comes first of
@@ -52,8 +57,15 @@ void vg_pt_on_new_task(struct engine *e, struct vg_task *parent_task, int event)
     /* Adding a task may move the table: keep copies, not the pointer. */
     const struct vg_task parent_copy = *parent_task, *parent = &parent_copy;
     unsigned long msg = 0;
-    if (ptrace(PTRACE_GETEVENTMSG, parent->tid, 0, &msg) < 0)
+    long got = ptrace(PTRACE_GETEVENTMSG, parent->tid, 0, &msg);
+    if (got < 0 && errno == ESRCH)
+        return; /* the creator died meanwhile: release_orphans frees the child */
+    if (got < 0 || msg == 0) {
+        /* A task we cannot account for: the run ends. */
+        vg_pt_fail(e, parent->nspid, "cannot read the new task of pid %d: %s", parent->nspid,
+                   got < 0 ? strerror(errno) : "no tid");
         return;
+    }
     pid_t tid = (pid_t)msg;
     uint64_t flags = 0;
     struct user_regs_struct regs;
@@ -67,6 +79,11 @@ void vg_pt_on_new_task(struct engine *e, struct vg_task *parent_task, int event)
     }
     bool known = vg_tasks_get(&e->tasks, tid) != NULL;
     struct vg_task *t = vg_tasks_add(&e->tasks, tid);
+    if (!t) {
+        vg_pt_fail(e, parent->nspid, "task table full: cannot follow a new task of pid %d",
+                   parent->nspid);
+        return;
+    }
     t->ptid = parent->tid;
     if (!vg_task_identify(&e->tasks, t) && !known) {
         /* The child already ran, exited and was reaped before this event
@@ -83,81 +100,166 @@ void vg_pt_on_new_task(struct engine *e, struct vg_task *parent_task, int event)
         /* It stopped first and waited for this event: let it go now that
          * its start record (with the clone flags) precedes its calls. */
         t->held = false;
-        ptrace(PTRACE_CONT, tid, 0, 0);
+        vg_pt_release(e, tid);
     }
 }
 
-static void read_cmdline(pid_t pid, struct vg_arena *a, const char ***argv, uint32_t *argc)
+/* The whole of /proc/PID/cmdline: the argv the kernel copied for the new
+ * image (no thread of the candidate can touch it while the task is stopped
+ * at its exec event).  -1 when it cannot be read. */
+static int read_cmdline(pid_t pid, struct vg_arena *a, struct vg_proc_ev *ev)
 {
-    char path[64], buf[8192];
+    char path[64];
     snprintf(path, sizeof path, "/proc/%d/cmdline", (int)pid);
     int fd = open(path, O_RDONLY | O_CLOEXEC);
-    *argc = 0;
-    *argv = NULL;
     if (fd < 0)
-        return;
-    ssize_t n = read(fd, buf, sizeof buf - 1);
+        return -1;
+    size_t cap = CMDLINE_FIRST, n = 0;
+    char *buf = vg_xmalloc(cap);
+    ssize_t got;
+    while ((got = read(fd, buf + n, cap - n)) > 0) {
+        n += (size_t)got;
+        if (n == cap)
+            buf = vg_xrealloc(buf, cap *= 2);
+    }
     close(fd);
-    if (n <= 0)
-        return;
-    buf[n] = 0;
-    const char **v = vg_arena_alloc(a, 65 * sizeof *v);
-    uint32_t c = 0;
-    for (ssize_t i = 0; i < n && c < 64; i += (ssize_t)strlen(buf + i) + 1)
-        v[c++] = vg_arena_strdup(a, buf + i);
-    *argv = v;
-    *argc = c;
+    if (got < 0) {
+        free(buf);
+        return -1;
+    }
+    struct vg_argv_rec rec;
+    vg_argv_rec_init(&rec, a);
+    for (size_t i = 0; i < n;) {
+        const char *nul = memchr(buf + i, 0, n - i);
+        size_t len = nul ? (size_t)(nul - (buf + i)) : n - i;
+        vg_argv_rec_add(&rec, buf + i, len);
+        i += len + 1;
+    }
+    vg_argv_rec_done(&rec, &ev->argv, &ev->argc, &ev->argv_full);
+    free(buf);
+    return 0;
+}
+
+/* The executable the task runs now: its path into exe (exe[0] = 0 when
+ * /proc/PID/exe cannot be read) and its identity into st.  The
+ * candidate's first exec (vigil's own, before any candidate code ran)
+ * tells which file the command is.  Returns 0, or the errno. */
+static int read_image(struct engine *e, const struct vg_task *t, char *exe, size_t size,
+                      struct stat *st)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/exe", (int)t->tid);
+    ssize_t n = readlink(path, exe, size - 1);
+    exe[n > 0 ? n : 0] = 0;
+    if (n <= 0 || stat(path, st) < 0) {
+        exe[0] = 0;
+        return n == 0 ? ENOENT : errno;
+    }
+    struct vg_command_id *id = &e->ctx->command_id;
+    if (!id->seen && t->tgid == e->cand_pid) {
+        id->seen = true;
+        const char *cmd = e->ctx->command_path;
+        if (cmd && !strcmp(exe, cmd))
+            *id = (struct vg_command_id){.seen = true, .known = true,
+                                         .dev = st->st_dev, .ino = st->st_ino};
+    }
+    return 0;
+}
+
+/* Kill a task stopped at its exec event: SIGKILL ends a ptrace-stopped
+ * task without its returning to user mode, so the image never runs one
+ * instruction.  Then the run ends. */
+static void kill_at_exec(struct engine *e, struct vg_task *t)
+{
+    if (kill(t->tid, SIGKILL) < 0 && errno != ESRCH)
+        vg_pt_fail(e, t->nspid, "cannot kill pid %d at its exec: %s", t->nspid, strerror(errno));
+    vg_pt_kill_sandbox(e);
+}
+
+/* The exec check's verdict (tracer/verdict.c) carried out: counted, noted,
+ * and the task killed where it stands unless this is a dry run. */
+static bool check_image(struct engine *e, struct vg_task *t, const char *exe,
+                        const struct stat *st)
+{
+    struct vg_exec_image img = {.exe = exe[0] ? exe : NULL, .st = exe[0] ? st : NULL};
+    struct vg_call_verdict v;
+    vg_decide_exec_image(e->ctx, &img, &v);
+    if (!v.record || v.decision == VG_DEC_ALLOW)
+        return false;
+    e->ctx->out.counts[VG_CLASS_EXEC][v.decision]++;
+    char where[300], reason[sizeof e->ctx->out.kill_reason];
+    const char *cmd = e->ctx->command_path;
+    if (!img.exe)
+        snprintf(reason, sizeof reason, "%s (pid %d)", v.rule_text, t->nspid);
+    else
+        snprintf(reason, sizeof reason,
+                 "exec check: %s is running but the policy does not allow executing it%s (%s)", exe,
+                 cmd && !strcmp(exe, cmd) ? " (not the command file vigil checked: replaced)" : "",
+                 vg_pt_rule_where(where, sizeof where, v.rule_file, v.rule_line));
+    if (!v.kill) {
+        /* A dry run ends nothing, but the reader must learn it would have. */
+        vg_pt_note(e, "would-kill", reason, t->nspid);
+        return false;
+    }
+    memcpy(e->ctx->out.kill_reason, reason, sizeof reason);
+    e->ctx->out.policy_kill = true;
+    vg_pt_note(e, "kill", e->ctx->out.kill_reason, t->nspid);
+    kill_at_exec(e, t);
+    return true;
 }
 
 /* After a successful exec: record the new image, and check that what
- * really runs is allowed (the path checked before the call could have been
- * swapped by another thread, or a #! line names an interpreter). */
-void vg_pt_on_exec(struct engine *e, struct vg_task *t)
+ * really runs is allowed.  The task is still stopped at the exec event. */
+bool vg_pt_on_exec(struct engine *e, struct vg_task *t)
 {
     unsigned long former = 0;
-    ptrace(PTRACE_GETEVENTMSG, t->tid, 0, &former);
+    if (ptrace(PTRACE_GETEVENTMSG, t->tid, 0, &former) < 0) {
+        if (errno != ESRCH) /* gone: nothing to continue or check */
+            vg_pt_fail(e, t->nspid, "cannot read the exec event of pid %d: %s", t->nspid,
+                       strerror(errno));
+        return true;
+    }
     if ((pid_t)former != t->tid) {
         /* A thread exec'd: it took over the leader's tid.  Deleting moves
          * entries, so look ours up again afterwards. */
         pid_t tid = t->tid;
         vg_tasks_del(&e->tasks, (pid_t)former);
         t = vg_tasks_get(&e->tasks, tid);
-        if (!t)
-            return;
+        if (!t) { /* cannot happen: but an unknown image must not run */
+            vg_pt_fail(e, 0, "exec event of an untracked task (host tid %d)", (int)tid);
+            kill(tid, SIGKILL);
+            return true;
+        }
     }
     vg_unwinder_forget(e->unw, t->tgid);
+    char exe[4096];
+    struct stat st;
+    int err = read_image(e, t, exe, sizeof exe, &st);
     struct vg_arena a = {0};
-    char path[64], exe[4096];
-    snprintf(path, sizeof path, "/proc/%d/exe", (int)t->tid);
-    ssize_t n = readlink(path, exe, sizeof exe - 1);
-    exe[n > 0 ? n : 0] = 0;
     struct vg_record r = {.type = VG_REC_PROC};
     r.u.proc = (struct vg_proc_ev){.ts_ns = vg_pt_now(e), .kind = VG_PROC_EXEC, .pid = t->nspid,
                                    .hpid = t->tid, .proc = t->proc, .exe = exe, .exit_code = -1};
-    read_cmdline(t->tid, &a, (const char ***)&r.u.proc.argv, &r.u.proc.argc);
-    vg_pt_emit(e, &r);
-    vg_arena_free(&a);
-
-    const struct vg_policy *pol = e->ctx->pol;
-    bool is_command = e->ctx->command_path && !strcmp(exe, e->ctx->command_path);
-    if (!e->ctx->audited[VG_CLASS_EXEC] || is_command)
-        return;
-    struct vg_verdict v = vg_policy_decide_path(pol, VG_CLASS_EXEC, exe);
-    if (v.action == VG_ACT_ALLOW)
-        return;
-    char where[300], reason[sizeof e->ctx->out.kill_reason];
-    snprintf(reason, sizeof reason,
-             "exec check: %s is running but the policy does not allow executing it (%s)", exe,
-             vg_pt_rule_where(where, sizeof where, v.rule ? v.rule->file : NULL, v.rule ? v.rule->line : 0));
-    if (e->ctx->opts->mode == VG_MODE_DRY_RUN) {
-        /* A dry run ends nothing, but the reader must learn it would have. */
-        vg_pt_note(e, "would-kill", reason, t->nspid);
-        return;
+    if (err == ENOENT || err == ESRCH) {
+        /* No exe: the task has no memory any more, it is exiting (the
+         * sandbox's teardown reached it at this very stop).  The exec is
+         * recorded, without the image nobody can read now; nothing of it
+         * can run, its exit record follows. */
+        r.u.proc.exe = NULL;
+        vg_pt_emit(e, &r);
+        kill(t->tid, SIGKILL);
+        return true;
     }
-    memcpy(e->ctx->out.kill_reason, reason, sizeof reason);
-    e->ctx->out.policy_kill = true;
-    vg_pt_note(e, "kill", e->ctx->out.kill_reason, t->nspid);
-    vg_pt_kill_sandbox(e);
+    int cmdline = read_cmdline(t->tid, &a, &r.u.proc);
+    int emitted = vg_pt_emit(e, &r);
+    vg_arena_free(&a);
+    if (cmdline < 0 || emitted < 0) {
+        /* What runs cannot be recorded: it does not run. */
+        if (cmdline < 0)
+            vg_pt_fail(e, t->nspid, "cannot read the arguments of pid %d at its exec", t->nspid);
+        kill_at_exec(e, t);
+        return true;
+    }
+    return check_image(e, t, exe, &st);
 }
 
 /* A held task whose creator died before reporting the fork/clone event
@@ -176,7 +278,7 @@ static void release_orphans(struct engine *e)
         e->nheld--;
         t->announced = true;
         vg_pt_log_start(e, t, 0);
-        ptrace(PTRACE_CONT, t->tid, 0, 0);
+        vg_pt_release(e, t->tid);
     }
 }
 

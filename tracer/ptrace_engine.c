@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,7 +49,39 @@ const char *vg_pt_rule_where(char *buf, size_t n, const char *file, uint32_t lin
 
 void vg_pt_kill_sandbox(struct engine *e)
 {
+    e->ending = true;
     kill(e->ctx->init_pid, SIGKILL);
+}
+
+void vg_pt_fail(struct engine *e, int32_t pid, const char *fmt, ...)
+{
+    char why[sizeof e->ctx->out.kill_reason];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(why, sizeof why, fmt, ap);
+    va_end(ap);
+    if (!e->ending) { /* the first cause is the one reported */
+        memcpy(e->ctx->out.kill_reason, why, sizeof why);
+        e->ctx->out.policy_kill = true;
+    }
+    vg_pt_note(e, "error", why, pid);
+    vg_pt_kill_sandbox(e);
+}
+
+/* A stopped task of a run that is ending never runs again: SIGKILL takes
+ * a ptrace-stopped task down without its returning to user mode (the
+ * pid namespace's teardown would reach it only later). */
+static void kill_stopped(pid_t tid)
+{
+    kill(tid, SIGKILL); /* a tid names its whole process; ESRCH: already gone */
+}
+
+void vg_pt_release(struct engine *e, pid_t tid)
+{
+    if (e->ending)
+        kill_stopped(tid);
+    else
+        ptrace(PTRACE_CONT, tid, 0, 0);
 }
 
 /* Every record goes through here: a record that cannot be written stops
@@ -120,13 +153,8 @@ static void on_seccomp(struct engine *e, struct vg_task *t)
             return; /* killed meanwhile: nothing to release */
         /* A call that cannot be read cannot be decided: it is not let
          * through undecided, the run ends instead. */
-        char why[160];
-        snprintf(why, sizeof why, "cannot read the stopped call of pid %d: %s", t->nspid,
-                 n < 0 ? strerror(errno) : "not a native seccomp stop");
-        snprintf(e->ctx->out.kill_reason, sizeof e->ctx->out.kill_reason, "%s", why);
-        e->ctx->out.policy_kill = true;
-        vg_pt_note(e, "error", why, t->nspid);
-        vg_pt_kill_sandbox(e);
+        vg_pt_fail(e, t->nspid, "cannot read the stopped call of pid %d: %s", t->nspid,
+                   n < 0 ? strerror(errno) : "not a native seccomp stop");
         return;
     }
     uint64_t args[6];
@@ -136,9 +164,16 @@ static void on_seccomp(struct engine *e, struct vg_task *t)
         return;
     }
     if (e->root_fd < 0) {
+        /* Without the sandbox's root no path can be resolved: nothing is
+         * decided on text instead, the run ends (the call stays stopped). */
         char path[64];
         snprintf(path, sizeof path, "/proc/%d/root", (int)t->tid);
         e->root_fd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (e->root_fd < 0) {
+            vg_pt_fail(e, t->nspid, "cannot open the sandbox root (%s): %s", path,
+                       strerror(errno));
+            return;
+        }
     }
     judge(e, t, (int)info.seccomp.nr, args);
 }
@@ -185,7 +220,7 @@ static void judge(struct engine *e, struct vg_task *t, int nr, const uint64_t ar
     } else if (v.refuse && refuse(t->tid, v.err) < 0) {
         vg_pt_kill_sandbox(e); /* cannot refuse it: do not let it run */
     } else {
-        ptrace(PTRACE_CONT, t->tid, 0, 0);
+        vg_pt_release(e, t->tid);
     }
     vg_call_free(&call);
 }
@@ -245,9 +280,18 @@ static void on_stop(struct engine *e, pid_t tid, int status)
 {
     struct vg_task *t = vg_tasks_get(&e->tasks, tid);
     int sig = WSTOPSIG(status), event = status >> 16;
+    if (e->ending) {
+        kill_stopped(tid);
+        return;
+    }
     if (!t) {
         /* A new task's first stop can come before its parent's event. */
         t = vg_tasks_add(&e->tasks, tid);
+        if (!t) {
+            vg_pt_fail(e, 0, "task table full: cannot follow host tid %d", (int)tid);
+            kill_stopped(tid);
+            return;
+        }
         vg_task_identify(&e->tasks, t);
     }
     if (!t->attached) {
@@ -274,7 +318,8 @@ static void on_stop(struct engine *e, pid_t tid, int status)
         vg_pt_on_new_task(e, t, event);
         break;
     case PTRACE_EVENT_EXEC:
-        vg_pt_on_exec(e, t);
+        if (vg_pt_on_exec(e, t))
+            return; /* killed where it stands */
         break;
     case PTRACE_EVENT_STOP:
         if (is_stop_signal(sig)) {

@@ -21,6 +21,7 @@ struct engine {
     struct vg_canon_cache *canon; /* symlink lookups under immutable trees */
     pid_t cand_pid;         /* host pid of the candidate's first process */
     bool init_gone;
+    bool ending;            /* the sandbox is being killed: release nothing more */
     unsigned nheld;         /* tasks held at their first stop (see on_stop) */
     uint64_t spin_ns;       /* 0 on a single CPU: spinning would starve the candidate */
 };
@@ -30,6 +31,12 @@ uint64_t vg_pt_now(const struct engine *e);
 /* "file:line" of a rule, or "default". */
 const char *vg_pt_rule_where(char *buf, size_t n, const char *file, uint32_t line);
 void vg_pt_kill_sandbox(struct engine *e);
+/* Let a stopped task go on, or kill it when the run is ending. */
+void vg_pt_release(struct engine *e, pid_t tid);
+/* End the run because vigil cannot go on safely: kill_reason, an "error"
+ * note, the sandbox killed. */
+void vg_pt_fail(struct engine *e, int32_t pid, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 /* Write a record; a record that cannot be written stops the run. */
 int vg_pt_emit(struct engine *e, struct vg_record *r);
 void vg_pt_note(struct engine *e, const char *what, const char *detail, int32_t pid);
@@ -37,6 +44,8 @@ void vg_pt_note(struct engine *e, const char *what, const char *detail, int32_t 
 /* lifecycle.c */
 void vg_pt_log_start(struct engine *e, struct vg_task *t, uint64_t flags);
 void vg_pt_on_new_task(struct engine *e, struct vg_task *parent, int event);
-void vg_pt_on_exec(struct engine *e, struct vg_task *t);
+/* True when the task was killed at the exec event: it must not be
+ * continued. */
+bool vg_pt_on_exec(struct engine *e, struct vg_task *t);
 void vg_pt_on_exit(struct engine *e, pid_t tid, int status);
 #endif

@@ -31,12 +31,24 @@ static size_t slot_of(const struct vg_tasks *ts, pid_t tid)
 
 struct vg_task *vg_tasks_get(struct vg_tasks *ts, pid_t tid)
 {
+    if (tid <= 0)
+        return NULL; /* 0 marks a free slot: it must never match one */
     for (size_t i = slot_of(ts, tid), k = 0; k < ts->cap; i = (i + 1) & (ts->cap - 1), k++) {
         if (ts->slots[i].tid == tid)
             return &ts->slots[i];
         if (ts->slots[i].tid == 0)
             return NULL;
     }
+    return NULL;
+}
+
+/* The free slot tid's probe chain reaches; NULL when there is none (the
+ * table is never more than half full, but a probe must end anyway). */
+static struct vg_task *free_slot(struct vg_tasks *ts, pid_t tid)
+{
+    for (size_t i = slot_of(ts, tid), k = 0; k < ts->cap; i = (i + 1) & (ts->cap - 1), k++)
+        if (!ts->slots[i].tid)
+            return &ts->slots[i];
     return NULL;
 }
 
@@ -48,24 +60,28 @@ static void grow(struct vg_tasks *ts)
     ts->slots = vg_xcalloc(ts->cap, sizeof *ts->slots);
     ts->n = 0;
     for (size_t i = 0; i < oldcap; i++)
-        if (old[i].tid)
-            *vg_tasks_add(ts, old[i].tid) = old[i];
+        if (old[i].tid) {
+            *free_slot(ts, old[i].tid) = old[i]; /* twice the room: always one */
+            ts->n++;
+        }
     free(old);
 }
 
 struct vg_task *vg_tasks_add(struct vg_tasks *ts, pid_t tid)
 {
+    if (tid <= 0)
+        return NULL;
     struct vg_task *t = vg_tasks_get(ts, tid);
     if (t)
         return t;
     if ((ts->n + 1) * 2 > ts->cap)
         grow(ts);
-    size_t i = slot_of(ts, tid);
-    while (ts->slots[i].tid)
-        i = (i + 1) & (ts->cap - 1);
-    ts->slots[i] = (struct vg_task){.tid = tid, .tgid = tid};
+    t = free_slot(ts, tid);
+    if (!t)
+        return NULL;
+    *t = (struct vg_task){.tid = tid, .tgid = tid};
     ts->n++;
-    return &ts->slots[i];
+    return t;
 }
 
 /* Backward-shift deletion keeps every probe chain unbroken. */
@@ -77,11 +93,12 @@ void vg_tasks_del(struct vg_tasks *ts, pid_t tid)
     size_t i = (size_t)(t - ts->slots);
     ts->slots[i].tid = 0;
     ts->n--;
-    for (size_t j = (i + 1) & (ts->cap - 1); ts->slots[j].tid; j = (j + 1) & (ts->cap - 1)) {
+    /* Re-place every entry of the rest of the chain (at most cap - 1). */
+    for (size_t j = (i + 1) & (ts->cap - 1), k = 1; k < ts->cap && ts->slots[j].tid;
+         j = (j + 1) & (ts->cap - 1), k++) {
         struct vg_task moved = ts->slots[j];
         ts->slots[j].tid = 0;
-        ts->n--;
-        *vg_tasks_add(ts, moved.tid) = moved;
+        *free_slot(ts, moved.tid) = moved; /* j itself is free now */
     }
 }
 

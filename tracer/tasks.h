@@ -29,7 +29,9 @@ struct vg_tasks {
 void vg_tasks_init(struct vg_tasks *ts);
 void vg_tasks_free(struct vg_tasks *ts);
 struct vg_task *vg_tasks_get(struct vg_tasks *ts, pid_t tid);
-struct vg_task *vg_tasks_add(struct vg_tasks *ts, pid_t tid);  /* or the existing one */
+/* The task's entry, new or existing; NULL for tid <= 0 or a full table
+ * (which the caller must treat as a task it cannot follow). */
+struct vg_task *vg_tasks_add(struct vg_tasks *ts, pid_t tid);
 void vg_tasks_del(struct vg_tasks *ts, pid_t tid);
 uint64_t vg_tasks_new_proc(struct vg_tasks *ts);
 /* Fill tgid and ns ids from /proc/TID/status.  False when the task is

@@ -149,12 +149,89 @@ static bool target_missing(int root_fd, enum vg_class cls, const char *path)
     return fstatat(root_fd, buf, &st, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT;
 }
 
+static const struct vg_rule_src artifact_rule = {
+    .file = "(command line)", .line = 0, .text = "allow the files named on the command line",
+};
+
+static void set_rule(struct vg_call_verdict *v, const struct vg_verdict *pv)
+{
+    if (pv->rule) {
+        v->rule_file = pv->rule->file;
+        v->rule_line = pv->rule->line;
+        v->rule_text = pv->rule->text;
+    } else {
+        v->rule_text = default_text[pv->action];
+    }
+}
+
+/* An exec whose argv or envp could not be read whole (decode_exec.c) is
+ * refused in every mode, with the errno the kernel would have given
+ * (EFAULT, E2BIG): the log could not show what would run. */
+static bool exec_unreadable(const struct vg_call *call, struct vg_call_verdict *v)
+{
+    if (call->cls != VG_CLASS_EXEC || !call->args.argv_unreadable)
+        return false;
+    v->decision = VG_DEC_DENY;
+    v->refuse = true;
+    v->err = call->deny_errno ? call->deny_errno : EFAULT;
+    snprintf(v->text_buf, sizeof v->text_buf, "exec: argv or envp cannot be read whole (%s)",
+             v->err == E2BIG ? "too long" : "unreadable");
+    v->rule_text = v->text_buf;
+    return true;
+}
+
+bool vg_is_command(const struct vg_engine_ctx *ctx, const char *path, const struct stat *st)
+{
+    const struct vg_command_id *id = &ctx->command_id;
+    if (!ctx->command_path || !path || strcmp(path, ctx->command_path))
+        return false;
+    if (!id->seen)
+        return true; /* vigil's own first exec: nothing of the candidate ran yet */
+    return id->known && st && st->st_dev == id->dev && st->st_ino == id->ino;
+}
+
+/* An exec call of the command: judged on the file now at its path. */
+static bool exec_of_command(const struct vg_engine_ctx *ctx, int root_fd, const char *path)
+{
+    struct stat st;
+    bool found = root_fd >= 0 && path && path[0] == '/' && path[1] &&
+                 fstatat(root_fd, path + 1, &st, 0) == 0;
+    return vg_is_command(ctx, path, found ? &st : NULL);
+}
+
+void vg_decide_exec_image(const struct vg_engine_ctx *ctx, const struct vg_exec_image *img,
+                          struct vg_call_verdict *v)
+{
+    memset(v, 0, sizeof *v);
+    v->record = true;
+    bool dry = ctx->opts->mode == VG_MODE_DRY_RUN;
+    if (!img->exe) {
+        v->decision = VG_DEC_KILL;
+        v->kill = true;
+        v->rule_text = "exec check: the running executable cannot be read";
+        return;
+    }
+    if (!ctx->audited[VG_CLASS_EXEC]) {
+        v->record = false;
+        v->decision = VG_DEC_ALLOW;
+        return;
+    }
+    struct vg_verdict pv = vg_is_command(ctx, img->exe, img->st)
+        ? (struct vg_verdict){.action = VG_ACT_ALLOW, .rule = &artifact_rule}
+        : vg_policy_decide_path(ctx->pol, VG_CLASS_EXEC, img->exe);
+    set_rule(v, &pv);
+    if (pv.action == VG_ACT_ALLOW) {
+        v->decision = VG_DEC_ALLOW;
+        return;
+    }
+    /* Deny or kill alike: the exec already happened, only a kill stops it. */
+    v->decision = dry ? VG_DEC_WOULD_KILL : VG_DEC_KILL;
+    v->kill = !dry;
+}
+
 void vg_decide_call(const struct vg_engine_ctx *ctx, struct vg_call *call, int root_fd,
                     struct vg_call_verdict *v)
 {
-    static const struct vg_rule_src artifact_rule = {
-        .file = "(command line)", .line = 0, .text = "allow the files named on the command line",
-    };
     memset(v, 0, sizeof *v);
     v->record = true;
     const struct vg_sysent *ent = call->ent;
@@ -198,6 +275,8 @@ void vg_decide_call(const struct vg_engine_ctx *ctx, struct vg_call *call, int r
         v->decision = VG_DEC_ALLOW;
         return;
     }
+    if (exec_unreadable(call, v))
+        return;
     struct vg_verdict pv;
     const char *path = call_path(call);
     if (unjudgeable(call)) {
@@ -208,8 +287,7 @@ void vg_decide_call(const struct vg_engine_ctx *ctx, struct vg_call *call, int r
         return;
     }
     if ((call->cls == VG_CLASS_READ && is_artifact(ctx, path)) ||
-        (call->cls == VG_CLASS_EXEC && ctx->command_path && path &&
-         !strcmp(path, ctx->command_path)))
+        (call->cls == VG_CLASS_EXEC && exec_of_command(ctx, root_fd, path)))
         pv = (struct vg_verdict){.action = VG_ACT_ALLOW, .rule = &artifact_rule};
     else
         pv = ask_policy(ctx, call);
@@ -218,14 +296,7 @@ void vg_decide_call(const struct vg_engine_ctx *ctx, struct vg_call *call, int r
         pv = check_move(ctx->pol, call, root_fd);
         moved = pv.action != VG_ACT_ALLOW;
     }
-
-    if (pv.rule) {
-        v->rule_file = pv.rule->file;
-        v->rule_line = pv.rule->line;
-        v->rule_text = pv.rule->text;
-    } else {
-        v->rule_text = default_text[pv.action];
-    }
+    set_rule(v, &pv);
     if (moved) {
         snprintf(v->text_buf, sizeof v->text_buf, "new name decided more leniently than %s",
                  v->rule_text);

@@ -8,6 +8,8 @@
 #include "tracer/decode.h"
 #include "tracer/engine.h"
 
+struct stat;
+
 struct vg_call_verdict {
     bool record;               /* false: nothing to decide (plain send) */
     enum vg_decision decision;
@@ -27,4 +29,24 @@ struct vg_call_verdict {
  * destination that decided into call->args. */
 void vg_decide_call(const struct vg_engine_ctx *ctx, struct vg_call *call, int root_fd,
                     struct vg_call_verdict *v);
+
+/* The exec check: after a successful exec, the image that really runs.
+ * The path checked before the call may have been swapped by another
+ * thread, a #! line names an interpreter, and the command named on the
+ * command line may have been replaced: the engine reports what it found
+ * at the exec event, while the task is still stopped there. */
+struct vg_exec_image {
+    const char *exe;        /* /proc/PID/exe; NULL when it cannot be read */
+    const struct stat *st;  /* its identity (stat of /proc/PID/exe) */
+};
+/* decision ALLOW, or KILL (refuse is never set: the exec happened; the
+ * task must be killed before it runs, and the run ends), WOULD_KILL in a
+ * dry run.  An image that cannot be read is KILL in every mode.  record is
+ * false when the policy does not audit exec. */
+/* Is an exec of path (canonical, sandbox view) of the file st the command
+ * named on the command line?  Its name and, once the candidate's first
+ * exec is past, its inode (ctx->command_id). */
+bool vg_is_command(const struct vg_engine_ctx *ctx, const char *path, const struct stat *st);
+void vg_decide_exec_image(const struct vg_engine_ctx *ctx, const struct vg_exec_image *img,
+                          struct vg_call_verdict *v);
 #endif

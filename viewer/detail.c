@@ -26,6 +26,15 @@ static void strv(struct vw_lines *o, const char *label, const char *const *v, ui
     vg_buf_free(&b);
 }
 
+/* An argv the log kept only part of: what the whole was. */
+static void argv_full(struct vw_lines *o, const struct vg_argv_full *f)
+{
+    if (f->sha256)
+        vw_lines_add(o, VW_ST_NORMAL, 0, LABEL "%u arguments, %" PRIu64 " bytes (argv above is cut)",
+                     "argv whole", f->argc, f->bytes);
+    str(o, "argv sha256", f->sha256);
+}
+
 /* Multi-line text (rule text, policy) with the label on the first line. */
 static void text(struct vw_lines *o, enum vw_style st, const char *label, const char *v)
 {
@@ -84,6 +93,9 @@ static void args(struct vw_lines *o, const struct vg_args *a)
     }
     str(o, "exe", a->exe);
     strv(o, "argv", a->argv, a->argc);
+    argv_full(o, &a->argv_full);
+    if (a->argv_unreadable)
+        vw_lines_add(o, VW_ST_DENY, 0, LABEL "%s", "argv", "could not be read whole: refused");
     strv(o, "env names", a->env_names, a->nenv);
 }
 
@@ -131,6 +143,7 @@ static void proc_rec(const struct vg_proc_ev *p, struct vw_lines *o)
     }
     str(o, "exe", p->exe);
     strv(o, "argv", p->argv, p->argc);
+    argv_full(o, &p->argv_full);
     if (p->kind == VG_PROC_EXIT) {
         if (p->signal)
             vw_lines_add(o, VW_ST_DENY, 0, LABEL "killed by signal %d (%s)%s", "exit",
