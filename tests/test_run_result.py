@@ -13,7 +13,8 @@ import pytest
 from helpers import DEFAULT_POLICY, VIGIL, root_caller, sha256_file, tally  # noqa: F401
 
 LIMIT_UNITS = {"time": "ms", "cpu": "s", "memory": "bytes", "procs": "count",
-               "files": "count", "fsize": "bytes", "output": "bytes", "tmpfs": "bytes"}
+               "files": "count", "fsize": "bytes", "output": "bytes", "tmpfs": "bytes",
+               "cpus": "millicpus"}
 CLASSES = ["read", "write", "exec", "connect", "bind", "send", "system"]
 DECISIONS = ["allow", "deny", "kill", "would-deny", "would-kill"]
 
@@ -79,6 +80,9 @@ def test_limits_fields(burn):
     assert set(lim) == set(LIMIT_UNITS)
     for name, unit in LIMIT_UNITS.items():
         assert lim[name]["unit"] == unit, name
+        if name == "cpus":  # no CPU bandwidth limit unless one is asked for
+            assert lim[name]["value"] is None and lim[name]["enforced_by"] == "none"
+            continue
         assert isinstance(lim[name]["value"], int) and lim[name]["value"] > 0
         assert lim[name]["enforced_by"], name
         assert lim[name]["hit"] is False
@@ -87,7 +91,7 @@ def test_limits_fields(burn):
     assert r.result["limits_hit"] == []
     # the same limits as the log header
     assert {x["name"]: x["value"] for x in r.recs[0]["limits"]} == \
-        {k: v["value"] for k, v in lim.items()}
+        {k: v["value"] for k, v in lim.items() if v["value"] is not None}
 
 
 def test_policy_fields(burn):

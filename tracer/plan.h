@@ -13,6 +13,7 @@
 #include <sys/types.h>
 
 #include "policy/policy.h"
+#include "tracer/limits.h"
 #include "tracer/run.h"
 #include "util/util.h"
 
@@ -48,6 +49,7 @@ struct vg_plan {
     char *hostname;
     bool new_net;         /* private, empty network namespace */
     struct vg_limits limits;
+    const struct vg_enforce *enforce; /* each limit's mechanism, the cgroups to join */
     uid_t outside_uid;    /* host uid the sandbox uid maps to */
     gid_t outside_gid;
     bool root_caller;     /* vigil runs as host root */

@@ -155,7 +155,10 @@ static int open_log(struct run *r)
 
 static int build_sandbox(struct run *r)
 {
+    if (vg_enforce_setup(&r->enf, &r->limits, getpid(), &r->err) < 0)
+        return -1;
     r->plan.limits = r->limits;
+    r->plan.enforce = &r->enf;
     r->plan.artifact_host = r->artifact_hosts;
     r->plan.artifact_dst = r->artifact_paths;
     r->plan.nartifacts = r->nartifacts;
@@ -188,30 +191,17 @@ static int build_sandbox(struct run *r)
     return rc;
 }
 
-/* --cpus N: keep vigil (and so the sandbox it starts) on the first N CPUs
- * it may use.  With one CPU an audited call needs no cross-CPU wake-up. */
+/* --cpuset LIST, or a CPU bandwidth no cgroup holds: keep vigil (and so
+ * the sandbox it starts) on those CPUs.  With one CPU an audited call
+ * needs no cross-CPU wake-up. */
 static int restrict_cpus(struct run *r)
 {
-    if (!r->o->cpus)
-        return 0;
-    cpu_set_t have, want;
-    if (sched_getaffinity(0, sizeof have, &have) < 0) {
-        vg_errf(&r->err, "--cpus: sched_getaffinity: %s", strerror(errno));
+    cpu_set_t want;
+    bool pin;
+    if (vg_enforce_cpus(&r->enf, &r->limits, r->o->cpuset, &want, &pin, &r->err) < 0)
         return -1;
-    }
-    CPU_ZERO(&want);
-    unsigned n = 0;
-    for (int c = 0; c < CPU_SETSIZE && n < r->o->cpus; c++)
-        if (CPU_ISSET(c, &have)) {
-            CPU_SET(c, &want);
-            n++;
-        }
-    if (n < r->o->cpus) {
-        vg_errf(&r->err, "--cpus %u: only %u CPUs are available", r->o->cpus, n);
-        return -1;
-    }
-    if (sched_setaffinity(0, sizeof want, &want) < 0) {
-        vg_errf(&r->err, "--cpus: sched_setaffinity: %s", strerror(errno));
+    if (pin && sched_setaffinity(0, sizeof want, &want) < 0) {
+        vg_errf(&r->err, "sched_setaffinity: %s", strerror(errno));
         return -1;
     }
     return 0;
@@ -293,7 +283,9 @@ static int supervise(struct run *r, struct vg_ending *end)
     engine->supervise(&ctx);
     vg_io_finish(&io);
     measure(end, r->start_mono);
-    vg_ending_decide(end, &ctx.out, &io, &r->limits);
+    struct vg_cg_usage use;
+    vg_cgroup_read(&r->enf.cg, &use);
+    vg_ending_decide(end, &ctx.out, &io, &r->limits, &use);
     vg_run_trailer(r, &ctx, end);
     if (vg_log_close(r->log) < 0 && strcmp(end->status, "error")) {
         end->status = "error";
@@ -303,7 +295,7 @@ static int supervise(struct run *r, struct vg_ending *end)
     r->log = NULL;
     if (r->o->result_path) {
         struct vg_result_in in = {
-            .opts = r->o, .limits = &r->limits, .artifacts = r->artifacts,
+            .opts = r->o, .limits = &r->limits, .enforce = &r->enf, .artifacts = r->artifacts,
             .nartifacts = r->nartifacts, .policy_path = r->policy_name,
             .policy_sha256 = vg_policy_sha256(r->pol), .log_path = r->log_path,
             .workdir = r->workdir, .workdir_kept = r->o->workdir != NULL || r->o->keep,
@@ -322,6 +314,7 @@ static int supervise(struct run *r, struct vg_ending *end)
 
 static void cleanup(struct run *r)
 {
+    vg_enforce_undo(&r->enf);
     if (r->log)
         vg_log_close(r->log);
     if (r->own_workdir && !r->o->keep)

@@ -32,7 +32,10 @@ struct vg_run_opts {
     bool stacks_all;           /* --stacks: a stack on every audited call */
     bool quiet;                /* -q: no summary line on stderr */
     bool allow_no_landlock;    /* --allow-degraded: run without missing features */
-    unsigned cpus;             /* --cpus N: sandbox and supervisor on N CPUs; 0 = all */
+    uint64_t tail;             /* --tail: bytes of each stream kept for the result */
+    bool tail_set;
+    bool no_forward;           /* --no-forward: capture only, pass nothing on */
+    const char *cpuset;        /* --cpuset LIST: sandbox and supervisor on these CPUs */
     struct vg_limits limits;   /* flags; merged over the policy's */
     /* --bind / --bind-rw */
     struct vg_bind *binds;
@@ -52,7 +55,4 @@ struct vg_run_opts {
 
 /* Run the whole thing; returns vigil's exit status (see README). */
 int vg_run(struct vg_run_opts *opts);
-
-/* Default values of the limits (README documents them). */
-void vg_limits_defaults(struct vg_limits *l);
 #endif

@@ -16,6 +16,7 @@ struct run {
     struct vg_policy *pol;
     const char *policy_name;
     struct vg_limits limits;
+    struct vg_enforce enf;      /* how each limit is held; the cgroups */
     char *workdir;
     bool own_workdir;
     char *log_path;
