@@ -130,9 +130,35 @@ def test_output_flood_keeps_vigil_small(root_caller):
     out = res["stdout"]
     cap = res["limits"]["output"]["value"]
     assert out["bytes"] == size and out["truncated"] is True
-    assert len(out["tail"].encode()) == cap
+    assert out["forwarded"] == cap
+    assert len(out["tail"].encode()) == 4096  # the default --tail
     assert set(out["tail"]) == {"\0"}
     assert "output" in res["limits_hit"]
+
+
+def test_output_flood_reaches_the_caller_only_up_to_the_cap(caller):
+    """What the caller's pipe receives stops at --output; the rest is
+    counted, not passed on, and the result says so."""
+    r = caller.run("sh", "-c", "head -c 5M /dev/zero; head -c 3M /dev/zero >&2",
+                   opts=["--output", "64k", "--tail", "1k"])
+    assert r.rc == 0, r
+    assert len(r.stdout) == 64 << 10 and len(r.stderr) == 64 << 10, (len(r.stdout), len(r.stderr))
+    res = r.result
+    for name, size in (("stdout", 5 << 20), ("stderr", 3 << 20)):
+        s = res[name]
+        assert s["bytes"] == size and s["forwarded"] == 64 << 10 and s["truncated"] is True
+        assert len(s["tail"]) == 1024
+    assert res["status"] == "ok" and "output" in res["limits_hit"]
+    assert res["limits"]["output"]["hit"] is True
+
+
+def test_no_forward_passes_nothing_on(caller):
+    token = "vigil-token-" + os.urandom(8).hex()
+    r = caller.run("sh", "-c", f"echo {token}; echo {token} >&2", opts=["--no-forward"])
+    assert r.rc == 0 and token not in r.stdout and token not in r.stderr, r
+    res = r.result
+    assert res["stdout"]["tail"] == token + "\n" and res["stdout"]["forwarded"] == 0
+    assert res["stderr"]["tail"] == token + "\n"
 
 
 def test_cpuset_keeps_the_sandbox_on_those_cpus(root_caller):

@@ -71,7 +71,8 @@ def test_output_fields(burn):
     out = res["stdout"]
     assert out["tail"] == r.stdout and out["tail"].startswith("spins ")
     assert out["bytes"] == len(r.stdout.encode()) and out["truncated"] is False
-    assert res["stderr"] == {"bytes": 0, "truncated": False, "tail": ""}
+    assert out["forwarded"] == out["bytes"]
+    assert res["stderr"] == {"bytes": 0, "truncated": False, "forwarded": 0, "tail": ""}
 
 
 def test_limits_fields(burn):

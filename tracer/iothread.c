@@ -56,8 +56,16 @@ static int pump(int fd, int to, struct vg_capture *c)
     if (n == 0)
         return 0;
     capture_put(c, buf, (size_t)n);
-    if (c->forward_ok && vg_write_all(to, buf, (size_t)n) < 0)
-        c->forward_ok = false; /* caller's terminal went away: keep capturing */
+    /* Up to the output limit, then nothing: a flood reaches the caller
+     * only as far as the cap, and the result says how much more there was. */
+    uint64_t room = c->limit - c->forwarded;
+    size_t pass = (uint64_t)n < room ? (size_t)n : (size_t)room;
+    if (c->forward_ok && pass) {
+        if (vg_write_all(to, buf, pass) < 0)
+            c->forward_ok = false; /* caller's terminal went away: keep capturing */
+        else
+            c->forwarded += pass;
+    }
     return 1;
 }
 
@@ -144,18 +152,25 @@ static void close_own(struct vg_io *io)
         }
 }
 
-int vg_io_start(struct vg_io *io, const struct vg_sandbox *sb, uint64_t timeout_ms,
-                uint64_t capture_cap, struct vg_err *err)
+static struct vg_capture capture_new(const struct vg_io_caps *caps)
 {
+    /* The tail is part of what was captured: never more than the limit. */
+    uint64_t cap = caps->tail < caps->output ? caps->tail : caps->output;
+    return (struct vg_capture){.ring = vg_xmalloc(cap ? cap : 1), .cap = cap,
+                               .limit = caps->output, .forward_ok = caps->forward};
+}
+
+int vg_io_start(struct vg_io *io, const struct vg_sandbox *sb, const struct vg_io_caps *caps,
+                struct vg_err *err)
+{
+    uint64_t timeout_ms = caps->timeout_ms;
     io->init_pid = sb->init_pid;
     io->out_fd = sb->out_fd;
     io->err_fd = sb->err_fd;
     io->report_fd = sb->report_fd;
     io->timeout_ms = timeout_ms;
-    io->out = (struct vg_capture){.ring = vg_xmalloc(capture_cap ? capture_cap : 1),
-                                  .cap = capture_cap, .forward_ok = true};
-    io->err = (struct vg_capture){.ring = vg_xmalloc(capture_cap ? capture_cap : 1),
-                                  .cap = capture_cap, .forward_ok = true};
+    io->out = capture_new(caps);
+    io->err = capture_new(caps);
     atomic_init(&io->timed_out, false);
     atomic_init(&io->interrupted, 0);
     /* Everything the thread needs is created here, so that a missing

@@ -101,7 +101,7 @@ void vg_ending_decide(struct vg_ending *end, const struct vg_outcome *out,
     end->cand_code = -1;
     if (use->have_memory)
         end->peak_rss = use->peak_memory; /* the whole sandbox, not its largest process */
-    if (io->out.total > io->out.cap || io->err.total > io->err.cap)
+    if (io->out.total > io->out.limit || io->err.total > io->err.limit)
         hit(end, VG_LIM_OUTPUT);
     /* pids.events counts the forks refused at pids.max; RLIMIT_NPROC
      * refuses the fork that would exceed it, so there reaching the cap
@@ -151,7 +151,9 @@ static void stream(struct vg_json *j, const char *key, const struct vg_capture *
     vg_json_key(j, "bytes");
     vg_json_uint(j, c->total);
     vg_json_key(j, "truncated");
-    vg_json_bool(j, c->total > c->cap);
+    vg_json_bool(j, c->total > c->limit);
+    vg_json_key(j, "forwarded");
+    vg_json_uint(j, c->forwarded);
     vg_json_key(j, "tail");
     vg_json_strn(j, tail, n);
     vg_json_obj_end(j);

@@ -273,7 +273,11 @@ static int supervise(struct run *r, struct vg_ending *end)
                          &r->err) < 0)
         return -1;
     ctx.init_pid = sb.init_pid;
-    if (vg_io_start(&io, &sb, r->limits.v[VG_LIM_TIME], r->limits.v[VG_LIM_OUTPUT], &r->err) < 0) {
+    struct vg_io_caps caps = {
+        .timeout_ms = r->limits.v[VG_LIM_TIME], .output = r->limits.v[VG_LIM_OUTPUT],
+        .tail = r->o->tail_set ? r->o->tail : VG_TAIL_DEFAULT, .forward = !r->o->no_forward,
+    };
+    if (vg_io_start(&io, &sb, &caps, &r->err) < 0) {
         kill(sb.init_pid, SIGKILL);
         engine->supervise(&ctx); /* reap */
         vg_sandbox_close(&sb);
