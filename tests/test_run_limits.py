@@ -225,3 +225,20 @@ def test_a_timeout_names_its_limit(root_caller):
     r = root_caller.run(root_caller.build("spin"), opts=["--timeout", "1s"])
     assert r.rc == 124 and r.result["status"] == "timeout"
     assert r.result["limit"] == "time", r.result["limit"]
+
+
+PTY_PROBE = """
+import os, pty
+before = sorted(os.listdir('/dev/pts'))
+m, s = pty.openpty()
+os.write(s, b'ping\\n')
+print(before, os.ttyname(s), os.read(m, 16))
+"""
+
+
+def test_a_pty_opens_on_a_devpts_of_the_sandboxs_own(caller):
+    """pty.openpty() works, on a fresh devpts: none of the host's
+    terminals is there to be seen."""
+    r = caller.run("python3", "-c", PTY_PROBE)
+    assert r.rc == 0, r
+    assert r.stdout == "['ptmx'] /dev/pts/0 b'ping\\r\\n'\n", r.stdout

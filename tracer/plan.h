@@ -27,7 +27,8 @@ enum vg_op_kind {
     VG_OP_SYMLINK,   /* dst -> src (link text) */
     VG_OP_DIR,       /* mkdir -p dst (mode) */
     VG_OP_WORKDIR,   /* mkdir -p dst (mode), owned by the sandbox user */
-    VG_OP_REMOUNT_RO /* make dst read-only (recursively) once it is populated */
+    VG_OP_REMOUNT_RO,/* make dst read-only (recursively) once it is populated */
+    VG_OP_DEVPTS     /* dst: a devpts instance of the sandbox's own */
 };
 
 struct vg_op {
