@@ -242,3 +242,59 @@ def test_a_pty_opens_on_a_devpts_of_the_sandboxs_own(caller):
     r = caller.run("python3", "-c", PTY_PROBE)
     assert r.rc == 0, r
     assert r.stdout == "['ptmx'] /dev/pts/0 b'ping\\r\\n'\n", r.stdout
+
+
+def test_a_full_tmpfs_is_a_hit(caller):
+    """ENOSPC reaches only the candidate; vigil sees /tmp full (sampled, and
+    once more after the run: here the candidate ends at once)."""
+    r = caller.run("sh", "-c", "head -c 8M /dev/zero > /tmp/fill", opts=["--tmpfs", "4M"])
+    res = r.result
+    assert r.rc == 1 and "No space left" in r.stderr, r
+    assert res["status"] == "limit" and res["limit"] == "tmpfs", res
+    assert res["limits"]["tmpfs"]["hit"] is True
+
+
+def test_a_tmpfs_filled_and_emptied_is_seen_by_the_sampler(caller):
+    r = caller.run("sh", "-c", "head -c 8M /dev/zero > /tmp/fill; sleep 0.6; rm /tmp/fill",
+                   opts=["--tmpfs", "4M"])
+    assert r.rc == 0, r
+    assert r.result["status"] == "ok" and "tmpfs" in r.result["limits_hit"], r.result
+
+
+def test_a_host_workdir_has_a_size_limit(caller):
+    """What a run adds to a host --workdir is bounded by --disk: measured
+    every second, the sandbox is killed past it (and what was there before
+    does not count)."""
+    wd = caller.dir("wd")
+    with open(os.path.join(wd, "before"), "wb") as f:
+        f.write(b"\\0" * (30 << 20))
+    os.chmod(wd, 0o777)
+    r = caller.run("sh", "-c", "for i in $(seq 20); do head -c 10M /dev/zero > f$i; sleep 0.2; done;"
+                   " echo done", opts=["--workdir", wd, "--disk", "20M"], timeout=60)
+    res = r.result
+    assert "done" not in r.stdout, r
+    assert res["status"] == "limit" and res["limit"] == "disk", res
+    assert res["limits"]["disk"]["enforced_by"] == "supervisor"
+    added = sum(os.path.getsize(os.path.join(wd, f)) for f in os.listdir(wd) if f != "before")
+    assert 20 << 20 < added <= 80 << 20, added   # stopped within about a second
+
+
+def test_the_sandboxs_own_workdir_has_no_disk_limit_but_the_tmpfs(caller):
+    r = caller.run("true")
+    assert r.result["limits"]["disk"] == {"value": r.result["limits"]["disk"]["value"],
+                                          "unit": "bytes", "enforced_by": "none", "hit": False}
+
+
+def test_a_workdir_vigil_cannot_measure_ends_the_run(caller):
+    """A directory the candidate makes unreadable would hide what is in it
+    from the size check: the run stops instead (fail closed)."""
+    wd = caller.dir("wd")
+    os.chmod(wd, 0o777)
+    r = caller.run("sh", "-c", "mkdir hide && head -c 1M /dev/zero > hide/x && chmod 000 hide;"
+                   " sleep 5; echo done", opts=["--workdir", wd, "--disk", "100M"], timeout=60)
+    os.chmod(os.path.join(wd, "hide"), 0o755)
+    res = r.result
+    if caller.root:   # root reads it anyway: nothing is hidden, nothing stops
+        assert r.stdout == "done\n" and res["status"] == "ok", r
+    else:
+        assert "done" not in r.stdout and res["limit"] == "disk", res

@@ -11,6 +11,7 @@
 #include <sys/types.h>
 
 #include "tracer/sandbox.h"
+#include "tracer/usage.h"
 
 /* The result's tails: the last bytes of each stream, unless --tail. */
 #define VG_TAIL_DEFAULT 4096
@@ -32,6 +33,8 @@ struct vg_io_caps {
     uint64_t output;    /* per stream, forwarded (and so captured) */
     uint64_t tail;      /* per stream, kept for the result */
     bool forward;
+    const char *host_workdir; /* to watch for the disk limit; NULL: none */
+    uint64_t disk;      /* bytes the run may add to it */
 };
 /* The tail, in order, malloc'd (len in *n). */
 char *vg_capture_tail(const struct vg_capture *c, size_t *n);
@@ -42,6 +45,9 @@ struct vg_io {
     int wake_fd;           /* eventfd: the tracer says "the sandbox is gone" */
     int signal_fd;         /* SIGINT/SIGTERM/SIGHUP to vigil */
     int timer_fd;          /* the wall-clock limit */
+    int sample_fd;         /* periodic: the usage watch */
+    struct vg_usage usage; /* read by others only after vg_io_finish */
+    atomic_bool disk_over; /* the host workdir outgrew the disk limit: killed */
     uint64_t timeout_ms;
     struct vg_capture out, err;
     struct vg_report report;

@@ -22,6 +22,7 @@ static const struct {
     [VG_LIM_FSIZE] = {VG_MECH_RLIMIT, RLIMIT_FSIZE},
     [VG_LIM_OUTPUT] = {VG_MECH_SUPERVISOR, -1},
     [VG_LIM_TMPFS] = {VG_MECH_TMPFS, -1},
+    [VG_LIM_DISK] = {VG_MECH_SUPERVISOR, -1},
     [VG_LIM_CPUS] = {VG_MECH_AFFINITY, -1},
 };
 
@@ -29,7 +30,8 @@ static const struct {
 static const enum vg_cg_ctrl by_cgroup[VG_LIM_COUNT] = {
     [VG_LIM_TIME] = VG_CG_NCTRL, [VG_LIM_CPU] = VG_CG_NCTRL, [VG_LIM_MEMORY] = VG_CG_MEMORY,
     [VG_LIM_PROCS] = VG_CG_PIDS, [VG_LIM_FILES] = VG_CG_NCTRL, [VG_LIM_FSIZE] = VG_CG_NCTRL,
-    [VG_LIM_OUTPUT] = VG_CG_NCTRL, [VG_LIM_TMPFS] = VG_CG_NCTRL, [VG_LIM_CPUS] = VG_CG_CPU,
+    [VG_LIM_OUTPUT] = VG_CG_NCTRL, [VG_LIM_TMPFS] = VG_CG_NCTRL, [VG_LIM_DISK] = VG_CG_NCTRL,
+    [VG_LIM_CPUS] = VG_CG_CPU,
 };
 
 const char *vg_limit_mech_name(enum vg_limit_mech m)
@@ -78,7 +80,7 @@ static int check_rlimits(const struct vg_enforce *e, const struct vg_limits *l,
 }
 
 int vg_enforce_setup(struct vg_enforce *e, const struct vg_limits *l, pid_t pid,
-                     struct vg_err *err)
+                     bool host_workdir, struct vg_err *err)
 {
     vg_cgroup_create(&e->cg, l, pid);
     for (int i = 0; i < VG_LIM_COUNT; i++) {
@@ -90,6 +92,9 @@ int vg_enforce_setup(struct vg_enforce *e, const struct vg_limits *l, pid_t pid,
         else
             e->how[i] = fallback[i].how;
     }
+    /* The workdir in the sandbox's /tmp is bounded by the tmpfs already. */
+    if (!host_workdir)
+        e->how[VG_LIM_DISK] = VG_MECH_NONE;
     return check_rlimits(e, l, err);
 }
 

@@ -31,7 +31,7 @@ struct vg_enforce {
  * when a limit cannot be held (an rlimit above vigil's own hard limit);
  * vg_enforce_undo is still needed then. */
 int vg_enforce_setup(struct vg_enforce *e, const struct vg_limits *l, pid_t pid,
-                     struct vg_err *err);
+                     bool host_workdir, struct vg_err *err);
 /* Remove what setup created; safe to call twice and on a zeroed struct. */
 void vg_enforce_undo(struct vg_enforce *e);
 /* The rlimit resource a limit uses when held by VG_MECH_RLIMIT; -1 none. */

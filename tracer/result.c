@@ -101,6 +101,10 @@ void vg_ending_decide(struct vg_ending *end, const struct vg_outcome *out,
     end->cand_code = -1;
     if (use->have_memory)
         end->peak_rss = use->peak_memory; /* the whole sandbox, not its largest process */
+    if (io->usage.disk_over)
+        hit(end, VG_LIM_DISK);
+    if (io->usage.tmpfs_full)
+        hit(end, VG_LIM_TMPFS);
     if (io->out.total > io->out.limit || io->err.total > io->err.limit)
         hit(end, VG_LIM_OUTPUT);
     /* pids.events counts the forks refused at pids.max; RLIMIT_NPROC

@@ -155,7 +155,7 @@ static int open_log(struct run *r)
 
 static int build_sandbox(struct run *r)
 {
-    if (vg_enforce_setup(&r->enf, &r->limits, getpid(), &r->err) < 0)
+    if (vg_enforce_setup(&r->enf, &r->limits, getpid(), !r->plan.private_workdir, &r->err) < 0)
         return -1;
     r->plan.limits = r->limits;
     r->plan.enforce = &r->enf;
@@ -276,6 +276,8 @@ static int supervise(struct run *r, struct vg_ending *end)
     struct vg_io_caps caps = {
         .timeout_ms = r->limits.v[VG_LIM_TIME], .output = r->limits.v[VG_LIM_OUTPUT],
         .tail = r->o->tail_set ? r->o->tail : VG_TAIL_DEFAULT, .forward = !r->o->no_forward,
+        .host_workdir = r->plan.private_workdir ? NULL : r->workdir,
+        .disk = r->enf.how[VG_LIM_DISK] == VG_MECH_NONE ? 0 : r->limits.v[VG_LIM_DISK],
     };
     if (vg_io_start(&io, &sb, &caps, &r->err) < 0) {
         kill(sb.init_pid, SIGKILL);
