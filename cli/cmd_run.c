@@ -36,6 +36,8 @@ static const char usage_text[] =
 static const char usage_tail[] =
     "      --cpuset LIST      run the sandbox and vigil on these CPUs (0-3,6; one CPU\n"
     "                         halves the cost of audited calls on VMs)\n"
+    "      --no-cgroups       hold every limit by rlimits, as for an unprivileged\n"
+    "                         caller (memory: address space)\n"
     "      --allow-degraded   run even if Landlock is unavailable\n"
     "  -q, --quiet            no summary line\n"
     "\n"
@@ -46,7 +48,7 @@ static const char usage_tail[] =
 enum {
     OPT_RESULT = 256, OPT_TASK, OPT_MODE, OPT_DRY, OPT_STACKS, OPT_WORKDIR, OPT_KEEP,
     OPT_BIND, OPT_BIND_RW, OPT_ENV, OPT_ARTIFACT, OPT_DEGRADED, OPT_CPUSET, OPT_TAIL,
-    OPT_NO_FORWARD,
+    OPT_NO_FORWARD, OPT_NO_CGROUPS,
     OPT_LIMIT_BASE = 512, /* + enum vg_limit */
 };
 
@@ -69,6 +71,7 @@ static const struct option fixed_options[] = {
     {"cpuset", required_argument, NULL, OPT_CPUSET},
     {"tail", required_argument, NULL, OPT_TAIL},
     {"no-forward", no_argument, NULL, OPT_NO_FORWARD},
+    {"no-cgroups", no_argument, NULL, OPT_NO_CGROUPS},
     {"quiet", no_argument, NULL, 'q'},
     {"help", no_argument, NULL, 'h'},
 };
@@ -205,6 +208,7 @@ static int parse(struct vg_run_opts *o, int argc, char **argv)
             o->tail_set = true;
             break;
         case OPT_NO_FORWARD: o->no_forward = true; break;
+        case OPT_NO_CGROUPS: o->no_cgroups = true; break;
         case 'q': o->quiet = true; break;
         case 'h': print_usage(); return -1;
         case '?':

@@ -79,10 +79,13 @@ static int check_rlimits(const struct vg_enforce *e, const struct vg_limits *l,
     return 0;
 }
 
-int vg_enforce_setup(struct vg_enforce *e, const struct vg_limits *l, pid_t pid,
-                     bool host_workdir, struct vg_err *err)
+int vg_enforce_setup(struct vg_enforce *e, const struct vg_limits *l,
+                     const struct vg_enforce_in *in, struct vg_err *err)
 {
-    vg_cgroup_create(&e->cg, l, pid);
+    if (in->cgroups)
+        vg_cgroup_create(&e->cg, l, in->pid);
+    else
+        memset(&e->cg, 0, sizeof e->cg);
     for (int i = 0; i < VG_LIM_COUNT; i++) {
         enum vg_cg_ctrl c = by_cgroup[i];
         if (!l->v[i])
@@ -93,7 +96,7 @@ int vg_enforce_setup(struct vg_enforce *e, const struct vg_limits *l, pid_t pid,
             e->how[i] = fallback[i].how;
     }
     /* The workdir in the sandbox's /tmp is bounded by the tmpfs already. */
-    if (!host_workdir)
+    if (!in->host_workdir)
         e->how[VG_LIM_DISK] = VG_MECH_NONE;
     return check_rlimits(e, l, err);
 }

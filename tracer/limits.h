@@ -30,8 +30,13 @@ struct vg_enforce {
  * named after pid) and decide every limit's mechanism.  -1 with err set
  * when a limit cannot be held (an rlimit above vigil's own hard limit);
  * vg_enforce_undo is still needed then. */
-int vg_enforce_setup(struct vg_enforce *e, const struct vg_limits *l, pid_t pid,
-                     bool host_workdir, struct vg_err *err);
+struct vg_enforce_in {
+    pid_t pid;          /* names the groups */
+    bool host_workdir;  /* the workdir is a host directory (disk applies) */
+    bool cgroups;       /* may use cgroups at all */
+};
+int vg_enforce_setup(struct vg_enforce *e, const struct vg_limits *l,
+                     const struct vg_enforce_in *in, struct vg_err *err);
 /* Remove what setup created; safe to call twice and on a zeroed struct. */
 void vg_enforce_undo(struct vg_enforce *e);
 /* The rlimit resource a limit uses when held by VG_MECH_RLIMIT; -1 none. */

@@ -155,7 +155,9 @@ static int open_log(struct run *r)
 
 static int build_sandbox(struct run *r)
 {
-    if (vg_enforce_setup(&r->enf, &r->limits, getpid(), !r->plan.private_workdir, &r->err) < 0)
+    struct vg_enforce_in how = {.pid = getpid(), .host_workdir = !r->plan.private_workdir,
+                                .cgroups = !r->o->no_cgroups};
+    if (vg_enforce_setup(&r->enf, &r->limits, &how, &r->err) < 0)
         return -1;
     r->plan.limits = r->limits;
     r->plan.enforce = &r->enf;

@@ -35,6 +35,7 @@ struct vg_run_opts {
     uint64_t tail;             /* --tail: bytes of each stream kept for the result */
     bool tail_set;
     bool no_forward;           /* --no-forward: capture only, pass nothing on */
+    bool no_cgroups;           /* --no-cgroups: rlimits only */
     const char *cpuset;        /* --cpuset LIST: sandbox and supervisor on these CPUs */
     struct vg_limits limits;   /* flags; merged over the policy's */
     /* --bind / --bind-rw */
