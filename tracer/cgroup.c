@@ -36,16 +36,22 @@ static const char *const ctrl_names[VG_CG_NCTRL] = {
     [VG_CG_MEMORY] = "memory", [VG_CG_PIDS] = "pids", [VG_CG_CPU] = "cpu",
 };
 
-/* Is word one of the comma-separated words of list? */
-static bool has_word(const char *list, const char *word)
+/* Is word one of the words of list, separated by sep ("cpu" is not
+ * "cpuset")? */
+static bool has_word_sep(const char *list, const char *word, char sep)
 {
     size_t n = strlen(word);
-    for (const char *p = list; p; p = strchr(p, ',')) {
-        p += *p == ',';
-        if (!strncmp(p, word, n) && (p[n] == ',' || p[n] == 0))
+    for (const char *p = list; p; p = strchr(p, sep)) {
+        p += *p == sep;
+        if (!strncmp(p, word, n) && (p[n] == sep || p[n] == 0 || p[n] == '\n'))
             return true;
     }
     return false;
+}
+
+static bool has_word(const char *list, const char *word)
+{
+    return has_word_sep(list, word, ',');
 }
 
 /* vigil's own path in the hierarchy holding ctrl (NULL: the v2 one). */
@@ -203,7 +209,7 @@ static bool v2_available(const char *parent, const char *child, const char *ctrl
     char *path = vg_xasprintf("%s/cgroup.controllers", child);
     char *text = vg_read_file(path, INFO_MAX, NULL, &err);
     free(path);
-    bool ok = text && strstr(text, ctrl);
+    bool ok = text && has_word_sep(text, ctrl, ' ');
     free(text);
     if (ok)
         return true;
