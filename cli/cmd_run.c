@@ -32,30 +32,31 @@ static const char usage_text[] =
     "      --env NAME[=VALUE] pass NAME through, or set it\n"
     "      --artifact PATH    hash PATH as an executed artifact (repeatable;\n"
     "                         default: every argument naming a regular file)\n"
-    "  limits (override the policy's):\n"
-    "      --timeout DUR      wall clock (default 60s)\n"
-    "      --cpu DUR          CPU time (default 60s)\n"
-    "      --memory SIZE      address space (default 1G)\n"
-    "      --procs N          processes and threads (default 128)\n"
-    "      --files N          open files (default 256)\n"
-    "      --fsize SIZE       largest file written (default 64M)\n"
-    "      --output SIZE      captured output per stream (default 1M)\n"
-    "      --tmpfs SIZE       size of /tmp (default 64M)\n"
-    "      --cpus N           run the sandbox and vigil on N of the CPUs vigil may\n"
-    "                         use (1: audited calls cost about half on VMs)\n"
+    "      --tail SIZE        output kept in the result's tails, per stream (default 4k)\n"
+    "      --no-forward       do not pass the candidate's output on (still captured)\n"
+    "  limits (override the policy's; one table, docs/POLICY.md):\n";
+
+static const char usage_tail[] =
+    "      --cpuset LIST      run the sandbox and vigil on these CPUs (0-3,6; one CPU\n"
+    "                         halves the cost of audited calls on VMs)\n"
+    "      --no-cgroups       hold every limit by rlimits, as for an unprivileged\n"
+    "                         caller (memory: address space)\n"
     "      --allow-degraded   run even if Landlock is unavailable\n"
     "  -q, --quiet            no summary line\n"
     "\n"
-    "Exit status: the candidate's; 124 timeout; 125 vigil failed; 126 cannot\n"
-    "execute; 127 not found; 128+N killed by signal N.\n";
+    "Exit status: the candidate's; 124 time limit; 125 vigil failed; 126 cannot\n"
+    "execute; 127 not found; 128+N killed by signal N (a CPU limit: 152, SIGXCPU;\n"
+    "a memory limit under a cgroup: 137, SIGKILL).\n";
 
 enum {
     OPT_RESULT = 256, OPT_TASK, OPT_MODE, OPT_DRY, OPT_STACKS, OPT_WORKDIR, OPT_KEEP,
-    OPT_BIND, OPT_BIND_RW, OPT_ENV, OPT_ARTIFACT, OPT_DEGRADED, OPT_CPUS,
+    OPT_BIND, OPT_BIND_RW, OPT_ENV, OPT_ARTIFACT, OPT_DEGRADED, OPT_CPUSET, OPT_TAIL,
+    OPT_NO_FORWARD, OPT_NO_CGROUPS,
     OPT_LIMIT_BASE = 512, /* + enum vg_limit */
 };
 
-static const struct option options[] = {
+/* The fixed options; the limits' flags are added from the table. */
+static const struct option fixed_options[] = {
     {"policy", required_argument, NULL, 'p'},
     {"log", required_argument, NULL, 'o'},
     {"result", required_argument, NULL, OPT_RESULT},
@@ -70,27 +71,48 @@ static const struct option options[] = {
     {"env", required_argument, NULL, OPT_ENV},
     {"artifact", required_argument, NULL, OPT_ARTIFACT},
     {"allow-degraded", no_argument, NULL, OPT_DEGRADED},
-    {"cpus", required_argument, NULL, OPT_CPUS},
-    {"timeout", required_argument, NULL, OPT_LIMIT_BASE + VG_LIM_TIME},
-    {"cpu", required_argument, NULL, OPT_LIMIT_BASE + VG_LIM_CPU},
-    {"memory", required_argument, NULL, OPT_LIMIT_BASE + VG_LIM_MEMORY},
-    {"procs", required_argument, NULL, OPT_LIMIT_BASE + VG_LIM_PROCS},
-    {"files", required_argument, NULL, OPT_LIMIT_BASE + VG_LIM_FILES},
-    {"fsize", required_argument, NULL, OPT_LIMIT_BASE + VG_LIM_FSIZE},
-    {"output", required_argument, NULL, OPT_LIMIT_BASE + VG_LIM_OUTPUT},
-    {"tmpfs", required_argument, NULL, OPT_LIMIT_BASE + VG_LIM_TMPFS},
+    {"cpuset", required_argument, NULL, OPT_CPUSET},
+    {"tail", required_argument, NULL, OPT_TAIL},
+    {"no-forward", no_argument, NULL, OPT_NO_FORWARD},
+    {"no-cgroups", no_argument, NULL, OPT_NO_CGROUPS},
     {"quiet", no_argument, NULL, 'q'},
     {"help", no_argument, NULL, 'h'},
-    {NULL, 0, NULL, 0},
 };
 
-/* The long name the user typed for an option value c. */
-static const char *option_name(int c)
+struct all_options {
+    struct option o[VG_ARRAY_LEN(fixed_options) + VG_LIM_COUNT + 1];
+};
+
+static void build_options(struct all_options *all)
 {
-    for (const struct option *o = options; o->name; o++)
-        if (o->val == c)
-            return o->name;
-    return "?";
+    size_t n = 0;
+    for (size_t i = 0; i < VG_ARRAY_LEN(fixed_options); i++)
+        all->o[n++] = fixed_options[i];
+    for (int l = 0; l < VG_LIM_COUNT; l++)
+        all->o[n++] = (struct option){vg_limit_row(l)->flag, required_argument, NULL,
+                                      OPT_LIMIT_BASE + l};
+    all->o[n] = (struct option){NULL, 0, NULL, 0};
+}
+
+/* One line per limit, from the table: flag, value, what, default. */
+static void print_usage(void)
+{
+    static const char *const metavar[] = {
+        [VG_LK_MS] = "DUR", [VG_LK_SECONDS] = "DUR", [VG_LK_SIZE] = "SIZE",
+        [VG_LK_COUNT] = "N", [VG_LK_CPUS] = "CPUS",
+    };
+    fputs(usage_text, stdout);
+    for (int l = 0; l < VG_LIM_COUNT; l++) {
+        const struct vg_limit_row *row = vg_limit_row(l);
+        char def[32], opt[32];
+        if (row->def)
+            vg_limit_format(l, row->def, def, sizeof def);
+        else
+            snprintf(def, sizeof def, "none");
+        snprintf(opt, sizeof opt, "--%s %s", row->flag, metavar[row->kind]);
+        printf("      %-18s %s (default %s)\n", opt, row->what, def);
+    }
+    fputs(usage_tail, stdout);
 }
 
 /* A usage error: the message goes into err (printed once by the caller,
@@ -103,25 +125,13 @@ static int bad(struct vg_err *err, const char *fmt, const char *arg)
     return VG_EXIT_SETUP;
 }
 
-/* Parse a limit flag's value in the unit the limit is kept in. */
-static bool parse_limit(enum vg_limit l, const char *s, uint64_t *v)
+static int bad_limit(struct vg_err *err, enum vg_limit l, const char *arg)
 {
-    switch (l) {
-    case VG_LIM_TIME:
-        return vg_parse_duration(s, v) && *v > 0;
-    case VG_LIM_CPU: {
-        uint64_t ms;
-        if (!vg_parse_duration(s, &ms) || ms == 0)
-            return false;
-        *v = (ms + 999) / 1000;
-        return true;
-    }
-    case VG_LIM_PROCS:
-    case VG_LIM_FILES:
-        return vg_parse_u64(s, v) && *v > 0 && *v < (1u << 30);
-    default:
-        return vg_parse_size(s, v) && *v > 0;
-    }
+    char syntax[160];
+    vg_limit_syntax(l, syntax, sizeof syntax);
+    vg_errf(err, "--%s: '%s' is not %s (see 'vigil run --help')", vg_limit_row(l)->flag, arg,
+            syntax);
+    return VG_EXIT_SETUP;
 }
 
 static void add_bind(struct vg_run_opts *o, const char *arg, bool rw)
@@ -161,10 +171,12 @@ static void free_opts(struct vg_run_opts *o)
 
 static int parse(struct vg_run_opts *o, int argc, char **argv, struct vg_err *err)
 {
+    struct all_options all;
+    build_options(&all);
     opterr = 0;
     optind = 1;
     int c;
-    while ((c = getopt_long(argc, argv, "+p:o:qh", options, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "+p:o:qh", all.o, NULL)) != -1) {
         switch (c) {
         case 'p': o->policy_path = optarg; break;
         case 'o': o->log_path = optarg; break;
@@ -194,15 +206,16 @@ static int parse(struct vg_run_opts *o, int argc, char **argv, struct vg_err *er
             o->artifacts[o->nartifacts++] = optarg;
             break;
         case OPT_DEGRADED: o->allow_no_landlock = true; break;
-        case OPT_CPUS: {
-            uint64_t n;
-            if (!vg_parse_u64(optarg, &n) || n == 0 || n > 4096)
-                return bad(err, "--cpus: '%s' is not a number of CPUs", optarg);
-            o->cpus = (unsigned)n;
+        case OPT_CPUSET: o->cpuset = optarg; break;
+        case OPT_TAIL:
+            if (!vg_parse_size(optarg, &o->tail))
+                return bad(err, "--tail: '%s' is not a size (e.g. 4k, 0 for none)", optarg);
+            o->tail_set = true;
             break;
-        }
+        case OPT_NO_FORWARD: o->no_forward = true; break;
+        case OPT_NO_CGROUPS: o->no_cgroups = true; break;
         case 'q': o->quiet = true; break;
-        case 'h': fputs(usage_text, stdout); return -1;
+        case 'h': print_usage(); return -1;
         case '?':
             if (optopt)
                 return bad(err, "option '-%c' is unknown or needs a value", (char[]){(char)optopt, 0});
@@ -210,13 +223,8 @@ static int parse(struct vg_run_opts *o, int argc, char **argv, struct vg_err *er
         default: {
             enum vg_limit l = (enum vg_limit)(c - OPT_LIMIT_BASE);
             uint64_t v;
-            if (!parse_limit(l, optarg, &v)) {
-                char msg[96];
-                snprintf(msg, sizeof msg, "--%s: '%%s' is not a valid %s", option_name(c),
-                         l == VG_LIM_TIME || l == VG_LIM_CPU ? "duration (e.g. 30s, 500ms)"
-                         : l == VG_LIM_PROCS || l == VG_LIM_FILES ? "count" : "size (e.g. 64M)");
-                return bad(err, msg, optarg);
-            }
+            if (!vg_limit_parse(l, optarg, &v))
+                return bad_limit(err, l, optarg);
             o->limits.v[l] = v;
             o->limits.set[l] = true;
         }

@@ -385,18 +385,21 @@ static int st_audit(struct parser *ps)
 
 static int st_limit(struct parser *ps)
 {
+    char names[128], syntax[160];
+    vg_limit_names(names, sizeof names);
     if (ps->nt < 2)
-        return perr(ps, end_col(ps), "missing limit name after 'limit' (time, cpu, memory, procs, files, fsize, output or tmpfs)");
+        return perr(ps, end_col(ps), "missing limit name after 'limit' (%s)", names);
     int l = vg_limit_from_name(ps->t[1].s);
     if (l < 0)
-        return perr(ps, ps->t[1].col, "unknown limit '%s' (time, cpu, memory, procs, files, fsize, output or tmpfs)",
-                    ps->t[1].s);
+        return perr(ps, ps->t[1].col, "unknown limit '%s' (%s)", ps->t[1].s, names);
     if (want_words(ps, 3, 3, "a value"))
         return -1;
     uint64_t v;
-    if (!vg_limit_parse((enum vg_limit)l, ps->t[2].s, &v))
+    if (!vg_limit_parse((enum vg_limit)l, ps->t[2].s, &v)) {
+        vg_limit_syntax((enum vg_limit)l, syntax, sizeof syntax);
         return perr(ps, ps->t[2].col, "bad value '%s' for limit %s (%s)", ps->t[2].s,
-                    ps->t[1].s, vg_limit_syntax((enum vg_limit)l));
+                    ps->t[1].s, syntax);
+    }
     uint32_t earlier = 0;
     if (first_setting(ps, &ps->p->limit_src[l], &earlier)) {
         ps->p->limits.v[l] = v;

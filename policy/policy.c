@@ -1,6 +1,5 @@
 /* policy.c: the policy object's life cycle, its getters, and the limit
- * vocabulary shared with `vigil run`'s flags. */
-#include <inttypes.h>
+ * (the limits' table is limits.c). */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,90 +11,6 @@ const char *const vg_pol_class_names[VG_NPCLASS] = {
     "read", "write", "exec", "connect", "bind", "send",
 };
 const char *const vg_pol_action_names[3] = {"allow", "deny", "kill"};
-
-enum limit_kind { LK_MS, LK_SECONDS, LK_SIZE, LK_COUNT };
-
-static const struct {
-    const char *name;
-    enum limit_kind kind;
-} limits[VG_LIM_COUNT] = {
-    [VG_LIM_TIME] = {"time", LK_MS},       [VG_LIM_CPU] = {"cpu", LK_SECONDS},
-    [VG_LIM_MEMORY] = {"memory", LK_SIZE}, [VG_LIM_PROCS] = {"procs", LK_COUNT},
-    [VG_LIM_FILES] = {"files", LK_COUNT},  [VG_LIM_FSIZE] = {"fsize", LK_SIZE},
-    [VG_LIM_OUTPUT] = {"output", LK_SIZE}, [VG_LIM_TMPFS] = {"tmpfs", LK_SIZE},
-};
-
-static const char *const kind_syntax[] = {
-    [LK_MS] = "a duration like 60s, 500ms or 2m",
-    [LK_SECONDS] = "a duration like 30s or 2m",
-    [LK_SIZE] = "a size like 512M, 64k or 1G",
-    [LK_COUNT] = "a whole number",
-};
-
-const char *vg_limit_name(enum vg_limit l)
-{
-    return l < VG_LIM_COUNT ? limits[l].name : "?";
-}
-
-int vg_limit_from_name(const char *name)
-{
-    for (int l = 0; l < VG_LIM_COUNT; l++)
-        if (!strcmp(name, limits[l].name))
-            return l;
-    return -1;
-}
-
-const char *vg_limit_syntax(enum vg_limit l)
-{
-    return l < VG_LIM_COUNT ? kind_syntax[limits[l].kind] : "?";
-}
-
-bool vg_limit_parse(enum vg_limit l, const char *text, uint64_t *out)
-{
-    uint64_t v = 0;
-    bool ok = false;
-    if (l >= VG_LIM_COUNT)
-        return false;
-    switch (limits[l].kind) {
-    case LK_MS:
-        ok = vg_parse_duration(text, &v);
-        break;
-    case LK_SECONDS:    /* rlimit granularity: round up, never down */
-        ok = vg_parse_duration(text, &v);
-        v = (v + 999) / 1000;
-        break;
-    case LK_SIZE:
-        ok = vg_parse_size(text, &v);
-        break;
-    case LK_COUNT:
-        ok = vg_parse_u64(text, &v);
-        break;
-    }
-    if (!ok || v == 0)
-        return false;
-    *out = v;
-    return true;
-}
-
-void vg_limit_format(enum vg_limit l, uint64_t v, char *buf, size_t cap)
-{
-    static const char units[] = "kMGT";
-    enum limit_kind k = l < VG_LIM_COUNT ? limits[l].kind : LK_COUNT;
-    if (k == LK_MS && v % 1000 == 0)
-        k = LK_SECONDS, v /= 1000;
-    if (k == LK_MS) {
-        snprintf(buf, cap, "%" PRIu64 "ms", v);
-    } else if (k == LK_SECONDS) {
-        snprintf(buf, cap, "%" PRIu64 "s", v);
-    } else if (k == LK_SIZE) {
-        int u = -1;
-        while (u < 3 && v && v % 1024 == 0)
-            v /= 1024, u++;
-        snprintf(buf, cap, "%" PRIu64 "%.*s", v, u >= 0 ? 1 : 0, u >= 0 ? &units[u] : "");
-    } else {
-        snprintf(buf, cap, "%" PRIu64, v);
-    }
-}
 
 const char *vg_pol_keep(struct vg_policy *p, char *s)
 {

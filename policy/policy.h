@@ -30,26 +30,47 @@ struct vg_verdict {
     const struct vg_rule_src *rule; /* NULL: the class default decided */
 };
 
-/* Limit indices.  Units: time ms, cpu s, others bytes or counts. */
+/* Limit indices.  Everything else about a limit is its row in the one
+ * table of limits (policy/limits.c). */
 enum vg_limit {
     VG_LIM_TIME, VG_LIM_CPU, VG_LIM_MEMORY, VG_LIM_PROCS, VG_LIM_FILES,
-    VG_LIM_FSIZE, VG_LIM_OUTPUT, VG_LIM_TMPFS, VG_LIM_COUNT
+    VG_LIM_FSIZE, VG_LIM_OUTPUT, VG_LIM_TMPFS, VG_LIM_DISK, VG_LIM_CPUS, VG_LIM_COUNT
 };
+/* How a value is written and kept: time in ms, cpu in s, sizes in bytes,
+ * counts, CPU bandwidth in thousandths of a CPU. */
+enum vg_limit_kind { VG_LK_MS, VG_LK_SECONDS, VG_LK_SIZE, VG_LK_COUNT, VG_LK_CPUS };
+struct vg_limit_row {
+    const char *name;       /* the policy's `limit NAME`, the result's key */
+    const char *flag;       /* `vigil run --FLAG` */
+    enum vg_limit_kind kind;
+    uint64_t def;           /* default; 0: no limit unless one is given */
+    uint64_t min, max;      /* accepted values */
+    const char *what;       /* what it bounds */
+    const char *enforced;   /* by what, best first, then the fallback */
+    const char *reported;   /* how a hit is seen */
+};
+const struct vg_limit_row *vg_limit_row(enum vg_limit l);
 const char *vg_limit_name(enum vg_limit l); /* "time", "cpu", ... */
+const char *vg_limit_unit(enum vg_limit l); /* of the kept value: "ms", "bytes", ... */
 /* The reverse: -1 when unknown. */
 int vg_limit_from_name(const char *name);
+/* "time, cpu, ... or cpus", for messages. */
+void vg_limit_names(char *buf, size_t cap);
 /* Parse a limit value as the policy and the run flags write it ("60s",
- * "512M", "64"); false on junk or zero. */
+ * "512M", "64"); false on junk or a value outside the row's range. */
 bool vg_limit_parse(enum vg_limit l, const char *text, uint64_t *out);
-/* What a value of this limit looks like, for error messages. */
-const char *vg_limit_syntax(enum vg_limit l);
+/* What a value of this limit looks like, with its range, for messages. */
+void vg_limit_syntax(enum vg_limit l, char *buf, size_t cap);
 /* Format a value the way the policy writes it ("60s", "512M", "64"). */
 void vg_limit_format(enum vg_limit l, uint64_t v, char *buf, size_t cap);
 
 struct vg_limits {
-    uint64_t v[VG_LIM_COUNT];
-    bool set[VG_LIM_COUNT];   /* given explicitly (policy or flag) */
+    uint64_t v[VG_LIM_COUNT];  /* 0: no limit (only where the row's default is 0) */
+    bool set[VG_LIM_COUNT];    /* given explicitly (policy or flag) */
 };
+/* The table's defaults; then every limit src sets, over dst. */
+void vg_limits_defaults(struct vg_limits *l);
+void vg_limits_merge(struct vg_limits *dst, const struct vg_limits *src);
 
 struct vg_bind {
     const char *src;  /* host path, absolute after compile */

@@ -13,7 +13,8 @@ import pytest
 from helpers import DEFAULT_POLICY, VIGIL, root_caller, sha256_file, tally  # noqa: F401
 
 LIMIT_UNITS = {"time": "ms", "cpu": "s", "memory": "bytes", "procs": "count",
-               "files": "count", "fsize": "bytes", "output": "bytes", "tmpfs": "bytes"}
+               "files": "count", "fsize": "bytes", "output": "bytes", "tmpfs": "bytes",
+               "disk": "bytes", "cpus": "millicpus"}
 CLASSES = ["read", "write", "exec", "connect", "bind", "send", "system"]
 DECISIONS = ["allow", "deny", "kill", "would-deny", "would-kill"]
 
@@ -70,7 +71,8 @@ def test_output_fields(burn):
     out = res["stdout"]
     assert out["tail"] == r.stdout and out["tail"].startswith("spins ")
     assert out["bytes"] == len(r.stdout.encode()) and out["truncated"] is False
-    assert res["stderr"] == {"bytes": 0, "truncated": False, "tail": ""}
+    assert out["forwarded"] == out["bytes"]
+    assert res["stderr"] == {"bytes": 0, "truncated": False, "forwarded": 0, "tail": ""}
 
 
 def test_limits_fields(burn):
@@ -79,6 +81,12 @@ def test_limits_fields(burn):
     assert set(lim) == set(LIMIT_UNITS)
     for name, unit in LIMIT_UNITS.items():
         assert lim[name]["unit"] == unit, name
+        if name == "cpus":  # no CPU bandwidth limit unless one is asked for
+            assert lim[name]["value"] is None and lim[name]["enforced_by"] == "none"
+            continue
+        if name == "disk":  # no host workdir: its tmpfs bounds the workdir
+            assert lim[name]["enforced_by"] == "none"
+            continue
         assert isinstance(lim[name]["value"], int) and lim[name]["value"] > 0
         assert lim[name]["enforced_by"], name
         assert lim[name]["hit"] is False
@@ -87,7 +95,7 @@ def test_limits_fields(burn):
     assert r.result["limits_hit"] == []
     # the same limits as the log header
     assert {x["name"]: x["value"] for x in r.recs[0]["limits"]} == \
-        {k: v["value"] for k, v in lim.items()}
+        {k: v["value"] for k, v in lim.items() if v["enforced_by"] != "none"}
 
 
 def test_policy_fields(burn):

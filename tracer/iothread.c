@@ -56,8 +56,16 @@ static int pump(int fd, int to, struct vg_capture *c)
     if (n == 0)
         return 0;
     capture_put(c, buf, (size_t)n);
-    if (c->forward_ok && vg_write_all(to, buf, (size_t)n) < 0)
-        c->forward_ok = false; /* caller's terminal went away: keep capturing */
+    /* Up to the output limit, then nothing: a flood reaches the caller
+     * only as far as the cap, and the result says how much more there was. */
+    uint64_t room = c->limit - c->forwarded;
+    size_t pass = (uint64_t)n < room ? (size_t)n : (size_t)room;
+    if (c->forward_ok && pass) {
+        if (vg_write_all(to, buf, pass) < 0)
+            c->forward_ok = false; /* caller's terminal went away: keep capturing */
+        else
+            c->forwarded += pass;
+    }
     return 1;
 }
 
@@ -79,8 +87,17 @@ static void read_report(struct vg_io *io, int *fd)
     }
     if (n < 0 && (errno == EINTR || errno == EAGAIN))
         return;
-    close(*fd); /* EOF: the candidate exec'd */
+    close(*fd); /* EOF: the candidate exec'd, the sandbox is set up */
     *fd = -1;
+    vg_usage_attach(&io->usage, io->init_pid);
+}
+
+static void sample(struct vg_io *io)
+{
+    uint64_t ticks;
+    if (read(io->sample_fd, &ticks, sizeof ticks) > 0 && vg_usage_sample(&io->usage, false) &&
+        !atomic_exchange(&io->disk_over, true))
+        kill_sandbox(io);
 }
 
 static void *io_main(void *arg)
@@ -89,16 +106,17 @@ static void *io_main(void *arg)
     int sfd = io->signal_fd, tfd = io->timer_fd;
     bool draining = false;
     for (;;) {
-        struct pollfd pf[6] = {
+        struct pollfd pf[7] = {
             {.fd = io->out_fd, .events = POLLIN}, {.fd = io->err_fd, .events = POLLIN},
             {.fd = io->report_fd, .events = POLLIN}, {.fd = sfd, .events = POLLIN},
             {.fd = tfd, .events = POLLIN}, {.fd = io->wake_fd, .events = POLLIN},
+            {.fd = io->sample_fd, .events = POLLIN},
         };
         /* Keep watching the clock even after the candidate closed its
          * output: only the tracer's word ends this loop. */
         if (draining && io->out_fd < 0 && io->err_fd < 0)
             break;
-        int r = poll(pf, 6, draining ? 0 : -1);
+        int r = poll(pf, 7, draining ? 0 : -1);
         if (r < 0 && errno == EINTR)
             continue;
         if (r < 0 || (r == 0 && draining))
@@ -129,6 +147,8 @@ static void *io_main(void *arg)
         }
         if (pf[5].revents)
             draining = true; /* the sandbox is gone; take what's buffered */
+        if (pf[6].revents)
+            sample(io);
     }
     return NULL;
 }
@@ -136,7 +156,7 @@ static void *io_main(void *arg)
 /* The descriptors vg_io_start made (not the sandbox's pipes). */
 static void close_own(struct vg_io *io)
 {
-    int *fds[] = {&io->wake_fd, &io->signal_fd, &io->timer_fd};
+    int *fds[] = {&io->wake_fd, &io->signal_fd, &io->timer_fd, &io->sample_fd};
     for (size_t i = 0; i < VG_ARRAY_LEN(fds); i++)
         if (*fds[i] >= 0) {
             close(*fds[i]);
@@ -144,18 +164,27 @@ static void close_own(struct vg_io *io)
         }
 }
 
-int vg_io_start(struct vg_io *io, const struct vg_sandbox *sb, uint64_t timeout_ms,
-                uint64_t capture_cap, struct vg_err *err)
+static struct vg_capture capture_new(const struct vg_io_caps *caps)
 {
+    /* The tail is part of what was captured: never more than the limit. */
+    uint64_t cap = caps->tail < caps->output ? caps->tail : caps->output;
+    return (struct vg_capture){.ring = vg_xmalloc(cap ? cap : 1), .cap = cap,
+                               .limit = caps->output, .forward_ok = caps->forward};
+}
+
+int vg_io_start(struct vg_io *io, const struct vg_sandbox *sb, const struct vg_io_caps *caps,
+                struct vg_err *err)
+{
+    uint64_t timeout_ms = caps->timeout_ms;
     io->init_pid = sb->init_pid;
     io->out_fd = sb->out_fd;
     io->err_fd = sb->err_fd;
     io->report_fd = sb->report_fd;
     io->timeout_ms = timeout_ms;
-    io->out = (struct vg_capture){.ring = vg_xmalloc(capture_cap ? capture_cap : 1),
-                                  .cap = capture_cap, .forward_ok = true};
-    io->err = (struct vg_capture){.ring = vg_xmalloc(capture_cap ? capture_cap : 1),
-                                  .cap = capture_cap, .forward_ok = true};
+    io->out = capture_new(caps);
+    io->err = capture_new(caps);
+    vg_usage_init(&io->usage, caps->host_workdir, caps->disk);
+    atomic_init(&io->disk_over, false);
     atomic_init(&io->timed_out, false);
     atomic_init(&io->interrupted, 0);
     /* Everything the thread needs is created here, so that a missing
@@ -168,10 +197,14 @@ int vg_io_start(struct vg_io *io, const struct vg_sandbox *sb, uint64_t timeout_
     io->wake_fd = eventfd(0, EFD_CLOEXEC);
     io->signal_fd = signalfd(-1, &set, SFD_CLOEXEC);
     io->timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
+    io->sample_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
     struct itimerspec its = {.it_value = {.tv_sec = (time_t)(timeout_ms / 1000),
                                           .tv_nsec = (long)(timeout_ms % 1000) * 1000000}};
-    if (io->wake_fd < 0 || io->signal_fd < 0 || io->timer_fd < 0 ||
-        (timeout_ms && timerfd_settime(io->timer_fd, 0, &its, NULL) < 0)) {
+    struct timespec every = {.tv_sec = 0, .tv_nsec = VG_USAGE_PERIOD_MS * 1000000L};
+    struct itimerspec period = {.it_interval = every, .it_value = every};
+    if (io->wake_fd < 0 || io->signal_fd < 0 || io->timer_fd < 0 || io->sample_fd < 0 ||
+        (timeout_ms && timerfd_settime(io->timer_fd, 0, &its, NULL) < 0) ||
+        timerfd_settime(io->sample_fd, 0, &period, NULL) < 0) {
         vg_errf(err, "supervisor set-up (eventfd, signalfd, timerfd): %s", strerror(errno));
         close_own(io);
         return -1;
@@ -190,6 +223,10 @@ void vg_io_finish(struct vg_io *io)
     uint64_t one = 1;
     (void)!write(io->wake_fd, &one, sizeof one);
     pthread_join(io->thread, NULL);
+    /* Once more, now that nothing writes any more: a candidate that filled
+     * /tmp and ended at once is seen here (the O_PATH fd keeps it). */
+    vg_usage_sample(&io->usage, true);
+    vg_usage_close(&io->usage);
     int *fds[] = {&io->out_fd, &io->err_fd, &io->report_fd};
     for (size_t i = 0; i < VG_ARRAY_LEN(fds); i++)
         if (*fds[i] >= 0) {

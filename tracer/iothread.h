@@ -11,12 +11,30 @@
 #include <sys/types.h>
 
 #include "tracer/sandbox.h"
+#include "tracer/usage.h"
 
-/* The last cap bytes of a stream, and how much went by. */
+/* The result's tails: the last bytes of each stream, unless --tail. */
+#define VG_TAIL_DEFAULT 4096
+
+/* One of the candidate's streams: its first `limit` bytes are passed on to
+ * vigil's own fd, the rest is counted and discarded; the last `cap` bytes
+ * are kept for the result's tail. */
 struct vg_capture {
     char *ring;
     uint64_t cap, total;
-    bool forward_ok;   /* forwarding to our own fd still works */
+    uint64_t limit;     /* the output limit: at most this much is passed on */
+    uint64_t forwarded; /* passed on so far */
+    bool forward_ok;    /* pass on at all (--no-forward, or our fd went away) */
+};
+
+/* What vg_io_start needs to know about the output. */
+struct vg_io_caps {
+    uint64_t timeout_ms;
+    uint64_t output;    /* per stream, forwarded (and so captured) */
+    uint64_t tail;      /* per stream, kept for the result */
+    bool forward;
+    const char *host_workdir; /* to watch for the disk limit; NULL: none */
+    uint64_t disk;      /* bytes the run may add to it */
 };
 /* The tail, in order, malloc'd (len in *n). */
 char *vg_capture_tail(const struct vg_capture *c, size_t *n);
@@ -27,6 +45,9 @@ struct vg_io {
     int wake_fd;           /* eventfd: the tracer says "the sandbox is gone" */
     int signal_fd;         /* SIGINT/SIGTERM/SIGHUP to vigil */
     int timer_fd;          /* the wall-clock limit */
+    int sample_fd;         /* periodic: the usage watch */
+    struct vg_usage usage; /* read by others only after vg_io_finish */
+    atomic_bool disk_over; /* the host workdir outgrew the disk limit: killed */
     uint64_t timeout_ms;
     struct vg_capture out, err;
     struct vg_report report;
@@ -38,8 +59,8 @@ struct vg_io {
 
 /* Starts the thread.  Signals SIGINT/TERM/HUP/PIPE must already be blocked
  * in every thread (the caller does it before creating threads). */
-int vg_io_start(struct vg_io *io, const struct vg_sandbox *sb, uint64_t timeout_ms,
-                uint64_t capture_cap, struct vg_err *err);
+int vg_io_start(struct vg_io *io, const struct vg_sandbox *sb, const struct vg_io_caps *caps,
+                struct vg_err *err);
 /* After the sandbox is gone: drain what is left and join. */
 void vg_io_finish(struct vg_io *io);
 void vg_io_free(struct vg_io *io);

@@ -1,52 +1,173 @@
-/* limits.c: default limits, and how each one is enforced. */
+/* limits.c: see limits.h. */
 #include "tracer/limits.h"
 
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
-void vg_limits_defaults(struct vg_limits *l)
-{
-    memset(l, 0, sizeof *l);
-    l->v[VG_LIM_TIME] = 60 * 1000;          /* ms */
-    l->v[VG_LIM_CPU] = 60;                  /* s */
-    l->v[VG_LIM_MEMORY] = 1ull << 30;       /* address space */
-    l->v[VG_LIM_PROCS] = 128;
-    l->v[VG_LIM_FILES] = 256;
-    l->v[VG_LIM_FSIZE] = 64ull << 20;
-    l->v[VG_LIM_OUTPUT] = 1ull << 20;       /* captured per stream */
-    l->v[VG_LIM_TMPFS] = 64ull << 20;
-}
+#define MILLI 1000
 
-void vg_limits_merge(struct vg_limits *dst, const struct vg_limits *src)
-{
-    for (int i = 0; i < VG_LIM_COUNT; i++)
-        if (src->set[i]) {
-            dst->v[i] = src->v[i];
-            dst->set[i] = true;
-        }
-}
+/* Without a cgroup: the mechanism of each limit, and its rlimit. */
+static const struct {
+    enum vg_limit_mech how;
+    int rlimit;
+} fallback[VG_LIM_COUNT] = {
+    [VG_LIM_TIME] = {VG_MECH_SUPERVISOR, -1},
+    [VG_LIM_CPU] = {VG_MECH_RLIMIT, RLIMIT_CPU},
+    [VG_LIM_MEMORY] = {VG_MECH_RLIMIT, RLIMIT_AS},
+    [VG_LIM_PROCS] = {VG_MECH_RLIMIT, RLIMIT_NPROC},
+    [VG_LIM_FILES] = {VG_MECH_RLIMIT, RLIMIT_NOFILE},
+    [VG_LIM_FSIZE] = {VG_MECH_RLIMIT, RLIMIT_FSIZE},
+    [VG_LIM_OUTPUT] = {VG_MECH_SUPERVISOR, -1},
+    [VG_LIM_TMPFS] = {VG_MECH_TMPFS, -1},
+    [VG_LIM_DISK] = {VG_MECH_SUPERVISOR, -1},
+    [VG_LIM_CPUS] = {VG_MECH_AFFINITY, -1},
+};
 
-const char *vg_limit_mechanism(enum vg_limit l)
+/* The limits a cgroup controller can hold instead. */
+static const enum vg_cg_ctrl by_cgroup[VG_LIM_COUNT] = {
+    [VG_LIM_TIME] = VG_CG_NCTRL, [VG_LIM_CPU] = VG_CG_NCTRL, [VG_LIM_MEMORY] = VG_CG_MEMORY,
+    [VG_LIM_PROCS] = VG_CG_PIDS, [VG_LIM_FILES] = VG_CG_NCTRL, [VG_LIM_FSIZE] = VG_CG_NCTRL,
+    [VG_LIM_OUTPUT] = VG_CG_NCTRL, [VG_LIM_TMPFS] = VG_CG_NCTRL, [VG_LIM_DISK] = VG_CG_NCTRL,
+    [VG_LIM_CPUS] = VG_CG_CPU,
+};
+
+const char *vg_limit_mech_name(enum vg_limit_mech m)
 {
-    static const char *const how[VG_LIM_COUNT] = {
-        [VG_LIM_TIME] = "supervisor: SIGKILL to the pid namespace",
-        [VG_LIM_CPU] = "rlimit RLIMIT_CPU",
-        [VG_LIM_MEMORY] = "rlimit RLIMIT_AS",
-        [VG_LIM_PROCS] = "rlimit RLIMIT_NPROC in the sandbox's user namespace",
-        [VG_LIM_FILES] = "rlimit RLIMIT_NOFILE",
-        [VG_LIM_FSIZE] = "rlimit RLIMIT_FSIZE",
-        [VG_LIM_OUTPUT] = "supervisor: tail kept per stream",
-        [VG_LIM_TMPFS] = "tmpfs size",
+    static const char *const names[] = {
+        [VG_MECH_NONE] = "none", [VG_MECH_SUPERVISOR] = "supervisor",
+        [VG_MECH_RLIMIT] = "rlimit", [VG_MECH_TMPFS] = "tmpfs",
+        [VG_MECH_CGROUP_V1] = "cgroup v1", [VG_MECH_CGROUP_V2] = "cgroup v2",
+        [VG_MECH_AFFINITY] = "affinity",
     };
-    return how[l];
+    return m < VG_ARRAY_LEN(names) ? names[m] : "?";
 }
 
-const char *vg_limit_unit(enum vg_limit l)
+int vg_limit_rlimit(enum vg_limit l)
 {
-    switch (l) {
-    case VG_LIM_TIME: return "ms";
-    case VG_LIM_CPU: return "s";
-    case VG_LIM_PROCS:
-    case VG_LIM_FILES: return "count";
-    default: return "bytes";
+    return l < VG_LIM_COUNT ? fallback[l].rlimit : -1;
+}
+
+/* The candidate sets its rlimits after it dropped every capability, so
+ * none can go above vigil's own hard limit: say so now, not as a setup
+ * failure once the sandbox exists. */
+static int check_rlimits(const struct vg_enforce *e, const struct vg_limits *l,
+                         struct vg_err *err)
+{
+    for (int i = 0; i < VG_LIM_COUNT; i++) {
+        struct rlimit rl;
+        int res = fallback[i].rlimit;
+        if (e->how[i] != VG_MECH_RLIMIT || res < 0)
+            continue;
+        if (getrlimit(res, &rl) < 0) {
+            vg_errf(err, "getrlimit for --%s: %s", vg_limit_row(i)->flag, strerror(errno));
+            return -1;
+        }
+        /* RLIMIT_CPU's hard limit is one second above the soft one. */
+        uint64_t need = l->v[i] + (res == RLIMIT_CPU);
+        if (rl.rlim_max != RLIM_INFINITY && need > rl.rlim_max) {
+            char v[32];
+            vg_limit_format(i, l->v[i], v, sizeof v);
+            vg_errf(err, "limit %s %s is above what vigil may grant here (its own hard limit "
+                    "is %llu; see ulimit -H)", vg_limit_name(i), v,
+                    (unsigned long long)rl.rlim_max);
+            return -1;
+        }
     }
+    return 0;
+}
+
+int vg_enforce_setup(struct vg_enforce *e, const struct vg_limits *l,
+                     const struct vg_enforce_in *in, struct vg_err *err)
+{
+    if (in->cgroups)
+        vg_cgroup_create(&e->cg, l, in->pid);
+    else
+        memset(&e->cg, 0, sizeof e->cg);
+    for (int i = 0; i < VG_LIM_COUNT; i++) {
+        enum vg_cg_ctrl c = by_cgroup[i];
+        if (!l->v[i])
+            e->how[i] = VG_MECH_NONE;
+        else if (c < VG_CG_NCTRL && e->cg.dir[c])
+            e->how[i] = e->cg.version[c] == 2 ? VG_MECH_CGROUP_V2 : VG_MECH_CGROUP_V1;
+        else
+            e->how[i] = fallback[i].how;
+    }
+    /* The workdir in the sandbox's /tmp is bounded by the tmpfs already. */
+    if (!in->host_workdir)
+        e->how[VG_LIM_DISK] = VG_MECH_NONE;
+    return check_rlimits(e, l, err);
+}
+
+void vg_enforce_undo(struct vg_enforce *e)
+{
+    vg_cgroup_remove(&e->cg);
+}
+
+/* "0-2,5" -> CPUs 0, 1, 2 and 5. */
+static bool parse_cpu_list(const char *s, cpu_set_t *set)
+{
+    CPU_ZERO(set);
+    while (*s) {
+        char *end;
+        unsigned long lo = strtoul(s, &end, 10), hi = lo;
+        if (end == s)
+            return false;
+        if (*end == '-') {
+            s = end + 1;
+            hi = strtoul(s, &end, 10);
+            if (end == s)
+                return false;
+        }
+        if (lo > hi || hi >= CPU_SETSIZE)
+            return false;
+        for (unsigned long c = lo; c <= hi; c++)
+            CPU_SET(c, set);
+        if (*end && *end != ',')
+            return false;
+        s = end + (*end == ',');
+    }
+    return CPU_COUNT(set) > 0;
+}
+
+int vg_enforce_cpus(const struct vg_enforce *e, const struct vg_limits *l, const char *cpuset,
+                    cpu_set_t *set, bool *pin, struct vg_err *err)
+{
+    cpu_set_t have;
+    *pin = false;
+    if (sched_getaffinity(0, sizeof have, &have) < 0) {
+        vg_errf(err, "sched_getaffinity: %s", strerror(errno));
+        return -1;
+    }
+    *set = have;
+    if (cpuset) {
+        if (!parse_cpu_list(cpuset, set)) {
+            vg_errf(err, "--cpuset '%s' is not a list of CPUs like 0-3,6", cpuset);
+            return -1;
+        }
+        cpu_set_t both;
+        CPU_AND(&both, set, &have);
+        if (!CPU_EQUAL(&both, set)) {
+            vg_errf(err, "--cpuset %s: vigil may only use CPUs of its own affinity (%d of them)",
+                    cpuset, CPU_COUNT(&have));
+            return -1;
+        }
+        *pin = true;
+    }
+    if (e->how[VG_LIM_CPUS] == VG_MECH_AFFINITY) {
+        /* The first ceil(N) CPUs of those allowed. */
+        uint64_t want = (l->v[VG_LIM_CPUS] + MILLI - 1) / MILLI;
+        cpu_set_t first;
+        CPU_ZERO(&first);
+        for (int c = 0, n = 0; c < CPU_SETSIZE && (uint64_t)n < want; c++)
+            if (CPU_ISSET(c, set)) {
+                CPU_SET(c, &first);
+                n++;
+            }
+        *set = first;
+        *pin = true;
+    }
+    return 0;
 }

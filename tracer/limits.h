@@ -1,10 +1,49 @@
-/* limits.h: default values and enforcement mechanisms of the limits. */
+/* limits.h: how this run enforces each limit of the table (policy/limits.c):
+ * which mechanism holds it (a cgroup where vigil may make one, else an
+ * rlimit, the tmpfs size, the supervisor), set up before the sandbox
+ * starts and undone after it ended. */
 #ifndef VG_LIMITS_H
 #define VG_LIMITS_H
+#include <sched.h>
+#include <sys/types.h>
+
 #include "policy/policy.h"
-#include "tracer/run.h"
-/* Copy every limit src sets over dst. */
-void vg_limits_merge(struct vg_limits *dst, const struct vg_limits *src);
-const char *vg_limit_mechanism(enum vg_limit l);
-const char *vg_limit_unit(enum vg_limit l);
+#include "tracer/cgroup.h"
+
+enum vg_limit_mech {
+    VG_MECH_NONE,        /* no limit of this kind in force */
+    VG_MECH_SUPERVISOR,  /* vigil watches and acts */
+    VG_MECH_RLIMIT,      /* per process, set right before exec */
+    VG_MECH_TMPFS,       /* the tmpfs's size= */
+    VG_MECH_CGROUP_V1,
+    VG_MECH_CGROUP_V2,
+    VG_MECH_AFFINITY,    /* CPU pinning, which the candidate could widen */
+};
+const char *vg_limit_mech_name(enum vg_limit_mech m);
+
+struct vg_enforce {
+    enum vg_limit_mech how[VG_LIM_COUNT];
+    struct vg_cgroup cg;
+};
+
+/* Create the cgroups the limits need (children of vigil's own group,
+ * named after pid) and decide every limit's mechanism.  -1 with err set
+ * when a limit cannot be held (an rlimit above vigil's own hard limit);
+ * vg_enforce_undo is still needed then. */
+struct vg_enforce_in {
+    pid_t pid;          /* names the groups */
+    bool host_workdir;  /* the workdir is a host directory (disk applies) */
+    bool cgroups;       /* may use cgroups at all */
+};
+int vg_enforce_setup(struct vg_enforce *e, const struct vg_limits *l,
+                     const struct vg_enforce_in *in, struct vg_err *err);
+/* Remove what setup created; safe to call twice and on a zeroed struct. */
+void vg_enforce_undo(struct vg_enforce *e);
+/* The rlimit resource a limit uses when held by VG_MECH_RLIMIT; -1 none. */
+int vg_limit_rlimit(enum vg_limit l);
+/* The CPUs to pin vigil and the sandbox to: --cpuset LIST (NULL: none) and,
+ * without a CPU cgroup, the CPU bandwidth rounded up to whole CPUs.
+ * *pin false: no pinning.  -1 with err set on a bad or unavailable list. */
+int vg_enforce_cpus(const struct vg_enforce *e, const struct vg_limits *l, const char *cpuset,
+                    cpu_set_t *set, bool *pin, struct vg_err *err);
 #endif

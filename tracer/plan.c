@@ -91,6 +91,10 @@ static void add_proc_dev_tmp(struct vg_plan *p)
     for (size_t i = 0; i < VG_ARRAY_LEN(dev_nodes); i++)
         vg_plan_add(p, VG_OP_BIND_DEV, dev_nodes[i], dev_nodes[i], 0, 0,
                     strcmp(dev_nodes[i], "/dev/tty") == 0);
+    /* A devpts instance of its own, so programs that open ptys (pty,
+     * script, test suites) work, and none of the host's terminals is
+     * reachable; /dev/ptmx is the link to its pts/ptmx just below. */
+    vg_plan_add(p, VG_OP_DEVPTS, NULL, "/dev/pts", 0, 0, false);
     for (size_t i = 0; i < VG_ARRAY_LEN(dev_links); i++)
         vg_plan_add(p, VG_OP_SYMLINK, dev_links[i].target, dev_links[i].link, 0, 0, false);
     uint64_t tmpfs = p->limits.v[VG_LIM_TMPFS];
@@ -313,6 +317,7 @@ void vg_plan_print(const struct vg_plan *p, FILE *out)
         [VG_OP_BIND_DEV] = "dev-bind", [VG_OP_MASK] = "mask", [VG_OP_PROC] = "proc",
         [VG_OP_SYMLINK] = "symlink", [VG_OP_DIR] = "dir", [VG_OP_WORKDIR] = "workdir", [VG_OP_REMOUNT_RO] = "remount-ro",
         [VG_OP_COPY] = "copy",
+        [VG_OP_DEVPTS] = "devpts",
     };
     for (unsigned i = 0; i < p->nops; i++) {
         const struct vg_op *op = &p->ops[i];
@@ -334,7 +339,8 @@ static bool has_writable_inside(const struct vg_plan *p, const char *top)
     for (unsigned i = 0; i < p->nops; i++) {
         const struct vg_op *op = &p->ops[i];
         bool writable = op->kind == VG_OP_BIND_RW || op->kind == VG_OP_TMPFS ||
-                        op->kind == VG_OP_BIND_DEV || op->kind == VG_OP_PROC;
+                        op->kind == VG_OP_BIND_DEV || op->kind == VG_OP_PROC ||
+                        op->kind == VG_OP_DEVPTS;
         if (writable && !strncmp(op->dst, top, l) && (op->dst[l] == '/' || !op->dst[l]))
             return true;
     }

@@ -13,6 +13,7 @@
 #include <sys/types.h>
 
 #include "policy/policy.h"
+#include "tracer/limits.h"
 #include "tracer/run.h"
 #include "util/util.h"
 
@@ -28,7 +29,8 @@ enum vg_op_kind {
     VG_OP_SYMLINK,   /* dst -> src (link text) */
     VG_OP_DIR,       /* mkdir -p dst (mode) */
     VG_OP_WORKDIR,   /* mkdir -p dst (mode), owned by the sandbox user */
-    VG_OP_REMOUNT_RO /* make dst read-only (recursively) once it is populated */
+    VG_OP_REMOUNT_RO,/* make dst read-only (recursively) once it is populated */
+    VG_OP_DEVPTS     /* dst: a devpts instance of the sandbox's own */
 };
 
 struct vg_op {
@@ -50,6 +52,7 @@ struct vg_plan {
     char *hostname;
     bool new_net;         /* private, empty network namespace */
     struct vg_limits limits;
+    const struct vg_enforce *enforce; /* each limit's mechanism, the cgroups to join */
     uid_t outside_uid;    /* host uid the sandbox uid maps to */
     gid_t outside_gid;
     bool root_caller;     /* vigil runs as host root */

@@ -15,33 +15,61 @@
 #include "tracer/sandbox.h"
 #include "util/json.h"
 
+static bool was_hit(const struct vg_ending *end, enum vg_limit l);
+
 static void hit(struct vg_ending *end, enum vg_limit l)
 {
-    for (unsigned i = 0; i < end->nhits; i++)
-        if (!strcmp(end->hits[i], vg_limit_name(l)))
-            return;
-    end->hits[end->nhits++] = vg_limit_name(l);
+    if (!was_hit(end, l))
+        end->hits[end->nhits++] = vg_limit_name(l);
 }
 
 /* Allocation failures show up as messages, not signals, in most runtimes:
  * with an address-space limit, running into it reads like this. */
-static bool looks_out_of_memory(const struct vg_io *io)
+static const char *const oom_signs[] = {
+    "MemoryError", "Cannot allocate memory", "out of memory", "std::bad_alloc",
+    "JavaScript heap out of memory", "Out of memory", "memory exhausted", "Fatal process OOM",
+    NULL,
+};
+/* Under RLIMIT_AS a thread's stack and its malloc arena are address space
+ * too: a thread that cannot start while the processes are below their cap
+ * ran out of it. */
+static const char *const thread_signs[] = {"can't start new thread", "pthread_create", NULL};
+
+static bool stderr_says(const struct vg_io *io, const char *const *signs)
 {
-    static const char *const signs[] = {
-        "MemoryError", "Cannot allocate memory", "out of memory", "std::bad_alloc",
-        "JavaScript heap out of memory", "Out of memory", "memory exhausted",
-    };
     size_t n;
     char *tail = vg_capture_tail(&io->err, &n);
     bool found = false;
-    for (size_t i = 0; i < VG_ARRAY_LEN(signs) && !found; i++)
+    for (size_t i = 0; signs[i] && !found; i++)
         found = memmem(tail, n, signs[i], strlen(signs[i])) != NULL;
     free(tail);
     return found;
 }
 
+static bool was_hit(const struct vg_ending *end, enum vg_limit l)
+{
+    for (unsigned i = 0; i < end->nhits; i++)
+        if (!strcmp(end->hits[i], vg_limit_name(l)))
+            return true;
+    return false;
+}
+
+static bool out_of_memory(const struct vg_ending *end, const struct vg_io *io,
+                          const struct vg_cg_usage *use)
+{
+    /* A cgroup's OOM kill may hit any process of the sandbox, and the
+     * candidate may survive it: a hit whatever the status. */
+    if (use->oom_kills)
+        return true;
+    if (!strcmp(end->status, "ok"))
+        return false;
+    return stderr_says(io, oom_signs) ||
+           (!use->have_memory && !was_hit(end, VG_LIM_PROCS) && stderr_says(io, thread_signs));
+}
+
 static void candidate_ending(struct vg_ending *end, const struct vg_outcome *out,
-                             const struct vg_io *io, const struct vg_limits *lim)
+                             const struct vg_io *io, const struct vg_limits *lim,
+                             const struct vg_cg_usage *use)
 {
     int st = out->cand_status;
     if (WIFEXITED(st)) {
@@ -58,7 +86,7 @@ static void candidate_ending(struct vg_ending *end, const struct vg_outcome *out
         hit(end, VG_LIM_CPU);
     if (end->signal == SIGXFSZ)
         hit(end, VG_LIM_FSIZE);
-    if (strcmp(end->status, "ok") && looks_out_of_memory(io))
+    if (out_of_memory(end, io, use))
         hit(end, VG_LIM_MEMORY);
     if (end->nhits && strcmp(end->status, "ok")) {
         end->status = "limit";
@@ -67,14 +95,22 @@ static void candidate_ending(struct vg_ending *end, const struct vg_outcome *out
 }
 
 void vg_ending_decide(struct vg_ending *end, const struct vg_outcome *out,
-                      const struct vg_io *io, const struct vg_limits *lim)
+                      const struct vg_io *io, const struct vg_limits *lim,
+                      const struct vg_cg_usage *use)
 {
     end->cand_code = -1;
-    if (io->out.total > io->out.cap || io->err.total > io->err.cap)
+    if (use->have_memory)
+        end->peak_rss = use->peak_memory; /* the whole sandbox, not its largest process */
+    if (io->usage.disk_over)
+        hit(end, VG_LIM_DISK);
+    if (io->usage.tmpfs_full)
+        hit(end, VG_LIM_TMPFS);
+    if (io->out.total > io->out.limit || io->err.total > io->err.limit)
         hit(end, VG_LIM_OUTPUT);
-    /* RLIMIT_NPROC refuses the fork that would exceed it, so reaching the
-     * cap (less the one that failed) is the sign it was hit. */
-    if (out->max_tasks + 1 >= lim->v[VG_LIM_PROCS])
+    /* pids.events counts the forks refused at pids.max; RLIMIT_NPROC
+     * refuses the fork that would exceed it, so there reaching the cap
+     * (less the one that failed) is the sign it was hit. */
+    if (use->have_pids ? use->pids_refused > 0 : out->max_tasks + 1 >= lim->v[VG_LIM_PROCS])
         hit(end, VG_LIM_PROCS);
     if (out->log_failed) {
         end->status = "error";
@@ -95,13 +131,14 @@ void vg_ending_decide(struct vg_ending *end, const struct vg_outcome *out,
         end->exit_code = 124;
         end->signal = SIGKILL;
         hit(end, VG_LIM_TIME);
+        end->limit = vg_limit_name(VG_LIM_TIME);
     } else if (out->policy_kill) {
         end->status = "killed";
         end->signal = SIGKILL;
         end->exit_code = 128 + SIGKILL;
         snprintf(end->error, sizeof end->error, "%s", out->kill_reason);
     } else if (out->cand_done) {
-        candidate_ending(end, out, io, lim);
+        candidate_ending(end, out, io, lim, use);
     } else {
         end->status = "error";
         end->exit_code = VG_EXIT_SETUP;
@@ -118,7 +155,9 @@ static void stream(struct vg_json *j, const char *key, const struct vg_capture *
     vg_json_key(j, "bytes");
     vg_json_uint(j, c->total);
     vg_json_key(j, "truncated");
-    vg_json_bool(j, c->total > c->cap);
+    vg_json_bool(j, c->total > c->limit);
+    vg_json_key(j, "forwarded");
+    vg_json_uint(j, c->forwarded);
     vg_json_key(j, "tail");
     vg_json_strn(j, tail, n);
     vg_json_obj_end(j);
@@ -134,7 +173,8 @@ static void strings(struct vg_json *j, const char *key, char *const *v, int n)
     vg_json_arr_end(j);
 }
 
-static void limits(struct vg_json *j, const struct vg_limits *l, const struct vg_ending *end)
+static void limits(struct vg_json *j, const struct vg_limits *l, const struct vg_enforce *e,
+                   const struct vg_ending *end)
 {
     vg_json_key(j, "limits");
     vg_json_obj_begin(j);
@@ -142,16 +182,13 @@ static void limits(struct vg_json *j, const struct vg_limits *l, const struct vg
         vg_json_key(j, vg_limit_name(i));
         vg_json_obj_begin(j);
         vg_json_key(j, "value");
-        vg_json_uint(j, l->v[i]);
+        if (l->v[i]) vg_json_uint(j, l->v[i]); else vg_json_null(j);
         vg_json_key(j, "unit");
         vg_json_str(j, vg_limit_unit(i));
         vg_json_key(j, "enforced_by");
-        vg_json_str(j, vg_limit_mechanism(i));
-        bool was_hit = false;
-        for (unsigned k = 0; k < end->nhits; k++)
-            was_hit |= !strcmp(end->hits[k], vg_limit_name(i));
+        vg_json_str(j, vg_limit_mech_name(e->how[i]));
         vg_json_key(j, "hit");
-        vg_json_bool(j, was_hit);
+        vg_json_bool(j, was_hit(end, i));
         vg_json_obj_end(j);
     }
     vg_json_obj_end(j);
@@ -226,7 +263,7 @@ static void body(struct vg_json *j, const struct vg_result_in *in)
     vg_json_key(j, "peak_memory_bytes"); vg_json_uint(j, e->peak_rss);
     stream(j, "stdout", &in->io->out);
     stream(j, "stderr", &in->io->err);
-    limits(j, in->limits, e);
+    limits(j, in->limits, in->enforce, e);
     vg_json_key(j, "limits_hit");
     vg_json_arr_begin(j);
     for (unsigned i = 0; i < e->nhits; i++)
@@ -236,8 +273,7 @@ static void body(struct vg_json *j, const struct vg_result_in *in)
     vg_json_key(j, "mode");
     vg_json_str(j, in->opts->mode == VG_MODE_DRY_RUN ? "dry-run" : "enforce");
     vg_json_key(j, "engine"); vg_json_str(j, "ptrace");
-    vg_json_key(j, "cpus");
-    if (in->opts->cpus) vg_json_uint(j, in->opts->cpus); else vg_json_null(j);
+    vg_json_key(j, "cpuset"); vg_json_str(j, in->opts->cpuset);
     vg_json_key(j, "landlock_abi"); vg_json_int(j, in->landlock_abi);
     vg_json_key(j, "policy");
     vg_json_obj_begin(j);

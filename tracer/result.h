@@ -6,6 +6,7 @@
 #include "event/event.h"
 #include "tracer/engine.h"
 #include "tracer/iothread.h"
+#include "tracer/limits.h"
 #include "tracer/run.h"
 #include "util/outfile.h"
 
@@ -25,6 +26,7 @@ struct vg_ending {
 struct vg_result_in {
     const struct vg_run_opts *opts;
     const struct vg_limits *limits;
+    const struct vg_enforce *enforce;
     const struct vg_artifact *artifacts;
     unsigned nartifacts;
     const char *policy_path, *policy_sha256;
@@ -40,9 +42,11 @@ struct vg_result_in {
     unsigned nwarnings;
 };
 
-/* Work out status and exit code from what the supervisor and I/O saw. */
+/* Work out status and exit code from what the supervisor, the I/O thread
+ * and the cgroups (use) saw. */
 void vg_ending_decide(struct vg_ending *end, const struct vg_outcome *out,
-                      const struct vg_io *io, const struct vg_limits *lim);
+                      const struct vg_io *io, const struct vg_limits *lim,
+                      const struct vg_cg_usage *use);
 /* Write the JSON record into f (reserved by tracer/outputs.c) and rename
  * it into place (util/outfile.h). */
 int vg_result_write(struct vg_outfile *f, const struct vg_result_in *in, struct vg_err *err);

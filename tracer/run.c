@@ -132,7 +132,12 @@ static int prepare_workdir(struct run *r, const char *home)
 
 static int build_sandbox(struct run *r)
 {
+    struct vg_enforce_in how = {.pid = getpid(), .host_workdir = !r->plan.private_workdir,
+                                .cgroups = !r->o->no_cgroups};
+    if (vg_enforce_setup(&r->enf, &r->limits, &how, &r->err) < 0)
+        return -1;
     r->plan.limits = r->limits;
+    r->plan.enforce = &r->enf;
     r->plan.artifact_host = r->artifact_hosts;
     r->plan.artifact_dst = r->artifact_paths;
     r->plan.nartifacts = r->nartifacts;
@@ -167,30 +172,17 @@ static int build_sandbox(struct run *r)
     return rc;
 }
 
-/* --cpus N: keep vigil (and so the sandbox it starts) on the first N CPUs
- * it may use.  With one CPU an audited call needs no cross-CPU wake-up. */
+/* --cpuset LIST, or a CPU bandwidth no cgroup holds: keep vigil (and so
+ * the sandbox it starts) on those CPUs.  With one CPU an audited call
+ * needs no cross-CPU wake-up. */
 static int restrict_cpus(struct run *r)
 {
-    if (!r->o->cpus)
-        return 0;
-    cpu_set_t have, want;
-    if (sched_getaffinity(0, sizeof have, &have) < 0) {
-        vg_errf(&r->err, "--cpus: sched_getaffinity: %s", strerror(errno));
+    cpu_set_t want;
+    bool pin;
+    if (vg_enforce_cpus(&r->enf, &r->limits, r->o->cpuset, &want, &pin, &r->err) < 0)
         return -1;
-    }
-    CPU_ZERO(&want);
-    unsigned n = 0;
-    for (int c = 0; c < CPU_SETSIZE && n < r->o->cpus; c++)
-        if (CPU_ISSET(c, &have)) {
-            CPU_SET(c, &want);
-            n++;
-        }
-    if (n < r->o->cpus) {
-        vg_errf(&r->err, "--cpus %u: only %u CPUs are available", r->o->cpus, n);
-        return -1;
-    }
-    if (sched_setaffinity(0, sizeof want, &want) < 0) {
-        vg_errf(&r->err, "--cpus: sched_setaffinity: %s", strerror(errno));
+    if (pin && sched_setaffinity(0, sizeof want, &want) < 0) {
+        vg_errf(&r->err, "sched_setaffinity: %s", strerror(errno));
         return -1;
     }
     return 0;
@@ -263,10 +255,15 @@ static int supervise(struct run *r, struct vg_ending *end)
                          &r->err) < 0)
         return -1;
     ctx.init_pid = sb.init_pid;
+    struct vg_io_caps caps = {
+        .timeout_ms = r->limits.v[VG_LIM_TIME], .output = r->limits.v[VG_LIM_OUTPUT],
+        .tail = r->o->tail_set ? r->o->tail : VG_TAIL_DEFAULT, .forward = !r->o->no_forward,
+        .host_workdir = r->plan.private_workdir ? NULL : r->workdir,
+        .disk = r->enf.how[VG_LIM_DISK] == VG_MECH_NONE ? 0 : r->limits.v[VG_LIM_DISK],
+    };
     /* The log takes its name only now: a run that never started leaves
      * nothing where -o pointed, and an older log there is kept. */
-    if (vg_run_log_commit(r) < 0 ||
-        vg_io_start(&io, &sb, r->limits.v[VG_LIM_TIME], r->limits.v[VG_LIM_OUTPUT], &r->err) < 0) {
+    if (vg_run_log_commit(r) < 0 || vg_io_start(&io, &sb, &caps, &r->err) < 0) {
         kill(sb.init_pid, SIGKILL);
         engine->supervise(&ctx); /* reap */
         vg_sandbox_close(&sb);
@@ -276,7 +273,9 @@ static int supervise(struct run *r, struct vg_ending *end)
     engine->supervise(&ctx);
     vg_io_finish(&io);
     measure(end, r->start_mono);
-    vg_ending_decide(end, &ctx.out, &io, &r->limits);
+    struct vg_cg_usage use;
+    vg_cgroup_read(&r->enf.cg, &use);
+    vg_ending_decide(end, &ctx.out, &io, &r->limits, &use);
     vg_run_trailer(r, &ctx, end);
     if (vg_log_close(r->log) < 0 && strcmp(end->status, "error")) {
         end->status = "error";
@@ -286,7 +285,7 @@ static int supervise(struct run *r, struct vg_ending *end)
     r->log = NULL;
     if (r->o->result_path) {
         struct vg_result_in in = {
-            .opts = r->o, .limits = &r->limits, .artifacts = r->artifacts,
+            .opts = r->o, .limits = &r->limits, .enforce = &r->enf, .artifacts = r->artifacts,
             .nartifacts = r->nartifacts, .policy_path = r->policy_name,
             .policy_sha256 = vg_policy_sha256(r->pol), .log_path = r->log_path,
             .workdir = r->workdir, .workdir_kept = r->o->workdir != NULL || r->o->keep,
@@ -306,6 +305,7 @@ static int supervise(struct run *r, struct vg_ending *end)
 
 static void cleanup(struct run *r)
 {
+    vg_enforce_undo(&r->enf);
     if (r->log)
         vg_log_close(r->log);
     if (r->own_workdir && !r->o->keep)

@@ -32,7 +32,11 @@ struct vg_run_opts {
     bool stacks_all;           /* --stacks: a stack on every audited call */
     bool quiet;                /* -q: no summary line on stderr */
     bool allow_no_landlock;    /* --allow-degraded: run without missing features */
-    unsigned cpus;             /* --cpus N: sandbox and supervisor on N CPUs; 0 = all */
+    uint64_t tail;             /* --tail: bytes of each stream kept for the result */
+    bool tail_set;
+    bool no_forward;           /* --no-forward: capture only, pass nothing on */
+    bool no_cgroups;           /* --no-cgroups: rlimits only */
+    const char *cpuset;        /* --cpuset LIST: sandbox and supervisor on these CPUs */
     struct vg_limits limits;   /* flags; merged over the policy's */
     /* --bind / --bind-rw */
     struct vg_bind *binds;
@@ -57,7 +61,4 @@ int vg_run(struct vg_run_opts *opts);
  * (status "error", msg, exit 125), if the rule of util/outfile.h lets
  * vigil write there.  Used for errors before vg_run and inside it. */
 void vg_run_error_result(const struct vg_run_opts *opts, const char *msg);
-
-/* Default values of the limits (README documents them). */
-void vg_limits_defaults(struct vg_limits *l);
 #endif

@@ -20,6 +20,7 @@ struct run {
     const char *policy_name;
     char *policy_file;          /* what -p named, found (policy/find.c) */
     struct vg_limits limits;
+    struct vg_enforce enf;      /* how each limit is held; the cgroups */
     char *workdir;
     bool own_workdir;
     char *log_path;

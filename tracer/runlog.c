@@ -16,11 +16,16 @@ static int note(struct run *r, const char *what, const char *detail)
     return vg_log_write(r->log, &rec);
 }
 
-static void limit_recs(const struct run *r, struct vg_limit_rec *out)
+/* The limits in force (a limit with no value, like cpus unless set, is
+ * not one), each with the mechanism this run holds it by. */
+static uint32_t limit_recs(const struct run *r, struct vg_limit_rec *out)
 {
+    uint32_t n = 0;
     for (int i = 0; i < VG_LIM_COUNT; i++)
-        out[i] = (struct vg_limit_rec){.name = vg_limit_name(i), .value = r->limits.v[i],
-                                       .enforced_by = vg_limit_mechanism(i)};
+        if (r->enf.how[i] != VG_MECH_NONE)
+            out[n++] = (struct vg_limit_rec){.name = vg_limit_name(i), .value = r->limits.v[i],
+                                             .enforced_by = vg_limit_mech_name(r->enf.how[i])};
+    return n;
 }
 
 int vg_run_header(struct run *r)
@@ -29,7 +34,7 @@ int vg_run_header(struct run *r)
     if (uname(&u) == 0)
         snprintf(r->kernel, sizeof r->kernel, "%s %s", u.release, u.version);
     struct vg_limit_rec lim[VG_LIM_COUNT];
-    limit_recs(r, lim);
+    uint32_t nlim = limit_recs(r, lim);
     unsigned nres = vg_policy_nresolved(r->pol);
     struct vg_kv *res = vg_xcalloc(nres ? nres : 1, sizeof *res);
     for (unsigned i = 0; i < nres; i++)
@@ -42,7 +47,7 @@ int vg_run_header(struct run *r)
         .cwd = r->workdir, .task_id = r->o->task_id,
         .mode = r->o->mode == VG_MODE_DRY_RUN ? "dry-run" : "enforce", .engine = "ptrace",
         .policy_path = r->policy_name, .policy_sha256 = vg_policy_sha256(r->pol),
-        .policy_text = vg_policy_text(r->pol), .limits = lim, .nlimits = VG_LIM_COUNT,
+        .policy_text = vg_policy_text(r->pol), .limits = lim, .nlimits = nlim,
         .artifacts = r->artifacts, .nartifacts = r->nartifacts, .resolved = res,
         .nresolved = nres,
     };

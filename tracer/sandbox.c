@@ -76,19 +76,20 @@ static int set_limit(int res, uint64_t v)
     return setrlimit(res, &rl);
 }
 
-static int apply_rlimits(const struct vg_limits *l)
+/* Only the limits no cgroup holds (limits.c decided which): RLIMIT_AS
+ * under a memory cgroup would only break threads and JIT runtimes. */
+static int apply_rlimits(const struct vg_limits *l, const struct vg_enforce *e)
 {
-    const uint64_t cpu = l->v[VG_LIM_CPU];
-    /* CPU: SIGXCPU at the limit, SIGKILL one second later. */
-    struct rlimit rl_cpu = {.rlim_cur = cpu, .rlim_max = cpu + 1};
-    if (setrlimit(RLIMIT_CPU, &rl_cpu) < 0 ||
-        set_limit(RLIMIT_AS, l->v[VG_LIM_MEMORY]) < 0 ||
-        set_limit(RLIMIT_NPROC, l->v[VG_LIM_PROCS]) < 0 ||
-        set_limit(RLIMIT_NOFILE, l->v[VG_LIM_FILES]) < 0 ||
-        set_limit(RLIMIT_FSIZE, l->v[VG_LIM_FSIZE]) < 0 ||
-        set_limit(RLIMIT_CORE, 0) < 0)
-        return -1;
-    return 0;
+    for (int i = 0; i < VG_LIM_COUNT; i++) {
+        int res = vg_limit_rlimit(i);
+        if (res < 0 || e->how[i] != VG_MECH_RLIMIT)
+            continue;
+        /* CPU: SIGXCPU at the limit, SIGKILL one second later. */
+        struct rlimit rl = {.rlim_cur = l->v[i], .rlim_max = l->v[i] + (res == RLIMIT_CPU)};
+        if (setrlimit(res, &rl) < 0)
+            return -1;
+    }
+    return set_limit(RLIMIT_CORE, 0);
 }
 
 /* Empty the bounding and ambient sets: needs CAP_SETPCAP, so it runs
@@ -199,7 +200,7 @@ static _Noreturn void candidate_main(const struct vg_plan *plan, const struct vg
         report_exit(rep, VG_EXIT_SETUP, "seccomp: %s", strerror(errno));
     /* Last, so that nothing of ours has to live within the candidate's
      * address-space and file limits (a sanitizer build could not). */
-    if (apply_rlimits(&plan->limits) < 0)
+    if (apply_rlimits(&plan->limits, plan->enforce) < 0)
         report_exit(rep, VG_EXIT_SETUP, "setrlimit: %s", strerror(errno));
     execve(prog, plan->argv, plan->envp);
     int e = errno;
@@ -349,6 +350,9 @@ int vg_sandbox_start(const struct vg_plan *plan, const struct vg_bpf *cand,
     close(p.go[0]);
     p.go[0] = -1;
     if (write_id_maps(plan, pid, err) < 0)
+        goto kill;
+    /* Before the go byte: nothing of the sandbox runs outside its groups. */
+    if (vg_cgroup_join(&plan->enforce->cg, pid, err) < 0)
         goto kill;
     if (ptrace(PTRACE_SEIZE, pid, 0, ptrace_opts) < 0) {
         vg_errf(err, "ptrace the sandbox: %s (is ptrace restricted by Yama or a container?)",

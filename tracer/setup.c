@@ -208,6 +208,15 @@ static int run_op(const struct vg_op *op)
         if (r < 0 && op->optional && errno == ENOENT)
             r = 0;
         break;
+    case VG_OP_DEVPTS:
+        /* newinstance: not the host's ptys; ptmxmode: the candidate's
+         * uid may open pts/ptmx; no gid=: the host's tty group is not
+         * mapped in the sandbox's user namespace. */
+        r = mkdir_p(dst, 0755);
+        if (r == 0)
+            r = mount("devpts", dst, "devpts", MS_NOSUID | MS_NOEXEC,
+                      "newinstance,ptmxmode=0666,mode=0620");
+        break;
     case VG_OP_PROC:
         r = mkdir_p(dst, 0555);
         if (r == 0)
@@ -252,6 +261,7 @@ int vg_setup_execute(const struct vg_plan *p, struct vg_err *err)
         [VG_OP_BIND_DEV] = "device bind", [VG_OP_MASK] = "mask", [VG_OP_PROC] = "proc",
         [VG_OP_SYMLINK] = "symlink", [VG_OP_DIR] = "mkdir", [VG_OP_WORKDIR] = "workdir", [VG_OP_REMOUNT_RO] = "remount read-only",
         [VG_OP_COPY] = "copy",
+        [VG_OP_DEVPTS] = "devpts",
     };
     /* Nothing we mount may leak back to the host's mount namespace. */
     if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0) {

@@ -6,32 +6,37 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "policy/policy.h"
 #include "viewer/report.h"
 
 #define TOP_PATHS 20
 
-/* How a limit's value reads (see struct vg_limit_rec). */
-enum unit { U_COUNT, U_MS, U_SECONDS, U_BYTES };
-static const struct {
-    const char *name;
-    enum unit unit;
-} limit_units[] = {
-    {"time", U_MS}, {"cpu", U_SECONDS}, {"memory", U_BYTES}, {"fsize", U_BYTES},
-    {"tmpfs", U_BYTES}, {"tmp", U_BYTES}, {"disk", U_BYTES}, {"output", U_BYTES}, {"stack", U_BYTES},
-};
+/* How a limit's value reads: by its unit in the table of limits
+ * (policy/limits.c); a name this vigil does not know is a plain number. */
+enum unit { U_COUNT, U_MS, U_SECONDS, U_BYTES, U_MILLICPUS };
+
+static enum unit unit_of(const char *name)
+{
+    static const struct { const char *unit; enum unit u; } units[] = {
+        {"ms", U_MS}, {"s", U_SECONDS}, {"bytes", U_BYTES}, {"millicpus", U_MILLICPUS},
+    };
+    int l = name ? vg_limit_from_name(name) : -1;
+    for (size_t i = 0; l >= 0 && i < VG_ARRAY_LEN(units); i++)
+        if (!strcmp(vg_limit_unit((enum vg_limit)l), units[i].unit))
+            return units[i].u;
+    return U_COUNT;
+}
 
 static void fmt_limit(const struct vg_limit_rec *l, char *buf, size_t n)
 {
-    enum unit u = U_COUNT;
-    for (size_t i = 0; i < VG_ARRAY_LEN(limit_units); i++)
-        if (l->name && !strcmp(l->name, limit_units[i].name))
-            u = limit_units[i].unit;
+    enum unit u = unit_of(l->name);
     static const char *const sfx[] = {"B", "KiB", "MiB", "GiB", "TiB"};
     double v = (double)l->value;
     unsigned k = 0;
     switch (u) {
     case U_MS: snprintf(buf, n, "%.3gs", v / 1000); break;
     case U_SECONDS: snprintf(buf, n, "%" PRIu64 "s", l->value); break;
+    case U_MILLICPUS: snprintf(buf, n, "%.3g CPUs", v / 1000); break;
     case U_BYTES:
         while (v >= 1024 && k + 1 < VG_ARRAY_LEN(sfx)) {
             v /= 1024;

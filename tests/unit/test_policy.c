@@ -392,7 +392,7 @@ static void test_errors(void)
     CHECK(!strcmp(parse_error("version 1\nallow connect tcp 1.2.3.4:70000\n"),
                   "t.policy:2:27: bad port '70000' (0-65535, LO-HI or *)"));
     CHECK(!strcmp(parse_error("version 1\n  limit memory 12Q # c\n"),
-                  "t.policy:2:16: bad value '12Q' for limit memory (a size like 512M, 64k or 1G)"));
+                  "t.policy:2:16: bad value '12Q' for limit memory (a size like 512M, 64k or 1G, at least 16M)"));
     CHECK(!strcmp(parse_error("version 1\nfrobnicate\n"), "t.policy:2:1: unknown keyword 'frobnicate'"));
     CHECK(!strcmp(parse_error("version 1\n"), "(parsed)"));
 }

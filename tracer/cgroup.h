@@ -1,0 +1,51 @@
+/* cgroup.h: the sandbox's own control groups, where the host lets vigil
+ * make them: a child of vigil's own group in each controller it needs
+ * (cgroup v1: memory, pids, cpu; or one child of a delegated v2 group),
+ * joined by the sandbox's pid 1 before anything of the candidate runs,
+ * read for peak memory and OOM kills at the end, and removed. */
+#ifndef VG_CGROUP_H
+#define VG_CGROUP_H
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "policy/policy.h"
+#include "util/util.h"
+
+enum vg_cg_ctrl { VG_CG_MEMORY, VG_CG_PIDS, VG_CG_CPU, VG_CG_NCTRL };
+
+struct vg_cgroup {
+    char *dir[VG_CG_NCTRL];   /* the group vigil created; NULL: controller not used */
+    int version[VG_CG_NCTRL]; /* 1 or 2 */
+    bool memsw;               /* v1: swap is accounted and limited too */
+    /* The reaper (cgroup.c) removes the groups if vigil dies without doing
+     * it; these pipes tell it vigil is gone and say when it has finished. */
+    bool reaper;
+    int to_reaper, from_reaper;
+};
+
+/* What the groups saw, read after the sandbox ended. */
+struct vg_cg_usage {
+    bool have_memory;
+    uint64_t peak_memory;     /* bytes, the whole sandbox at its largest */
+    uint64_t oom_kills;       /* processes the kernel killed at the limit */
+    bool have_pids;
+    uint64_t pids_refused;    /* forks refused at pids.max */
+};
+
+/* For each controller that one of the limits needs (memory always, procs
+ * always, cpu when a CPU bandwidth is set): make a child of vigil's own
+ * group named after pid and write the limit.  A controller that cannot be
+ * used (not mounted, not writable, an unprivileged caller) is left out and
+ * the caller falls back to an rlimit; nothing is left behind for it.
+ * Never fails: the worst case is no cgroup at all. */
+void vg_cgroup_create(struct vg_cgroup *cg, const struct vg_limits *l, pid_t pid);
+/* Move pid (the sandbox's pid 1, before it lets the candidate start) into
+ * every group; its children inherit them.  -1 with err set. */
+int vg_cgroup_join(const struct vg_cgroup *cg, pid_t pid, struct vg_err *err);
+void vg_cgroup_read(const struct vg_cgroup *cg, struct vg_cg_usage *u);
+/* Remove every group vigil made (they must be empty: the sandbox is gone),
+ * and let the reaper go.  A group that cannot be removed is named on
+ * stderr. */
+void vg_cgroup_remove(struct vg_cgroup *cg);
+#endif
