@@ -8,7 +8,8 @@
  *             and run with the language's interpreter and shipped policy
  *   inputs    [string]: host files copied into the work dir (by basename)
  *   policy    string: a policy file or a shipped policy's name
- *   limits    {name: value}: `vigil run --NAME VALUE` for each
+ *   limits    {name: value}: a limit by its policy name or its `vigil run`
+ *             flag (time or timeout, memory, procs, ...), checked here
  *   env       {NAME: VALUE}: `vigil run --env NAME=VALUE` for each
  *   dry_run   bool: `vigil run --dry-run` */
 #include <stdlib.h>
@@ -80,9 +81,19 @@ static void add_flag(struct vg_batch_task *t, char *flag)
     t->flags[t->nflags++] = flag;
 }
 
-/* limits and env: an object whose values become `vigil run` flags.  The
- * values themselves are checked by `vigil run`'s own parsers when the batch
- * starts (runner.c), before any task runs. */
+/* A limit by its policy name ("time") or its flag ("timeout"); -1. */
+static int limit_of(const char *key)
+{
+    int l = vg_limit_from_name(key);
+    for (int i = 0; l < 0 && i < VG_LIM_COUNT; i++)
+        if (!strcmp(vg_limit_row((enum vg_limit)i)->flag, key))
+            l = i;
+    return l;
+}
+
+/* limits and env: an object whose values become `vigil run` flags.  A
+ * limit's value is checked by the parser `vigil run` itself uses, so that a
+ * bad one is the batch's error before anything runs. */
 static int object_flags(struct vg_batch_task *t, const struct vg_jv *v, const char *what,
                         struct vg_err *err)
 {
@@ -102,7 +113,20 @@ static int object_flags(struct vg_batch_task *t, const struct vg_jv *v, const ch
             add_flag(t, vg_xstrdup("--env"));
             add_flag(t, vg_xasprintf("%s=%s", v->keys[i], val->s));
         } else {
-            add_flag(t, vg_xasprintf("--%s", v->keys[i]));
+            int l = limit_of(v->keys[i]);
+            uint64_t parsed;
+            char names[256], syntax[160];
+            if (l < 0) {
+                vg_limit_names(names, sizeof names);
+                vg_errf(err, "limits: unknown limit '%s' (%s)", v->keys[i], names);
+                return -1;
+            }
+            if (!vg_limit_parse((enum vg_limit)l, val->s, &parsed)) {
+                vg_limit_syntax((enum vg_limit)l, syntax, sizeof syntax);
+                vg_errf(err, "limits '%s': '%s' is not %s", v->keys[i], val->s, syntax);
+                return -1;
+            }
+            add_flag(t, vg_xasprintf("--%s", vg_limit_row((enum vg_limit)l)->flag));
             add_flag(t, vg_xstrdup(val->s));
         }
     }

@@ -206,6 +206,10 @@ def test_merge_says_what_is_missing(root_caller):
      "tasks.jsonl:1: input '/no/such/file': No such file or directory"),
     (['{"id": "a", "argv": ["true"], "policy": "no-such-policy"}'],
      "tasks.jsonl:1: policy 'no-such-policy': no such file"),
+    (['{"id": "a", "argv": ["true"], "limits": {"memroy": "1G"}}'],
+     "tasks.jsonl:1: limits: unknown limit 'memroy'"),
+    (['{"id": "a", "argv": ["true"], "limits": {"memory": "10"}}'],
+     "tasks.jsonl:1: limits 'memory': '10' is not"),
     ([], "tasks.jsonl: no tasks"),
 ])
 def test_misconfigured_batch_exits_2_and_creates_nothing(root_caller, lines, message):
