@@ -232,7 +232,6 @@ static _Noreturn void init_main(const struct vg_plan *plan, const struct vg_bpf 
      * means it died before that. */
     if (read(p->go[0], &go, 1) != 1)
         _exit(VG_EXIT_SETUP);
-    close(p->go[0]);
     if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
         report_exit(rep, VG_EXIT_SETUP, "pdeathsig: %s", strerror(errno));
     if (sethostname(plan->hostname, strlen(plan->hostname)) < 0)
@@ -242,6 +241,13 @@ static _Noreturn void init_main(const struct vg_plan *plan, const struct vg_bpf 
     struct vg_err err = {{0}};
     if (vg_setup_execute(plan, &err) < 0)
         report_exit(rep, VG_EXIT_SETUP, "sandbox setup: %s", err.msg);
+    /* A second byte: we are in the run's cgroups.  The supervisor moves us
+     * while we set up (a move into a v1 cgroup waits for an RCU grace
+     * period, milliseconds on a VM), and nothing of the candidate starts
+     * before it is done. */
+    if (read(p->go[0], &go, 1) != 1)
+        _exit(VG_EXIT_SETUP);
+    close(p->go[0]);
 
     pid_t c = fork();
     if (c < 0)
@@ -351,15 +357,20 @@ int vg_sandbox_start(const struct vg_plan *plan, const struct vg_bpf *cand,
     p.go[0] = -1;
     if (write_id_maps(plan, pid, err) < 0)
         goto kill;
-    /* Before the go byte: nothing of the sandbox runs outside its groups. */
-    if (vg_cgroup_join(&plan->enforce->cg, pid, err) < 0)
-        goto kill;
     if (ptrace(PTRACE_SEIZE, pid, 0, ptrace_opts) < 0) {
         vg_errf(err, "ptrace the sandbox: %s (is ptrace restricted by Yama or a container?)",
                 strerror(errno));
         goto kill;
     }
     if (write(p.go[1], "g", 1) != 1) {
+        vg_errf(err, "start the sandbox: %s", strerror(errno));
+        goto kill;
+    }
+    /* While pid 1 sets up its mounts; it forks the candidate only after
+     * the second byte, so nothing of the candidate runs outside its groups. */
+    if (vg_cgroup_join(&plan->enforce->cg, pid, err) < 0)
+        goto kill;
+    if (write(p.go[1], "c", 1) != 1) {
         vg_errf(err, "start the sandbox: %s", strerror(errno));
         goto kill;
     }
