@@ -140,6 +140,7 @@ struct vg_args {
     const char *resolved;   /* absolute, canonical, as the sandbox sees it */
     const char *path2;      /* second path: rename/link target, symlink name */
     const char *resolved2;
+    bool masked;            /* resolved lies in a secret vigil shows empty */
     int64_t flags;          /* open flags, *at flags, ...; -1 when none */
     const char *const *flag_names; /* e.g. {"O_WRONLY","O_CREAT"} */
     uint32_t nflags;
@@ -281,6 +282,7 @@ struct vg_record {
 #define VG_K_PORT "port"
 #define VG_K_DESTS "dests"         /* [{"family","addr","port","msgs","decision"}] */
 #define VG_K_MSGS "msgs"
+#define VG_K_MASKED "masked"
 #define VG_K_EXE "exe"
 #define VG_K_ARGV_FULL "argv_full"   /* {"argc","bytes","sha256"} when argv was cut */
 #define VG_K_ARGC "argc"

@@ -184,6 +184,8 @@ static void put_args(struct vg_buf *b, const struct vg_args *a)
     else if (a->path || a->resolved) {
         vg_buf_puts(b, " ");
         put_path(b, a->path, a->resolved);
+        if (a->masked)
+            vg_buf_puts(b, " (masked: shown empty)");
     }
     if (a->path2 || a->resolved2) {
         vg_buf_puts(b, " to ");

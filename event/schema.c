@@ -41,6 +41,7 @@ static const struct vg_field args_f[] = {
     FLD(VG_K_RESOLVED, VG_F_STR, struct vg_args, resolved),
     FLD(VG_K_PATH2, VG_F_STR, struct vg_args, path2),
     FLD(VG_K_RESOLVED2, VG_F_STR, struct vg_args, resolved2),
+    FLD(VG_K_MASKED, VG_F_BOOL, struct vg_args, masked),
     FLD(VG_K_FLAGS, VG_F_STRV, struct vg_args, flag_names, NFLD(struct vg_args, nflags)),
     FLD(VG_K_FLAGS_RAW, VG_F_I64, struct vg_args, flags, .omit = VG_OM_NEG, .def = -1),
     FLD(VG_K_MODE, VG_F_I64, struct vg_args, mode, .omit = VG_OM_NEG, .def = -1),

@@ -5,6 +5,7 @@ refused; refusals carry the candidate's own stack.  The log is read with
 Python's msgpack and compared with `vigil log --json`."""
 import json
 import os
+import subprocess
 
 import pytest
 
@@ -292,3 +293,15 @@ def test_exec_check_catches_an_interpreter_the_policy_does_not_allow(root_caller
     dry = root_caller.run("sh", "-c", script, opts=["-p", pol, "--dry-run"])
     assert dry.rc == 0 and dry.stdout.split() == ["42after"], dry  # perl prints no newline
     assert any(n["what"] == "would-kill" for n in dry.recs if n["type"] == "note")
+
+
+def test_masked_secrets_are_marked_masked_in_the_log(root_caller):
+    """/etc/shadow is allowed by the default policy's /etc/** but shown
+    empty: the record says so, instead of a bare allow."""
+    r = root_caller.run("sh", "-c", "cat /etc/shadow | wc -c; cat /etc/hostname >/dev/null")
+    assert r.rc == 0 and r.stdout.strip() == "0", r
+    opens = {x["args"]["resolved"]: x for x in syscalls(r.recs, name="openat")}
+    assert opens["/etc/shadow"]["decision"] == "allow" and opens["/etc/shadow"]["args"]["masked"]
+    assert "masked" not in opens["/etc/hostname"]["args"]
+    text = subprocess.run([root_caller.vigil, "log", r.log_path], capture_output=True, text=True)
+    assert any("/etc/shadow" in l and "(masked: shown empty)" in l for l in text.stdout.splitlines())

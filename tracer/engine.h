@@ -57,6 +57,8 @@ struct vg_engine_ctx {
     const bool *audited;            /* [class]: vg_policy_audits, computed once */
     const struct vg_audit_set *audit; /* the same, with `audit lookups`: what the filter stops */
     unsigned nimmutable;
+    const char *const *masked;      /* paths shown empty (see plan.h) */
+    unsigned nmasked;
     struct vg_outcome out;
 };
 

@@ -347,6 +347,16 @@ static bool has_writable_inside(const struct vg_plan *p, const char *top)
     return false;
 }
 
+unsigned vg_plan_masked(const struct vg_plan *p, const char **out, unsigned max)
+{
+    unsigned n = 0;
+    struct stat st;
+    for (unsigned i = 0; i < p->nops && n < max; i++)
+        if (p->ops[i].kind == VG_OP_MASK && lstat(p->ops[i].dst, &st) == 0)
+            out[n++] = p->ops[i].dst;
+    return n;
+}
+
 unsigned vg_plan_immutable(const struct vg_plan *p, const char **out, unsigned max)
 {
     unsigned n = 0;

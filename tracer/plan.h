@@ -81,6 +81,9 @@ int vg_plan_build(struct vg_plan *p, const struct vg_run_opts *o,
                   const struct vg_policy *pol, const char *workdir,
                   struct vg_err *err);
 void vg_plan_free(struct vg_plan *p);
+/* The paths the plan masks (VG_OP_MASK) that exist: the candidate sees an
+ * empty file or directory there, and the log says so (args.masked). */
+unsigned vg_plan_masked(const struct vg_plan *p, const char **out, unsigned max);
 /* Top-level trees of the sandbox that nothing can change during the run
  * (read-only system binds and the root's own symlinks, with no writable
  * mount inside them).  Fills at most max pointers into the plan. */

@@ -250,6 +250,9 @@ static int supervise(struct run *r, struct vg_ending *end)
     const char *immutable[16];
     ctx.nimmutable = vg_plan_immutable(&r->plan, immutable, VG_ARRAY_LEN(immutable));
     ctx.immutable = immutable;
+    const char *masked[64];
+    ctx.nmasked = vg_plan_masked(&r->plan, masked, VG_ARRAY_LEN(masked));
+    ctx.masked = masked;
     block_signals();
     if (vg_sandbox_start(&r->plan, &r->cand_bpf, &r->init_bpf, engine->ptrace_opts, &sb,
                          &r->err) < 0)

@@ -229,9 +229,22 @@ void vg_decide_exec_image(const struct vg_engine_ctx *ctx, const struct vg_exec_
     v->kill = !dry;
 }
 
+/* Is path at or under one of the plan's masks?  A fact for the record:
+ * the call is decided as usual, and sees an empty file or directory. */
+static bool masked(const struct vg_engine_ctx *ctx, const char *path)
+{
+    for (unsigned i = 0; path && i < ctx->nmasked; i++) {
+        size_t n = strlen(ctx->masked[i]);
+        if (!strncmp(path, ctx->masked[i], n) && (path[n] == 0 || path[n] == '/'))
+            return true;
+    }
+    return false;
+}
+
 void vg_decide_call(const struct vg_engine_ctx *ctx, struct vg_call *call, int root_fd,
                     struct vg_call_verdict *v)
 {
+    call->args.masked = masked(ctx, call->args.resolved);
     memset(v, 0, sizeof *v);
     v->record = true;
     const struct vg_sysent *ent = call->ent;

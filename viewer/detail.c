@@ -67,6 +67,8 @@ static void args(struct vw_lines *o, const struct vg_args *a)
 {
     str(o, "path", a->path);
     str(o, "resolved", a->resolved);
+    if (a->masked)
+        str(o, "masked", "yes: vigil shows it empty (a secret of the host)");
     str(o, "path2", a->path2);
     str(o, "resolved2", a->resolved2);
     if (a->flags >= 0 || a->nflags) {
