@@ -81,40 +81,66 @@ def free_port():
         return s.getsockname()[1]
 
 
-class Listener:
-    """A TCP listener on the host's 127.0.0.1 that records every
-    connection it accepts (and what was sent on it)."""
+class _Served:
+    """A socket on the host's 127.0.0.1 read by a thread of its own until
+    close(); subclasses say how to make it and what one read keeps."""
 
-    def __init__(self):
-        self.sock = socket.socket()
-        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    def __init__(self, sock):
+        self.sock = sock
         self.sock.bind(("127.0.0.1", 0))
-        self.sock.listen(16)
         self.sock.settimeout(0.1)
         self.port = self.sock.getsockname()[1]
-        self.accepted = []
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._loop, daemon=True)
-        self._thread.start()
 
     def _loop(self):
         while not self._stop.is_set():
             try:
-                conn, addr = self.sock.accept()
+                self._one()
             except socket.timeout:
                 continue
-            conn.settimeout(1)
-            try:
-                data = conn.recv(4096)
-            except OSError:
-                data = b""
-            conn.close()
-            self.accepted.append((addr, data))
 
     def close(self):
         self._stop.set()
         self._thread.join()
         self.sock.close()
+
+
+class Listener(_Served):
+    """A TCP listener on the host's 127.0.0.1 that records every
+    connection it accepts (and what was sent on it)."""
+
+    def __init__(self):
+        super().__init__(socket.socket())
+        self.sock.listen(16)
+        self.accepted = []
+        self._thread.start()
+
+    def _one(self):
+        conn, addr = self.sock.accept()
+        conn.settimeout(1)
+        try:
+            data = conn.recv(4096)
+        except OSError:
+            data = b""
+        conn.close()
+        self.accepted.append((addr, data))
+
+
+class UdpListener(_Served):
+    """A UDP socket on the host's 127.0.0.1 that keeps every datagram."""
+
+    def __init__(self):
+        super().__init__(socket.socket(socket.AF_INET, socket.SOCK_DGRAM))
+        self.got = []
+        self._thread.start()
+
+    def _one(self):
+        self.got.append(self.sock.recv(65536))
+
+    def close(self):
+        time.sleep(0.3)  # a datagram that made it is read by now
+        super().close()
 
 
 # ---- the log ----

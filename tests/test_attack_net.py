@@ -12,42 +12,14 @@ observe the candidate."""
 import os
 import socket
 import subprocess
-import threading
 import time
 import uuid
 
 import msgpack
 import pytest
 
-from helpers import (Listener, Run, caller, free_port, nobody_caller,  # noqa: F401
+from helpers import (Listener, Run, UdpListener, caller, free_port, nobody_caller,  # noqa: F401
                      root_caller, syscalls)
-
-
-class UdpListener:
-    """A UDP socket on the host's 127.0.0.1 that keeps every datagram."""
-
-    def __init__(self):
-        self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-        self.sock.bind(("127.0.0.1", 0))
-        self.sock.settimeout(0.1)
-        self.port = self.sock.getsockname()[1]
-        self.got = []
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._loop, daemon=True)
-        self._thread.start()
-
-    def _loop(self):
-        while not self._stop.is_set():
-            try:
-                self.got.append(self.sock.recv(65536))
-            except socket.timeout:
-                continue
-
-    def close(self):
-        time.sleep(0.3)  # a datagram that made it is read by now
-        self._stop.set()
-        self._thread.join()
-        self.sock.close()
 
 
 def token():
