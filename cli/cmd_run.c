@@ -42,6 +42,9 @@ static const char usage_text[] =
     "      --cpus N           run the sandbox and vigil on N of the CPUs vigil may\n"
     "                         use (1: audited calls cost about half on VMs)\n"
     "      --allow-degraded   run even if Landlock is unavailable\n"
+    "      --engine ENGINE    ptrace (default) or notify: seccomp user notification,\n"
+    "                         opens carried out by vigil (falls back to ptrace,\n"
+    "                         with a note, on a kernel without what it needs)\n"
     "  -q, --quiet            no summary line\n"
     "\n"
     "Exit status: the candidate's; 124 timeout; 125 vigil failed; 126 cannot\n"
@@ -49,7 +52,7 @@ static const char usage_text[] =
 
 enum {
     OPT_RESULT = 256, OPT_TASK, OPT_MODE, OPT_DRY, OPT_STACKS, OPT_WORKDIR, OPT_KEEP,
-    OPT_BIND, OPT_BIND_RW, OPT_ENV, OPT_ARTIFACT, OPT_DEGRADED, OPT_CPUS,
+    OPT_BIND, OPT_BIND_RW, OPT_ENV, OPT_ARTIFACT, OPT_DEGRADED, OPT_CPUS, OPT_ENGINE,
     OPT_LIMIT_BASE = 512, /* + enum vg_limit */
 };
 
@@ -69,6 +72,7 @@ static const struct option options[] = {
     {"artifact", required_argument, NULL, OPT_ARTIFACT},
     {"allow-degraded", no_argument, NULL, OPT_DEGRADED},
     {"cpus", required_argument, NULL, OPT_CPUS},
+    {"engine", required_argument, NULL, OPT_ENGINE},
     {"timeout", required_argument, NULL, OPT_LIMIT_BASE + VG_LIM_TIME},
     {"cpu", required_argument, NULL, OPT_LIMIT_BASE + VG_LIM_CPU},
     {"memory", required_argument, NULL, OPT_LIMIT_BASE + VG_LIM_MEMORY},
@@ -197,6 +201,14 @@ static int parse(struct vg_run_opts *o, int argc, char **argv)
             o->cpus = (unsigned)n;
             break;
         }
+        case OPT_ENGINE:
+            if (!strcmp(optarg, "ptrace"))
+                o->engine = VG_ENGINE_PTRACE;
+            else if (!strcmp(optarg, "notify"))
+                o->engine = VG_ENGINE_NOTIFY;
+            else
+                return bad("--engine: '%s' is neither notify nor ptrace", optarg);
+            break;
         case 'q': o->quiet = true; break;
         case 'h': fputs(usage_text, stdout); return -1;
         case '?':

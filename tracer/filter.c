@@ -31,8 +31,12 @@ static const unsigned long clone_ns_flags[] = {
     CLONE_NEWNET, CLONE_NEWCGROUP,
 };
 
+/* What an audited call (and a baseline refusal, which is recorded too)
+ * returns: a ptrace stop, or a user notification on the listener. */
 #define TRACE_AUDIT SCMP_ACT_TRACE(0)
 #define TRACE_BASELINE SCMP_ACT_TRACE(1)
+#define audit_act(notify) ((notify) ? SCMP_ACT_NOTIFY : TRACE_AUDIT)
+#define baseline_act(notify) ((notify) ? SCMP_ACT_NOTIFY : TRACE_BASELINE)
 
 static int add(scmp_filter_ctx ctx, uint32_t act, int nr, unsigned n,
                const struct scmp_arg_cmp *cmp, struct vg_err *err)
@@ -47,24 +51,24 @@ static int add(scmp_filter_ctx ctx, uint32_t act, int nr, unsigned n,
     return 0;
 }
 
-static int add_conditional(scmp_filter_ctx ctx, struct vg_err *err)
+static int add_conditional(scmp_filter_ctx ctx, uint32_t baseline, struct vg_err *err)
 {
     for (size_t i = 0; i < VG_ARRAY_LEN(tty_ioctls); i++) {
         struct scmp_arg_cmp c = SCMP_A1(SCMP_CMP_MASKED_EQ, LOW32, tty_ioctls[i]);
-        if (add(ctx, TRACE_BASELINE, SCMP_SYS(ioctl), 1, &c, err) < 0)
+        if (add(ctx, baseline, SCMP_SYS(ioctl), 1, &c, err) < 0)
             return -1;
     }
     for (size_t i = 0; i < VG_ARRAY_LEN(bad_family_eq); i++) {
         struct scmp_arg_cmp c = SCMP_A0(SCMP_CMP_MASKED_EQ, LOW32, (uint64_t)bad_family_eq[i]);
-        if (add(ctx, TRACE_BASELINE, SCMP_SYS(socket), 1, &c, err) < 0)
+        if (add(ctx, baseline, SCMP_SYS(socket), 1, &c, err) < 0)
             return -1;
     }
     struct scmp_arg_cmp gt = SCMP_A0(SCMP_CMP_GT, LAST_GOOD_FAMILY);
-    if (add(ctx, TRACE_BASELINE, SCMP_SYS(socket), 1, &gt, err) < 0)
+    if (add(ctx, baseline, SCMP_SYS(socket), 1, &gt, err) < 0)
         return -1;
     for (size_t i = 0; i < VG_ARRAY_LEN(clone_ns_flags); i++) {
         struct scmp_arg_cmp c = SCMP_A0(SCMP_CMP_MASKED_EQ, clone_ns_flags[i], clone_ns_flags[i]);
-        if (add(ctx, TRACE_BASELINE, SCMP_SYS(clone), 1, &c, err) < 0)
+        if (add(ctx, baseline, SCMP_SYS(clone), 1, &c, err) < 0)
             return -1;
     }
     /* clone3 passes its flags in memory the filter cannot read; libc falls
@@ -72,7 +76,7 @@ static int add_conditional(scmp_filter_ctx ctx, struct vg_err *err)
     return add(ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), 0, NULL, err);
 }
 
-scmp_filter_ctx vg_filter_candidate(const bool audited[VG_CLASS_NCLASSES],
+scmp_filter_ctx vg_filter_candidate(const bool audited[VG_CLASS_NCLASSES], bool notify,
                                     struct vg_err *err)
 {
     scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
@@ -92,17 +96,17 @@ scmp_filter_ctx vg_filter_candidate(const bool audited[VG_CLASS_NCLASSES],
             /* sendto without an address is a plain send on a connected
              * socket: nothing to decide. */
             struct scmp_arg_cmp c = SCMP_A4(SCMP_CMP_NE, 0);
-            if (add(ctx, TRACE_AUDIT, nrs[i], 1, &c, err) < 0)
+            if (add(ctx, audit_act(notify), nrs[i], 1, &c, err) < 0)
                 goto fail;
-        } else if (add(ctx, TRACE_AUDIT, nrs[i], 0, NULL, err) < 0) {
+        } else if (add(ctx, audit_act(notify), nrs[i], 0, NULL, err) < 0) {
             goto fail;
         }
     }
     n = vg_sys_baseline(nrs, VG_ARRAY_LEN(nrs));
     for (unsigned i = 0; i < n; i++)
-        if (add(ctx, TRACE_BASELINE, nrs[i], 0, NULL, err) < 0)
+        if (add(ctx, baseline_act(notify), nrs[i], 0, NULL, err) < 0)
             goto fail;
-    if (add_conditional(ctx, err) < 0)
+    if (add_conditional(ctx, baseline_act(notify), err) < 0)
         goto fail;
     return ctx;
 fail_attr:
@@ -172,8 +176,13 @@ int vg_filter_export(scmp_filter_ctx ctx, struct vg_bpf *out, struct vg_err *err
 
 int vg_filter_install(const struct vg_bpf *bpf)
 {
+    return vg_filter_install_flags(bpf, 0);
+}
+
+int vg_filter_install_flags(const struct vg_bpf *bpf, unsigned long flags)
+{
     struct sock_fprog prog = {.len = bpf->len, .filter = bpf->insns};
-    return (int)syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog);
+    return (int)syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, flags, &prog);
 }
 
 void vg_bpf_free(struct vg_bpf *bpf)

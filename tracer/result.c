@@ -74,7 +74,7 @@ void vg_ending_decide(struct vg_ending *end, const struct vg_outcome *out,
         hit(end, VG_LIM_OUTPUT);
     /* RLIMIT_NPROC refuses the fork that would exceed it, so reaching the
      * cap (less the one that failed) is the sign it was hit. */
-    if (out->max_tasks + 1 >= lim->v[VG_LIM_PROCS])
+    if (out->max_tasks + 1 + out->own_procs >= lim->v[VG_LIM_PROCS])
         hit(end, VG_LIM_PROCS);
     if (out->log_failed) {
         end->status = "error";
@@ -234,7 +234,9 @@ static void body(struct vg_json *j, const struct vg_result_in *in)
     vg_json_arr_end(j);
     vg_json_key(j, "mode");
     vg_json_str(j, in->opts->mode == VG_MODE_DRY_RUN ? "dry-run" : "enforce");
-    vg_json_key(j, "engine"); vg_json_str(j, "ptrace");
+    vg_json_key(j, "engine"); vg_json_str(j, in->engine);
+    vg_json_key(j, "engine_note");
+    if (in->engine_note && in->engine_note[0]) vg_json_str(j, in->engine_note); else vg_json_null(j);
     vg_json_key(j, "cpus");
     if (in->opts->cpus) vg_json_uint(j, in->opts->cpus); else vg_json_null(j);
     vg_json_key(j, "landlock_abi"); vg_json_int(j, in->landlock_abi);

@@ -181,7 +181,7 @@ static int build_sandbox(struct run *r)
     }
     for (int c = 0; c < VG_CLASS_NCLASSES; c++)
         r->audited[c] = vg_policy_audits(r->pol, c);
-    scmp_filter_ctx cand = vg_filter_candidate(r->audited, &r->err);
+    scmp_filter_ctx cand = vg_filter_candidate(r->audited, r->engine->notify, &r->err);
     scmp_filter_ctx init = cand ? vg_filter_init(&r->err) : NULL;
     int rc = init && vg_filter_export(cand, &r->cand_bpf, &r->err) == 0 &&
                      vg_filter_export(init, &r->init_bpf, &r->err) == 0 ? 0 : -1;
@@ -190,6 +190,20 @@ static int build_sandbox(struct run *r)
     if (init)
         seccomp_release(init);
     return rc;
+}
+
+/* --engine notify runs only where the kernel has what it needs (see
+ * tracer/notify/probe.h); otherwise ptrace, and the note says why. */
+static void choose_engine(struct run *r)
+{
+    r->engine = &vg_engine_ptrace;
+    if (r->o->engine != VG_ENGINE_NOTIFY)
+        return;
+    vg_notify_probe(&r->notify);
+    if (vg_notify_describe(&r->notify, r->engine_note, sizeof r->engine_note))
+        r->engine = &vg_engine_notify;
+    else if (!r->o->quiet)
+        fprintf(stderr, "vigil: %s\n", r->engine_note);
 }
 
 /* --cpus N: keep vigil (and so the sandbox it starts) on the first N CPUs
@@ -270,9 +284,12 @@ static void summary(const struct run *r, const struct vg_engine_ctx *ctx,
 
 static int supervise(struct run *r, struct vg_ending *end)
 {
-    struct vg_sandbox sb = {.out_fd = -1, .err_fd = -1, .report_fd = -1};
+    struct vg_sandbox sb = {.out_fd = -1, .err_fd = -1, .report_fd = -1, .listener_chan = -1,
+                            .opener_fd = -1};
     struct vg_io io = {0};
-    const struct vg_engine *engine = &vg_engine_ptrace;
+    const struct vg_engine *engine = r->engine;
+    sb.notify = engine->notify;
+    sb.filter_flags = vg_notify_filter_flags(&r->notify);
     struct vg_engine_ctx ctx = {
         .opts = r->o, .pol = r->pol, .log = r->log, .start_mono_ns = r->start_mono,
         .artifacts = (const char *const *)r->artifact_paths, .nartifacts = r->nartifacts,
@@ -287,6 +304,8 @@ static int supervise(struct run *r, struct vg_ending *end)
                          &r->err) < 0)
         return -1;
     ctx.init_pid = sb.init_pid;
+    ctx.listener_chan = sb.listener_chan;
+    ctx.opener_fd = sb.opener_fd;
     if (vg_io_start(&io, &sb, r->limits.v[VG_LIM_TIME], r->limits.v[VG_LIM_OUTPUT], &r->err) < 0) {
         kill(sb.init_pid, SIGKILL);
         engine->supervise(&ctx); /* reap */
@@ -296,6 +315,11 @@ static int supervise(struct run *r, struct vg_ending *end)
     }
     engine->supervise(&ctx);
     vg_io_finish(&io);
+    /* the notify engine's sockets; out/err/report belong to io now */
+    if (sb.listener_chan >= 0)
+        close(sb.listener_chan);
+    if (sb.opener_fd >= 0)
+        close(sb.opener_fd);
     measure(end, r->start_mono);
     vg_ending_decide(end, &ctx.out, &io, &r->limits);
     vg_run_trailer(r, &ctx, end);
@@ -312,6 +336,7 @@ static int supervise(struct run *r, struct vg_ending *end)
             .policy_sha256 = vg_policy_sha256(r->pol), .log_path = r->log_path,
             .workdir = r->workdir, .workdir_kept = r->o->workdir != NULL || r->o->keep,
             .start_wall_ns = r->start_wall, .landlock_abi = r->plan.landlock_abi,
+            .engine = engine->name, .engine_note = r->engine_note,
             .outcome = &ctx.out, .io = &io, .end = end,
         };
         if (vg_result_write(r->o->result_path, &in, &r->err) < 0) {
@@ -363,6 +388,7 @@ int vg_run(struct vg_run_opts *o)
     if (load_policy(&r) < 0 || prepare_workdir(&r, home) < 0)
         goto out;
     places.work = r.workdir;
+    choose_engine(&r);
     if (vg_policy_compile(r.pol, &places, &r.err) < 0 || vg_run_artifacts(&r) < 0 ||
         build_sandbox(&r) < 0 || check_result_path(&r) < 0 || restrict_cpus(&r) < 0 ||
         open_log(&r) < 0 ||

@@ -18,6 +18,8 @@
 #define VG_HOST_NOBODY 65534
 
 enum vg_mode { VG_MODE_ENFORCE, VG_MODE_DRY_RUN };
+/* --engine: how audited calls reach the supervisor (tracer/engine.h). */
+enum vg_engine_kind { VG_ENGINE_PTRACE, VG_ENGINE_NOTIFY };
 
 struct vg_run_opts {
     char **argv;               /* the command, NULL-terminated */
@@ -32,6 +34,7 @@ struct vg_run_opts {
     bool stacks_all;           /* --stacks: a stack on every audited call */
     bool quiet;                /* -q: no summary line on stderr */
     bool allow_no_landlock;    /* --allow-degraded: run without missing features */
+    enum vg_engine_kind engine; /* --engine; notify falls back to ptrace when the kernel lacks it */
     unsigned cpus;             /* --cpus N: sandbox and supervisor on N CPUs; 0 = all */
     struct vg_limits limits;   /* flags; merged over the policy's */
     /* --bind / --bind-rw */

@@ -32,7 +32,8 @@ int vg_run_header(struct run *r)
         .start_wall_ns = r->start_wall, .start_mono_ns = r->start_mono, .kernel = r->kernel,
         .argv = (const char *const *)r->o->argv, .argc = (uint32_t)r->o->argc,
         .cwd = r->workdir, .task_id = r->o->task_id,
-        .mode = r->o->mode == VG_MODE_DRY_RUN ? "dry-run" : "enforce", .engine = "ptrace",
+        .mode = r->o->mode == VG_MODE_DRY_RUN ? "dry-run" : "enforce", .engine = r->engine->name,
+        .engine_note = r->engine_note[0] ? r->engine_note : NULL,
         .policy_path = r->policy_name, .policy_sha256 = vg_policy_sha256(r->pol),
         .policy_text = vg_policy_text(r->pol), .limits = lim, .nlimits = VG_LIM_COUNT,
         .artifacts = r->artifacts, .nartifacts = r->nartifacts, .resolved = res,
@@ -40,6 +41,7 @@ int vg_run_header(struct run *r)
     };
     int rc = vg_log_write(r->log, &rec);
     free(res);
+
     if (rc < 0)
         vg_errf(&r->err, "%s", vg_log_error(r->log));
     return rc;
