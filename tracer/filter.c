@@ -71,6 +71,18 @@ static int add_conditional(scmp_filter_ctx ctx, uint32_t baseline, struct vg_err
         if (add(ctx, baseline, SCMP_SYS(clone), 1, &c, err) < 0)
             return -1;
     }
+    /* A filter of the candidate's own with a listener would take every
+     * call it returns SECCOMP_RET_USER_NOTIF for away from vigil (that
+     * action outranks RET_TRACE, and the newest filter's listener wins):
+     * its own supervisor answers CONTINUE and vigil never sees the call.
+     * Filters without a listener only restrict the candidate further. */
+    struct scmp_arg_cmp listener[] = {
+        SCMP_A0(SCMP_CMP_EQ, SECCOMP_SET_MODE_FILTER),
+        SCMP_A1(SCMP_CMP_MASKED_EQ, SECCOMP_FILTER_FLAG_NEW_LISTENER,
+                SECCOMP_FILTER_FLAG_NEW_LISTENER),
+    };
+    if (add(ctx, baseline, SCMP_SYS(seccomp), VG_ARRAY_LEN(listener), listener, err) < 0)
+        return -1;
     /* clone3 passes its flags in memory the filter cannot read; libc falls
      * back to clone on ENOSYS, where the flags are visible. */
     return add(ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), 0, NULL, err);
