@@ -39,8 +39,8 @@ allow exec $WORK/** /usr/**
 ENGINES = [
     "notify",
     pytest.param("ptrace", marks=pytest.mark.xfail(
-        strict=False, reason="ptrace engine: the kernel re-reads the arguments after the "
-                             "decision (docs/SECURITY.md)")),
+        strict=False, reason="ptrace engine: the kernel reads the arguments (and the cwd) "
+                             "again after the decision (docs/SECURITY.md)")),
 ]
 
 
@@ -53,13 +53,14 @@ def race_setup(caller):
     token = "TOKEN-" + uuid.uuid4().hex
     (work / "secret" / "x").write_text(token + "\n")
     (work / "decoyABC").write_text("decoy data\n")
+    (work / "x").write_text("decoy data\n")
     (work / "keep.txt").write_text("keep\n")
     (work / "keep.txt").chmod(0o666)
     pol = base / "race.policy"
     pol.write_text(RACE_POLICY)
     for p in [work, work / "secret"]:
         p.chmod(0o755)
-    for p in [work / "secret" / "x", work / "decoyABC", pol]:
+    for p in [work / "secret" / "x", work / "decoyABC", work / "x", pol]:
         p.chmod(0o644)
     binary = caller.build("race_open_flip")
     return work, token, str(pol), binary
@@ -98,6 +99,20 @@ def test_path_flip_never_reads_the_denied_file(caller, engine):
     allowed = scan_log(r, "[x for x in syscalls(recs) if x['decision'] != 'deny' and "
                           "'secret' in x.get('args', {}).get('resolved', '')][:3]")
     assert allowed == []
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_cwd_flip_never_reads_the_denied_file(caller, engine):
+    """Another thread's chdir between the decision and the open: vigil
+    resolves "x" from the cwd at the time of the call and opens that."""
+    work, token, pol, binary = race_setup(caller)
+    r = caller.run(binary, "cwd", str(work), RACE_SECONDS,
+                   opts=["-p", pol, "--workdir", str(work), "--engine", engine])
+    assert r.rc == 0, r
+    check_engine(r, engine)
+    assert int(r.stdout.split("tries ")[1].split()[0]) > 1000, r.stdout[-300:]
+    assert token not in r.stdout, r.stdout[-300:]
+    assert " won 0" in r.stdout, r.stdout[-300:]
 
 
 @pytest.mark.parametrize("engine", ENGINES)

@@ -7,6 +7,10 @@
  *       reading; whatever is read from the secret is printed.  (Paths
  *       built here: a file named on vigil's command line may be read
  *       whatever the policy says.)
+ *   race_open_flip cwd DIR SECONDS
+ *       one thread moves the (shared) working directory between DIR and
+ *       DIR/secret while the other opens "x" relative to it: DIR/x is a
+ *       decoy, DIR/secret/x the denied file.
  *   race_open_flip how TARGET SECONDS
  *       openat2 on TARGET (may be read, not written) while the other
  *       thread flips open_how.flags between O_RDONLY and
@@ -39,6 +43,15 @@ static void *flip_path(void *arg)
         memcpy(path, secret, n);
         memcpy(path, decoy, n);
     }
+    return NULL;
+}
+
+static void *flip_cwd(void *arg)
+{
+    (void)arg;
+    while (!atomic_load(&stop))
+        if (chdir(secret) < 0 || chdir(decoy) < 0)
+            break;
     return NULL;
 }
 
@@ -94,21 +107,26 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: see the source\n");
         return 2;
     }
-    bool by_path = !strcmp(argv[1], "path");
+    bool by_path = !strcmp(argv[1], "path"), by_cwd = !strcmp(argv[1], "cwd");
     double seconds = atof(argv[3]);
     pthread_t th;
     if (by_path) {
         snprintf(decoy, sizeof decoy, "%s/decoyABC", argv[2]);
         snprintf(secret, sizeof secret, "%s/secret/x", argv[2]);
         memcpy(path, decoy, strlen(decoy) + 1);
+    } else if (by_cwd) {
+        snprintf(decoy, sizeof decoy, "%s", argv[2]);
+        snprintf(secret, sizeof secret, "%s/secret", argv[2]);
+        memcpy(path, "x", 2);
     }
     how.flags = O_RDONLY;
-    if (pthread_create(&th, NULL, by_path ? flip_path : flip_how, NULL) != 0)
+    void *(*flip)(void *) = by_path ? flip_path : by_cwd ? flip_cwd : flip_how;
+    if (pthread_create(&th, NULL, flip, NULL) != 0)
         return 2;
     long tries = 0, won = 0;
     double end = now() + seconds;
     while (now() < end) {
-        won += by_path ? try_path() : try_how(argv[2]);
+        won += by_path || by_cwd ? try_path() : try_how(argv[2]);
         tries++;
     }
     atomic_store(&stop, 1);
