@@ -48,7 +48,7 @@ Q =
 say =
 endif
 
-LAYERS  := util event policy tracer viewer batch cli
+LAYERS  := util event policy tracer tracer/notify viewer batch cli
 SRCS    := $(foreach d,$(LAYERS),$(wildcard $(d)/*.c))
 OBJS    := $(SRCS:%.c=$(BUILD)/%.o) $(BUILD)/gen/default_policy.o
 LIBOBJS := $(filter-out $(BUILD)/cli/main.o,$(OBJS))
@@ -75,7 +75,7 @@ vigil: $(BUILD)/vigil
 $(BUILD)/vigil: $(OBJS)
 	$(call say,LD,$@)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
-$(BUILD)/%.o: %.c $(wildcard */*.h)
+$(BUILD)/%.o: %.c $(wildcard */*.h */*/*.h)
 	@mkdir -p $(dir $@)
 	$(call say,CC,$<)$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
 

@@ -42,6 +42,9 @@ static const char usage_tail[] =
     "      --no-cgroups       hold every limit by rlimits, as for an unprivileged\n"
     "                         caller (memory: address space)\n"
     "      --allow-degraded   run even if Landlock is unavailable\n"
+    "      --engine ENGINE    ptrace (default) or notify: seccomp user notification,\n"
+    "                         opens carried out by vigil (falls back to ptrace,\n"
+    "                         with a note, on a kernel without what it needs)\n"
     "  -q, --quiet            no summary line\n"
     "\n"
     "Exit status: the candidate's; 124 time limit; 125 vigil failed; 126 cannot\n"
@@ -51,7 +54,7 @@ static const char usage_tail[] =
 enum {
     OPT_RESULT = 256, OPT_TASK, OPT_MODE, OPT_DRY, OPT_STACKS, OPT_WORKDIR, OPT_KEEP,
     OPT_BIND, OPT_BIND_RW, OPT_ENV, OPT_ARTIFACT, OPT_DEGRADED, OPT_CPUSET, OPT_TAIL,
-    OPT_NO_FORWARD, OPT_NO_CGROUPS,
+    OPT_NO_FORWARD, OPT_NO_CGROUPS, OPT_ENGINE,
     OPT_LIMIT_BASE = 512, /* + enum vg_limit */
 };
 
@@ -75,6 +78,7 @@ static const struct option fixed_options[] = {
     {"tail", required_argument, NULL, OPT_TAIL},
     {"no-forward", no_argument, NULL, OPT_NO_FORWARD},
     {"no-cgroups", no_argument, NULL, OPT_NO_CGROUPS},
+    {"engine", required_argument, NULL, OPT_ENGINE},
     {"quiet", no_argument, NULL, 'q'},
     {"help", no_argument, NULL, 'h'},
 };
@@ -214,6 +218,14 @@ static int parse(struct vg_run_opts *o, int argc, char **argv, struct vg_err *er
             break;
         case OPT_NO_FORWARD: o->no_forward = true; break;
         case OPT_NO_CGROUPS: o->no_cgroups = true; break;
+        case OPT_ENGINE:
+            if (!strcmp(optarg, "ptrace"))
+                o->engine = VG_ENGINE_PTRACE;
+            else if (!strcmp(optarg, "notify"))
+                o->engine = VG_ENGINE_NOTIFY;
+            else
+                return bad(err, "--engine: '%s' is neither notify nor ptrace", optarg);
+            break;
         case 'q': o->quiet = true; break;
         case 'h': print_usage(); return -1;
         case '?':

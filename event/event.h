@@ -94,7 +94,7 @@ struct vg_header {
     const char *cwd;          /* the candidate's working directory (sandbox view) */
     const char *task_id;      /* --task-id, or NULL */
     const char *mode;         /* "enforce" or "dry-run" */
-    const char *engine;       /* "ptrace" (later: "notify") */
+    const char *engine;       /* "ptrace" or "notify" */
     const char *policy_path;  /* as given, or "(builtin) default.policy" */
     const char *policy_sha256;
     const char *policy_text;  /* full text, includes expanded in order */
@@ -104,6 +104,7 @@ struct vg_header {
     uint32_t nartifacts;
     const struct vg_kv *resolved; /* host names in the policy -> addresses */
     uint32_t nresolved;
+    const char *engine_note;  /* --engine notify: its kernel features, or why it fell back */
 };
 
 struct vg_frame {
@@ -253,6 +254,7 @@ struct vg_record {
 #define VG_K_TASK_ID "task_id"
 #define VG_K_MODE "mode"
 #define VG_K_ENGINE "engine"
+#define VG_K_ENGINE_NOTE "engine_note"
 #define VG_K_POLICY "policy"       /* {"path","sha256","text"} */
 #define VG_K_PATH "path"
 #define VG_K_SHA256 "sha256"

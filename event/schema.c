@@ -113,6 +113,7 @@ static const struct vg_field header_f[] = {
     FLD(VG_K_TASK_ID, VG_F_STR, struct vg_header, task_id),
     FLD(VG_K_MODE, VG_F_STR, struct vg_header, mode),
     FLD(VG_K_ENGINE, VG_F_STR, struct vg_header, engine),
+    FLD(VG_K_ENGINE_NOTE, VG_F_STR, struct vg_header, engine_note),
     {.key = VG_K_POLICY, .klen = sizeof VG_K_POLICY - 1, .kind = VG_F_MAP, .off = 0, .sub = &policy_s},
     FLD(VG_K_LIMITS, VG_F_STRUCTV, struct vg_header, limits,
         NFLD(struct vg_header, nlimits), .sub = &limit_s),

@@ -26,6 +26,10 @@ CANDIDATES = os.path.join(ROOT, "tests", "candidates")
 DEFAULT_POLICY = os.path.join(ROOT, "policies", "default.policy")
 NOBODY = 65534          # the unprivileged caller, and the sandbox's host uid under root
 CFLAGS = ["-g", "-O0", "-fno-omit-frame-pointer", "-pthread"]
+# VIGIL_ENGINE=notify|ptrace runs every Caller.run under that engine
+# (tests/test_notify_engine.py runs the decision tests under both).
+ENGINE = os.environ.get("VIGIL_ENGINE")
+ENGINE_OPTS = ["--engine", ENGINE] if ENGINE else []
 
 
 def marker():
@@ -326,7 +330,7 @@ class Caller:
         directory; returns a Run."""
         d = self.dir("run")
         log, result = os.path.join(d, "run.msgpack"), os.path.join(d, "result.json")
-        args = ["run", "-q", "-o", log, "--result", result, *opts, "--", *cmd]
+        args = ["run", "-q", "-o", log, "--result", result, *ENGINE_OPTS, *opts, "--", *cmd]
         t0 = time.monotonic()
         p = self.vigil_raw(*args, env=env, cwd=cwd or d, timeout=timeout, stdout=stdout)
         return Run(p, time.monotonic() - t0, log, result)

@@ -1,11 +1,10 @@
 /* engine.h: the interception engine's interface.  An engine delivers each
  * audited call to the supervisor, carries out its decision, and reports the
- * life of every process.  "ptrace" (seccomp RET_TRACE + ptrace events) is
- * the one built; a seccomp user-notification engine fits the same shape:
- * it would take the listener fd instead of ptrace options and answer with
- * SECCOMP_IOCTL_NOTIF_SEND / _ADDFD instead of PTRACE_CONT/SETREGS, and as
- * it sees no signals its filter would refuse the baseline with RET_ERRNO
- * (vg_baseline_how), unrecorded. */
+ * life of every process.  "ptrace" (seccomp RET_TRACE + ptrace events) and
+ * "notify" (seccomp user notification for the calls, ptrace events only
+ * for the life of processes; tracer/notify/) share decoding and verdicts.
+ * Both have ptrace attached, so both see the kernel's SIGSYS for the
+ * baseline's refusals (vg_baseline_how) and record them. */
 #ifndef VG_ENGINE_H
 #define VG_ENGINE_H
 #include <stdbool.h>
@@ -29,6 +28,9 @@ struct vg_outcome {
     uint64_t counts[VG_CLASS_NCLASSES][VG_DEC_NDECISIONS];
     uint64_t procs;          /* processes seen (not threads) */
     uint64_t max_tasks;      /* most processes+threads alive at once */
+    uint64_t own_procs;      /* vigil's own processes under the candidate's uid
+                              * (the notify engine's opener): they count
+                              * against its process limit too */
 };
 
 /* The run as the engine sees it. */
@@ -59,6 +61,8 @@ struct vg_engine_ctx {
     unsigned nimmutable;
     const char *const *masked;      /* paths shown empty (see plan.h) */
     unsigned nmasked;
+    /* notify engine (tracer/notify/): from vg_sandbox_start, else -1 */
+    int listener_chan, opener_fd;
     struct vg_outcome out;
 };
 
@@ -68,9 +72,11 @@ struct vg_engine {
     /* how its filter refuses the baseline: only an engine that sees the
      * kernel's SIGSYS can record those refusals */
     enum vg_baseline_how baseline;
+    bool notify;             /* audited calls come as seccomp user notifications */
     /* Run until the sandbox's pid 1 is gone. */
     int (*supervise)(struct vg_engine_ctx *ctx);
 };
 
 extern const struct vg_engine vg_engine_ptrace;
+extern const struct vg_engine vg_engine_notify;
 #endif

@@ -164,15 +164,17 @@ static int add_row(scmp_filter_ctx ctx, const struct vg_sysent *e, uint32_t act,
     return n ? 0 : add(ctx, act, e->nr, 0, NULL, err);
 }
 
-static uint32_t action_of(enum vg_filter_act act, enum vg_baseline_how how, int deny_errno)
+static uint32_t action_of(enum vg_filter_act act, enum vg_baseline_how how, bool notify,
+                          int deny_errno)
 {
+    /* TRACE's data is never read: the engine goes by number */
     if (act == VG_FILTER_AUDIT)
-        return SCMP_ACT_TRACE(0); /* the data is never read: the engine goes by number */
+        return notify ? SCMP_ACT_NOTIFY : SCMP_ACT_TRACE(0);
     return how == VG_BASELINE_TRAP ? SCMP_ACT_TRAP : SCMP_ACT_ERRNO((uint32_t)deny_errno);
 }
 
 scmp_filter_ctx vg_filter_candidate(const struct vg_audit_set *audit, enum vg_baseline_how how,
-                                    struct vg_err *err)
+                                    bool notify, struct vg_err *err)
 {
     scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
     if (!ctx) {
@@ -188,7 +190,7 @@ scmp_filter_ctx vg_filter_candidate(const struct vg_audit_set *audit, enum vg_ba
     for (unsigned i = 0; i < vg_sys_count; i++) {
         const struct vg_sysent *e = &vg_sys_table[i];
         enum vg_filter_act act = row_act(e, audit);
-        if (act != VG_FILTER_ALLOW && add_row(ctx, e, action_of(act, how, e->deny_errno), err) < 0)
+        if (act != VG_FILTER_ALLOW && add_row(ctx, e, action_of(act, how, notify, e->deny_errno), err) < 0)
             goto fail;
     }
     /* clone3 passes its flags in memory the filter cannot read; libc falls
@@ -261,8 +263,13 @@ int vg_filter_export(scmp_filter_ctx ctx, struct vg_bpf *out, struct vg_err *err
 
 int vg_filter_install(const struct vg_bpf *bpf)
 {
+    return vg_filter_install_flags(bpf, 0);
+}
+
+int vg_filter_install_flags(const struct vg_bpf *bpf, unsigned long flags)
+{
     struct sock_fprog prog = {.len = bpf->len, .filter = bpf->insns};
-    return (int)syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog);
+    return (int)syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, flags, &prog);
 }
 
 void vg_bpf_free(struct vg_bpf *bpf)

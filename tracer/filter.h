@@ -39,9 +39,11 @@ enum vg_filter_act {
     VG_FILTER_ENOSYS,   /* refused as not implemented (clone3: libc falls back) */
 };
 
-/* audit: which calls need per-call decisions (tracer/syscalls.h). */
+/* audit: which calls need per-call decisions (tracer/syscalls.h).
+ * notify: they go to a user-notification listener (SECCOMP_RET_USER_NOTIF)
+ * instead of the ptrace tracer. */
 scmp_filter_ctx vg_filter_candidate(const struct vg_audit_set *audit, enum vg_baseline_how how,
-                                    struct vg_err *err);
+                                    bool notify, struct vg_err *err);
 /* The action vg_filter_candidate(audit, ...) takes for call nr with
  * these register arguments: the same rule data, compared the same way
  * (full 64-bit registers, the int arguments on their low 32 bits). */
@@ -60,5 +62,8 @@ struct vg_bpf {
 int vg_filter_export(scmp_filter_ctx ctx, struct vg_bpf *out, struct vg_err *err);
 /* Install in the calling thread (no_new_privs must be set).  -1 + errno. */
 int vg_filter_install(const struct vg_bpf *bpf);
+/* The same with SECCOMP_FILTER_FLAG_*: with NEW_LISTENER, returns the
+ * listener fd. */
+int vg_filter_install_flags(const struct vg_bpf *bpf, unsigned long flags);
 void vg_bpf_free(struct vg_bpf *bpf);
 #endif

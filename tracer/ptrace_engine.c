@@ -108,6 +108,19 @@ void vg_pt_note(struct engine *e, const char *what, const char *detail, int32_t 
 
 /* ---- audited calls ---- */
 
+void vg_pt_policy_kill(struct engine *e, const struct vg_task *t, const struct vg_call *call,
+                       const struct vg_call_verdict *v)
+{
+    char where[300];
+    snprintf(e->ctx->out.kill_reason, sizeof e->ctx->out.kill_reason, "%s %s: %s",
+             call->ent ? call->ent->name : "syscall",
+             call->args.resolved ? call->args.resolved : call->args.addr ? call->args.addr : "",
+             vg_pt_rule_where(where, sizeof where, v->rule_file, v->rule_line));
+    e->ctx->out.policy_kill = true;
+    vg_pt_note(e, "kill", e->ctx->out.kill_reason, t->nspid);
+    vg_pt_kill_sandbox(e);
+}
+
 static int refuse(pid_t tid, int err)
 {
     struct user_regs_struct regs;
@@ -118,8 +131,8 @@ static int refuse(pid_t tid, int err)
     return (int)ptrace(PTRACE_SETREGS, tid, 0, &regs);
 }
 
-static void fill_event(struct engine *e, const struct vg_task *t, const struct vg_call *c,
-                       const struct vg_call_verdict *v, struct vg_syscall_ev *ev)
+void vg_pt_fill_event(struct engine *e, const struct vg_task *t, const struct vg_call *c,
+                      const struct vg_call_verdict *v, struct vg_syscall_ev *ev)
 {
     *ev = (struct vg_syscall_ev){
         .ts_ns = vg_pt_now(e), .pid = t->nspid, .tid = t->nstid, .hpid = t->tgid, .htid = t->tid,
@@ -195,7 +208,7 @@ static void judge(struct engine *e, struct vg_task *t, int nr, const uint64_t ar
     vg_decide_call(e->ctx, &call, e->root_fd, &v);
     if (v.record) {
         struct vg_syscall_ev ev;
-        fill_event(e, t, &call, &v, &ev);
+        vg_pt_fill_event(e, t, &call, &v, &ev);
         struct vg_frame frames[VG_STACK_MAX];
         if (v.decision != VG_DEC_ALLOW || e->ctx->opts->stacks_all) {
             ev.nstack = vg_unwind(e->unw, t->tgid, t->tid, frames, VG_STACK_MAX, &call.arena);
@@ -209,14 +222,7 @@ static void judge(struct engine *e, struct vg_task *t, int nr, const uint64_t ar
         }
     }
     if (v.kill) {
-        char where[300];
-        snprintf(e->ctx->out.kill_reason, sizeof e->ctx->out.kill_reason, "%s %s: %s",
-                 call.ent ? call.ent->name : "syscall",
-                 call.args.resolved ? call.args.resolved : call.args.addr ? call.args.addr : "",
-                 vg_pt_rule_where(where, sizeof where, v.rule_file, v.rule_line));
-        e->ctx->out.policy_kill = true;
-        vg_pt_note(e, "kill", e->ctx->out.kill_reason, t->nspid);
-        vg_pt_kill_sandbox(e);
+        vg_pt_policy_kill(e, t, &call, &v);
     } else if (v.refuse && refuse(t->tid, v.err) < 0) {
         vg_pt_kill_sandbox(e); /* cannot refuse it: do not let it run */
     } else {
@@ -276,7 +282,7 @@ static bool is_stop_signal(int sig)
     return sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU;
 }
 
-static void on_stop(struct engine *e, pid_t tid, int status)
+void vg_pt_on_stop(struct engine *e, pid_t tid, int status)
 {
     struct vg_task *t = vg_tasks_get(&e->tasks, tid);
     int sig = WSTOPSIG(status), event = status >> 16;
@@ -383,7 +389,7 @@ static int supervise(struct vg_engine_ctx *ctx)
         if (tid <= 0)
             break;
         if (WIFSTOPPED(status)) {
-            on_stop(&e, tid, status);
+            vg_pt_on_stop(&e, tid, status);
             continue;
         }
         if (WIFEXITED(status) || WIFSIGNALED(status))

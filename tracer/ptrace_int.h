@@ -41,6 +41,20 @@ void vg_pt_fail(struct engine *e, int32_t pid, const char *fmt, ...)
 int vg_pt_emit(struct engine *e, struct vg_record *r);
 void vg_pt_note(struct engine *e, const char *what, const char *detail, int32_t pid);
 
+/* The record of an audited call (ptrace_engine.c), and the end of the run
+ * a kill verdict asks for; shared with the notify engine. */
+struct vg_call;
+struct vg_call_verdict;
+struct vg_syscall_ev;
+void vg_pt_fill_event(struct engine *e, const struct vg_task *t, const struct vg_call *c,
+                      const struct vg_call_verdict *v, struct vg_syscall_ev *ev);
+void vg_pt_policy_kill(struct engine *e, const struct vg_task *t, const struct vg_call *call,
+                       const struct vg_call_verdict *v);
+
+/* A ptrace stop of tid (ptrace_engine.c); the notify engine uses it for
+ * the life of processes only (no seccomp stops there). */
+void vg_pt_on_stop(struct engine *e, pid_t tid, int status);
+
 /* lifecycle.c */
 void vg_pt_log_start(struct engine *e, struct vg_task *t, uint64_t flags);
 void vg_pt_on_new_task(struct engine *e, struct vg_task *parent, int event);

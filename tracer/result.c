@@ -110,7 +110,7 @@ void vg_ending_decide(struct vg_ending *end, const struct vg_outcome *out,
     /* pids.events counts the forks refused at pids.max; RLIMIT_NPROC
      * refuses the fork that would exceed it, so there reaching the cap
      * (less the one that failed) is the sign it was hit. */
-    if (use->have_pids ? use->pids_refused > 0 : out->max_tasks + 1 >= lim->v[VG_LIM_PROCS])
+    if (use->have_pids ? use->pids_refused > 0 : out->max_tasks + 1 + out->own_procs >= lim->v[VG_LIM_PROCS])
         hit(end, VG_LIM_PROCS);
     if (out->log_failed) {
         end->status = "error";
@@ -272,7 +272,9 @@ static void body(struct vg_json *j, const struct vg_result_in *in)
     strings(j, "warnings", in->warnings, (int)in->nwarnings);
     vg_json_key(j, "mode");
     vg_json_str(j, in->opts->mode == VG_MODE_DRY_RUN ? "dry-run" : "enforce");
-    vg_json_key(j, "engine"); vg_json_str(j, "ptrace");
+    vg_json_key(j, "engine"); vg_json_str(j, in->engine);
+    vg_json_key(j, "engine_note");
+    if (in->engine_note && in->engine_note[0]) vg_json_str(j, in->engine_note); else vg_json_null(j);
     vg_json_key(j, "cpuset"); vg_json_str(j, in->opts->cpuset);
     vg_json_key(j, "landlock_abi"); vg_json_int(j, in->landlock_abi);
     vg_json_key(j, "policy");

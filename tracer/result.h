@@ -35,6 +35,8 @@ struct vg_result_in {
     bool workdir_kept;
     uint64_t start_wall_ns;
     int landlock_abi;
+    const char *engine;         /* the engine that ran */
+    const char *engine_note;    /* its features, or why --engine notify fell back */
     const struct vg_outcome *outcome;
     const struct vg_io *io;
     const struct vg_ending *end;

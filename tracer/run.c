@@ -161,7 +161,8 @@ static int build_sandbox(struct run *r)
     for (int c = 0; c < VG_CLASS_NCLASSES; c++)
         r->audit.cls[c] = vg_policy_audits(r->pol, c);
     r->audit.lookups = vg_policy_audits_lookups(r->pol);
-    scmp_filter_ctx cand = vg_filter_candidate(&r->audit, vg_engine_ptrace.baseline, &r->err);
+    scmp_filter_ctx cand = vg_filter_candidate(&r->audit, r->engine->baseline, r->engine->notify,
+                                               &r->err);
     scmp_filter_ctx init = cand ? vg_filter_init(&r->err) : NULL;
     int rc = init && vg_filter_export(cand, &r->cand_bpf, &r->err) == 0 &&
                      vg_filter_export(init, &r->init_bpf, &r->err) == 0 ? 0 : -1;
@@ -170,6 +171,20 @@ static int build_sandbox(struct run *r)
     if (init)
         seccomp_release(init);
     return rc;
+}
+
+/* --engine notify runs only where the kernel has what it needs (see
+ * tracer/notify/probe.h); otherwise ptrace, and the note says why. */
+static void choose_engine(struct run *r)
+{
+    r->engine = &vg_engine_ptrace;
+    if (r->o->engine != VG_ENGINE_NOTIFY)
+        return;
+    vg_notify_probe(&r->notify);
+    if (vg_notify_describe(&r->notify, r->engine_note, sizeof r->engine_note))
+        r->engine = &vg_engine_notify;
+    else if (!r->o->quiet)
+        fprintf(stderr, "vigil: %s\n", r->engine_note);
 }
 
 /* --cpuset LIST, or a CPU bandwidth no cgroup holds: keep vigil (and so
@@ -237,9 +252,12 @@ static void summary(const struct run *r, const struct vg_engine_ctx *ctx,
 
 static int supervise(struct run *r, struct vg_ending *end)
 {
-    struct vg_sandbox sb = {.out_fd = -1, .err_fd = -1, .report_fd = -1};
+    struct vg_sandbox sb = {.out_fd = -1, .err_fd = -1, .report_fd = -1, .listener_chan = -1,
+                            .opener_fd = -1};
     struct vg_io io = {0};
-    const struct vg_engine *engine = &vg_engine_ptrace;
+    const struct vg_engine *engine = r->engine;
+    sb.notify = engine->notify;
+    sb.filter_flags = vg_notify_filter_flags(&r->notify);
     struct vg_engine_ctx ctx = {
         .opts = r->o, .pol = r->pol, .log = r->log, .start_mono_ns = r->start_mono,
         .artifacts = (const char *const *)r->artifact_paths, .nartifacts = r->nartifacts,
@@ -266,6 +284,8 @@ static int supervise(struct run *r, struct vg_ending *end)
     };
     /* The log takes its name only now: a run that never started leaves
      * nothing where -o pointed, and an older log there is kept. */
+    ctx.listener_chan = sb.listener_chan;
+    ctx.opener_fd = sb.opener_fd;
     if (vg_run_log_commit(r) < 0 || vg_io_start(&io, &sb, &caps, &r->err) < 0) {
         kill(sb.init_pid, SIGKILL);
         engine->supervise(&ctx); /* reap */
@@ -275,6 +295,11 @@ static int supervise(struct run *r, struct vg_ending *end)
     }
     engine->supervise(&ctx);
     vg_io_finish(&io);
+    /* the notify engine's sockets; out/err/report belong to io now */
+    if (sb.listener_chan >= 0)
+        close(sb.listener_chan);
+    if (sb.opener_fd >= 0)
+        close(sb.opener_fd);
     measure(end, r->start_mono);
     struct vg_cg_usage use;
     vg_cgroup_read(&r->enf.cg, &use);
@@ -293,6 +318,7 @@ static int supervise(struct run *r, struct vg_ending *end)
             .policy_sha256 = vg_policy_sha256(r->pol), .log_path = r->log_path,
             .workdir = r->workdir, .workdir_kept = r->o->workdir != NULL || r->o->keep,
             .start_wall_ns = r->start_wall, .landlock_abi = r->plan.landlock_abi,
+            .engine = engine->name, .engine_note = r->engine_note,
             .outcome = &ctx.out, .io = &io, .end = end,
             .warnings = r->warnings, .nwarnings = r->nwarnings,
         };
@@ -350,6 +376,7 @@ int vg_run(struct vg_run_opts *o)
     if (load_policy(&r) < 0 || prepare_workdir(&r, home) < 0)
         goto out;
     places.work = r.workdir;
+    choose_engine(&r);
     if (vg_policy_compile(r.pol, &places, &r.err) < 0 || vg_run_artifacts(&r) < 0 ||
         build_sandbox(&r) < 0 || vg_run_outputs(&r) < 0 || restrict_cpus(&r) < 0 ||
         vg_run_header(&r) < 0)

@@ -18,6 +18,8 @@
 #define VG_HOST_NOBODY 65534
 
 enum vg_mode { VG_MODE_ENFORCE, VG_MODE_DRY_RUN };
+/* --engine: how audited calls reach the supervisor (tracer/engine.h). */
+enum vg_engine_kind { VG_ENGINE_PTRACE, VG_ENGINE_NOTIFY };
 
 struct vg_run_opts {
     char **argv;               /* the command, NULL-terminated */
@@ -37,6 +39,7 @@ struct vg_run_opts {
     bool no_forward;           /* --no-forward: capture only, pass nothing on */
     bool no_cgroups;           /* --no-cgroups: rlimits only */
     const char *cpuset;        /* --cpuset LIST: sandbox and supervisor on these CPUs */
+    enum vg_engine_kind engine; /* --engine; notify falls back to ptrace when the kernel lacks it */
     struct vg_limits limits;   /* flags; merged over the policy's */
     /* --bind / --bind-rw */
     struct vg_bind *binds;

@@ -8,6 +8,7 @@
 #include "event/writer.h"
 #include "tracer/engine.h"
 #include "tracer/filter.h"
+#include "tracer/notify/probe.h"
 #include "tracer/plan.h"
 #include "tracer/result.h"
 #include "tracer/run.h"
@@ -38,6 +39,9 @@ struct run {
     struct vg_plan plan;
     struct vg_bpf cand_bpf, init_bpf;
     struct vg_audit_set audit;  /* what is intercepted at all */
+    const struct vg_engine *engine;  /* --engine, or ptrace when notify cannot run */
+    struct vg_notify_features notify;
+    char engine_note[200];           /* features found, or why notify fell back */
     uint64_t start_wall, start_mono;
     char kernel[300];
     struct vg_err err;

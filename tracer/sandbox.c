@@ -33,9 +33,15 @@
 #include <unistd.h>
 
 #include "tracer/landlock.h"
+#include "tracer/notify/opener.h"
 
 struct pipes {
     int out[2], err[2], go[2], report[2];
+    /* notify engine only (else -1): the candidate tells the supervisor
+     * its listener's fd number here (the kernel adds its pid), and the
+     * opener serves the supervisor on the other */
+    int chan[2], opener[2];
+    unsigned long filter_flags;
 };
 
 /* ---- inside the sandbox ---- */
@@ -162,6 +168,44 @@ static void default_signals(void)
             syscall(SYS_rt_sigaction, sig, &dfl, NULL, sizeof dfl.mask);
 }
 
+/* The candidate's identity and restrictions: no capabilities, uid/gid
+ * VG_SANDBOX_*, no_new_privs, Landlock.  The opener (notify engine) gets
+ * the same, so what it opens for the candidate the candidate could open. */
+static int lock_down(const struct vg_plan *plan, struct vg_err *err)
+{
+    if (drop_bounding_caps() < 0)
+        return vg_errf(err, "drop capabilities: %s", strerror(errno)), -1;
+    if (plan->root_caller && setgroups(0, NULL) < 0)
+        return vg_errf(err, "setgroups: %s", strerror(errno)), -1;
+    if (setresgid(VG_SANDBOX_GID, VG_SANDBOX_GID, VG_SANDBOX_GID) < 0 ||
+        setresuid(VG_SANDBOX_UID, VG_SANDBOX_UID, VG_SANDBOX_UID) < 0)
+        return vg_errf(err, "drop to uid %d: %s", VG_SANDBOX_UID, strerror(errno)), -1;
+    if (drop_caps() < 0)
+        return vg_errf(err, "drop capabilities: %s", strerror(errno)), -1;
+    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+        return vg_errf(err, "no_new_privs: %s", strerror(errno)), -1;
+    struct vg_err lerr = {{0}};
+    if (plan->landlock_abi > 0 && vg_landlock_apply(&plan->landlock, plan->landlock_abi, &lerr) < 0)
+        return vg_errf(err, "landlock: %s", lerr.msg), -1;
+    return 0;
+}
+
+/* Notify engine: install the filter with a listener and let the
+ * supervisor take a copy of it (pidfd_getfd) before exec closes ours.
+ * Only write and read from here on: neither is audited, so nothing waits
+ * on a listener nobody holds yet. */
+static void hand_over_listener(const struct vg_bpf *cand, const struct pipes *p, int rep)
+{
+    int fd = vg_filter_install_flags(cand, p->filter_flags);
+    if (fd < 0)
+        report_exit(rep, VG_EXIT_SETUP, "seccomp listener: %s", strerror(errno));
+    char ack;
+    if (write(p->chan[1], &fd, sizeof fd) != (ssize_t)sizeof fd || read(p->chan[1], &ack, 1) != 1)
+        report_exit(rep, VG_EXIT_SETUP, "hand the listener to vigil: %s", strerror(errno));
+    close(fd);
+    close(p->chan[1]);
+}
+
 static _Noreturn void candidate_main(const struct vg_plan *plan, const struct vg_bpf *cand,
                                      struct pipes *p)
 {
@@ -178,25 +222,16 @@ static _Noreturn void candidate_main(const struct vg_plan *plan, const struct vg
         report_exit(rep, VG_EXIT_SETUP, "close_range: %s", strerror(errno));
     if (chdir(plan->cwd) < 0)
         report_exit(rep, VG_EXIT_SETUP, "chdir %s: %s", plan->cwd, strerror(errno));
-    if (drop_bounding_caps() < 0)
-        report_exit(rep, VG_EXIT_SETUP, "drop capabilities: %s", strerror(errno));
-    if (plan->root_caller && setgroups(0, NULL) < 0)
-        report_exit(rep, VG_EXIT_SETUP, "setgroups: %s", strerror(errno));
-    if (setresgid(VG_SANDBOX_GID, VG_SANDBOX_GID, VG_SANDBOX_GID) < 0 ||
-        setresuid(VG_SANDBOX_UID, VG_SANDBOX_UID, VG_SANDBOX_UID) < 0)
-        report_exit(rep, VG_EXIT_SETUP, "drop to uid %d: %s", VG_SANDBOX_UID, strerror(errno));
-    if (drop_caps() < 0)
-        report_exit(rep, VG_EXIT_SETUP, "drop capabilities: %s", strerror(errno));
-    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
-        report_exit(rep, VG_EXIT_SETUP, "no_new_privs: %s", strerror(errno));
-    if (plan->landlock_abi > 0 && vg_landlock_apply(&plan->landlock, plan->landlock_abi, &err) < 0)
-        report_exit(rep, VG_EXIT_SETUP, "landlock: %s", err.msg);
+    if (lock_down(plan, &err) < 0)
+        report_exit(rep, VG_EXIT_SETUP, "%s", err.msg);
 
     int code;
     char *prog = find_program(plan->argv[0], plan->envp, &code);
     if (!prog)
         report_exit(rep, code, "%s: command not found in the sandbox", plan->argv[0]);
-    if (vg_filter_install(cand) < 0)
+    if (p->chan[1] >= 0)
+        hand_over_listener(cand, p, rep);
+    else if (vg_filter_install(cand) < 0)
         report_exit(rep, VG_EXIT_SETUP, "seccomp: %s", strerror(errno));
     /* Last, so that nothing of ours has to live within the candidate's
      * address-space and file limits (a sanitizer build could not). */
@@ -206,6 +241,50 @@ static _Noreturn void candidate_main(const struct vg_plan *plan, const struct vg
     int e = errno;
     report_exit(rep, e == ENOENT ? VG_EXIT_NOTFOUND : VG_EXIT_NOEXEC, "%s: cannot execute: %s",
                 plan->argv[0], strerror(e));
+}
+
+/* What /proc/PID/cmdline shows of a process of ours in the sandbox: not
+ * vigil's command line, which names the log, the result and the task. */
+static void set_name(const struct vg_plan *plan, const char *name)
+{
+    size_t n = strlen(name);
+    if (!plan->argv_area || plan->argv_area_len <= n)
+        return;
+    memset(plan->argv_area, 0, plan->argv_area_len);
+    memcpy(plan->argv_area, name, n);
+}
+
+/* Notify engine: the process that carries out opens for the candidate
+ * (tracer/notify/opener_child.c).  A child of pid 1 (the candidate must
+ * not see it as its own child), not traced (CLONE_UNTRACED: no records of
+ * its own), as locked down as the candidate, and not dumpable, so the
+ * candidate can neither read nor write its memory.  Its failure is the
+ * supervisor's to notice: its socket reads EOF. */
+static void start_opener(const struct vg_plan *plan, struct pipes *p)
+{
+    pid_t pid = (pid_t)syscall(SYS_clone, CLONE_UNTRACED | SIGCHLD, NULL, NULL, NULL, NULL);
+    if (pid < 0)
+        report_exit(p->report[1], VG_EXIT_SETUP, "start the opener: %s", strerror(errno));
+    if (pid > 0) {
+        close(p->opener[1]);
+        p->opener[1] = -1;
+        return;
+    }
+    struct vg_err err = {{0}};
+    int keep = p->opener[1];
+    set_name(plan, "vigil-opener");
+    default_signals();
+    if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0 || lock_down(plan, &err) < 0)
+        _exit(VG_EXIT_SETUP);
+    /* Nothing of init's but its own socket (pipes, stdio: an open write
+     * end would keep the supervisor from seeing EOF). */
+    if (keep < 3 || (keep > 3 && syscall(SYS_close_range, 0, keep - 1, 0) < 0) ||
+        syscall(SYS_close_range, keep + 1, ~0u, 0) < 0)
+        _exit(VG_EXIT_SETUP);
+    if (keep == 3)
+        for (int fd = 0; fd < 3; fd++)
+            close(fd);
+    vg_opener_serve(keep);
 }
 
 /* pid 1: reap until the candidate is gone, then leave (which ends every
@@ -254,14 +333,19 @@ static _Noreturn void init_main(const struct vg_plan *plan, const struct vg_bpf 
         report_exit(rep, VG_EXIT_SETUP, "fork: %s", strerror(errno));
     if (c == 0)
         candidate_main(plan, cand, p);
+    /* The plan's argv lives in this memory: blank it once the candidate
+     * has its copy, and before the opener is made (a copy too). */
+    set_name(plan, "vigil-init");
+    /* After the candidate, which stays pid 2 under both engines; requests
+     * sent before the opener runs wait in its socket. */
+    if (p->opener[1] >= 0)
+        start_opener(plan, p);
+    if (p->chan[1] >= 0)
+        close(p->chan[1]);
 
     close(p->out[1]);
     close(p->err[1]);
     close(rep);
-    if (plan->argv_area && plan->argv_area_len > 10) {
-        memset(plan->argv_area, 0, plan->argv_area_len);
-        memcpy(plan->argv_area, "vigil-init", 10);
-    }
     /* pid 1 never execs, so its bounding set does not matter: emptying
      * its capability sets is enough. */
     if (drop_caps() < 0 || prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 || vg_filter_install(init) < 0)
@@ -326,16 +410,34 @@ static const char *userns_hint(int e)
     return "";
 }
 
+/* The notify engine's two sockets.  SO_PASSCRED on the supervisor's end
+ * of chan: the kernel then says which process sent the listener's number,
+ * as a pid of the supervisor's own namespace. */
+static int notify_channels(struct pipes *p, struct vg_err *err)
+{
+    int one = 1;
+    if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, p->chan) < 0 ||
+        socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, p->opener) < 0 ||
+        setsockopt(p->chan[0], SOL_SOCKET, SO_PASSCRED, &one, sizeof one) < 0) {
+        vg_errf(err, "notify engine sockets: %s", strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
 int vg_sandbox_start(const struct vg_plan *plan, const struct vg_bpf *cand,
                      const struct vg_bpf *init, unsigned long ptrace_opts,
                      struct vg_sandbox *sb, struct vg_err *err)
 {
-    struct pipes p = {{-1, -1}, {-1, -1}, {-1, -1}, {-1, -1}};
+    struct pipes p = {{-1, -1}, {-1, -1}, {-1, -1}, {-1, -1}, {-1, -1}, {-1, -1},
+                      sb->filter_flags};
     if (pipe2(p.out, O_CLOEXEC) < 0 || pipe2(p.err, O_CLOEXEC) < 0 ||
         pipe2(p.go, O_CLOEXEC) < 0 || pipe2(p.report, O_CLOEXEC) < 0) {
         vg_errf(err, "pipe: %s", strerror(errno));
         goto fail;
     }
+    if (sb->notify && notify_channels(&p, err) < 0)
+        goto fail;
     unsigned long flags = CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNS | CLONE_NEWIPC |
                           CLONE_NEWUTS | CLONE_NEWCGROUP | SIGCHLD;
     if (plan->new_net)
@@ -378,6 +480,12 @@ int vg_sandbox_start(const struct vg_plan *plan, const struct vg_bpf *cand,
     close(p.out[1]);
     close(p.err[1]);
     close(p.report[1]);
+    if (sb->notify) {
+        close(p.chan[1]);
+        close(p.opener[1]);
+    }
+    sb->listener_chan = p.chan[0];
+    sb->opener_fd = p.opener[0];
     sb->init_pid = pid;
     sb->out_fd = p.out[0];
     sb->err_fd = p.err[0];
@@ -392,12 +500,14 @@ fail:
     close_pair(p.err);
     close_pair(p.go);
     close_pair(p.report);
+    close_pair(p.chan);
+    close_pair(p.opener);
     return -1;
 }
 
 void vg_sandbox_close(struct vg_sandbox *sb)
 {
-    int *fds[] = {&sb->out_fd, &sb->err_fd, &sb->report_fd};
+    int *fds[] = {&sb->out_fd, &sb->err_fd, &sb->report_fd, &sb->listener_chan, &sb->opener_fd};
     for (size_t i = 0; i < VG_ARRAY_LEN(fds); i++)
         if (*fds[i] >= 0) {
             close(*fds[i]);

@@ -3,6 +3,7 @@
  * ptrace. */
 #ifndef VG_SANDBOX_H
 #define VG_SANDBOX_H
+#include <stdbool.h>
 #include "tracer/filter.h"
 #include <sys/types.h>
 #include "tracer/plan.h"
@@ -14,10 +15,17 @@
 #define VG_EXIT_NOTFOUND 127
 
 struct vg_sandbox {
+    /* in: the notify engine wants a listener (installed with these
+     * SECCOMP_FILTER_FLAG_*) and an opener in the sandbox */
+    bool notify;
+    unsigned long filter_flags;
+    /* out */
     pid_t init_pid;   /* host pid of the sandbox's pid 1 (traced) */
     int out_fd;       /* read end of the candidate's stdout */
     int err_fd;       /* read end of the candidate's stderr */
     int report_fd;    /* setup failures from inside; EOF once exec'd */
+    int listener_chan; /* notify: the candidate sends its listener's fd number; else -1 */
+    int opener_fd;    /* notify: requests to the opener (tracer/notify/opener.h); else -1 */
 };
 
 /* A failure report from inside the sandbox: the exit code vigil should

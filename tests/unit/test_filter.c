@@ -115,7 +115,7 @@ static const enum outcome expected[] = {
 static bool build(const struct vg_audit_set *audit, enum vg_baseline_how how, struct vg_bpf *bpf)
 {
     struct vg_err err = {0};
-    scmp_filter_ctx ctx = vg_filter_candidate(audit, how, &err);
+    scmp_filter_ctx ctx = vg_filter_candidate(audit, how, false, &err);
     bool ok = ctx && vg_filter_export(ctx, bpf, &err) == 0;
     if (ctx)
         seccomp_release(ctx);

@@ -1,0 +1,208 @@
+"""The seccomp user-notification engine (`vigil run --engine notify`).
+
+Judged from outside: two-thread C candidates race the supervisor by
+changing the call's memory after it was decided (tests/candidates/
+race_open_flip.c).  Under notify the kernel never reads that memory again
+for an open (vigil opens the decided path itself and installs the file),
+so a denied file's per-run token is never printed and a host file the
+policy protects never changes.  Under ptrace the same candidates win
+(issue 10): those cases are xfail, not strict, documenting the hole.
+
+The decision tests of the rest of the suite run under notify too
+(VIGIL_ENGINE, read by helpers.Caller.run)."""
+import json
+import os
+import pathlib
+import shutil
+import subprocess
+import sys
+import uuid
+
+import pytest
+
+from helpers import ROOT, caller, nobody_caller, root_caller, syscalls  # noqa: F401
+
+RACE_SECONDS = "4"
+
+# Policy for the race candidates: the work dir is readable (Landlock
+# allows it as a whole), but its secret/ is not, and keep.txt may be read
+# but not written: only the supervisor's decision stands in the way.
+RACE_POLICY = """version 1
+default deny
+deny read $WORK/secret/**
+deny write $WORK/keep.txt
+allow read $WORK/** /usr/** /etc/** /proc/** / /dev /bin /sbin /lib /lib32 /lib64 /libx32
+allow write /dev/null
+allow exec $WORK/** /usr/**
+"""
+
+ENGINES = [
+    "notify",
+    pytest.param("ptrace", marks=pytest.mark.xfail(
+        strict=False, reason="ptrace engine: the kernel reads the arguments (and the cwd) "
+                             "again after the decision (docs/SECURITY.md)")),
+]
+
+
+def race_setup(caller):
+    """A host work dir with a decoy, a secret holding a fresh token, a
+    protected file, the candidate and the policy."""
+    base = pathlib.Path(caller.dir("race"))
+    work = base / "work"
+    (work / "secret").mkdir(parents=True)
+    token = "TOKEN-" + uuid.uuid4().hex
+    (work / "secret" / "x").write_text(token + "\n")
+    (work / "decoyABC").write_text("decoy data\n")
+    (work / "x").write_text("decoy data\n")
+    (work / "keep.txt").write_text("keep\n")
+    (work / "keep.txt").chmod(0o666)
+    pol = base / "race.policy"
+    pol.write_text(RACE_POLICY)
+    for p in [work, work / "secret"]:
+        p.chmod(0o755)
+    for p in [work / "secret" / "x", work / "decoyABC", work / "x", pol]:
+        p.chmod(0o644)
+    binary = caller.build("race_open_flip")
+    return work, token, str(pol), binary
+
+
+def scan_log(r, code):
+    """Run code on the decoded log (`recs`) in a child Python and return
+    what it prints, parsed as JSON.  The race logs hold tens of thousands
+    of records: decoded here they would grow this process, and every later
+    test's child starts with this process's peak RSS on its account."""
+    prog = ("import json, sys; sys.path.insert(0, %r); from helpers import decode_log, syscalls; "
+            "recs = decode_log(%r); print(json.dumps(%s))" % (os.path.dirname(__file__),
+                                                              r.log_path, code))
+    p = subprocess.run([sys.executable, "-c", prog], capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr[-2000:]
+    return json.loads(p.stdout)
+
+
+def check_engine(r, engine):
+    hdr = scan_log(r, "recs[0]")
+    assert hdr["engine"] == engine, hdr.get("engine_note")
+    assert r.result["engine"] == engine
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_path_flip_never_reads_the_denied_file(caller, engine):
+    work, token, pol, binary = race_setup(caller)
+    r = caller.run(binary, "path", str(work), RACE_SECONDS, opts=["-p", pol, "--workdir", str(work), "--engine", engine])
+    assert r.rc == 0, r
+    check_engine(r, engine)
+    tries = int(r.stdout.split("tries ")[1].split()[0])
+    assert tries > 1000, r.stdout[-300:]
+    assert token not in r.stdout, r.stdout[-300:]
+    assert " won 0" in r.stdout, r.stdout[-300:]
+    # and the log never says the secret was allowed
+    allowed = scan_log(r, "[x for x in syscalls(recs) if x['decision'] != 'deny' and "
+                          "'secret' in x.get('args', {}).get('resolved', '')][:3]")
+    assert allowed == []
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_cwd_flip_never_reads_the_denied_file(caller, engine):
+    """Another thread's chdir between the decision and the open: vigil
+    resolves "x" from the cwd at the time of the call and opens that."""
+    work, token, pol, binary = race_setup(caller)
+    r = caller.run(binary, "cwd", str(work), RACE_SECONDS,
+                   opts=["-p", pol, "--workdir", str(work), "--engine", engine])
+    assert r.rc == 0, r
+    check_engine(r, engine)
+    assert int(r.stdout.split("tries ")[1].split()[0]) > 1000, r.stdout[-300:]
+    assert token not in r.stdout, r.stdout[-300:]
+    assert " won 0" in r.stdout, r.stdout[-300:]
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_open_how_flip_never_writes_the_protected_file(caller, engine):
+    work, _, pol, binary = race_setup(caller)
+    keep = work / "keep.txt"
+    r = caller.run(binary, "how", str(keep), RACE_SECONDS,
+                   opts=["-p", pol, "--workdir", str(work), "--engine", engine])
+    assert r.rc == 0, r
+    check_engine(r, engine)
+    assert keep.read_text() == "keep\n"
+    assert " won 0" in r.stdout, r.stdout[-300:]
+    flags = scan_log(r, "sorted({'|'.join(x['args']['flags']) for x in "
+                        "syscalls(recs, name='openat2', decision='allow')})")
+    assert flags == ["O_RDONLY"], flags
+
+
+@pytest.mark.parametrize("engine", ["notify", "ptrace"])
+def test_a_listener_of_the_candidates_own_is_refused(caller, engine):
+    """A filter with a listener of the candidate's own would see its opens
+    before vigil (USER_NOTIF outranks RET_TRACE) and answer CONTINUE: the
+    baseline refuses seccomp(SET_MODE_FILTER, NEW_LISTENER).  Failed before
+    the fix under ptrace: the token was printed and no open was logged."""
+    work, token, pol, _ = race_setup(caller)
+    # in the work dir, which the policy lets run; --artifact, or the
+    # secret named on the command line would be readable as an input
+    binary = str(work / "own_listener")
+    shutil.copy2(caller.build("notify_own_listener"), binary)
+    r = caller.run(binary, str(work / "secret" / "x"),
+                   opts=["-p", pol, "--workdir", str(work), "--artifact", binary,
+                         "--engine", engine])
+    assert token not in r.stdout, r
+    assert "seccomp refused" in r.stdout, r
+    rec = syscalls(r.recs, name="seccomp")
+    assert rec and rec[0]["decision"] == "deny" and rec[0]["default"].startswith("baseline"), rec
+
+
+def test_header_and_result_name_the_engine_and_its_features(caller):
+    r = caller.run("/bin/true", opts=["--engine", "notify"])
+    assert r.rc == 0, r
+    check_engine(r, "notify")
+    note = r.recs[0]["engine_note"]
+    assert note.startswith("notify engine: listener, ADDFD_FLAG_SEND"), note
+    assert r.result["engine_note"] == note
+    p = caller.run("/bin/true")
+    assert p.recs[0]["engine"] == "ptrace" and "engine_note" not in p.recs[0]
+
+
+KILL_OPENER = r"""
+import os, signal, time
+for p in os.listdir('/proc'):
+    if p.isdigit():
+        try:
+            cmd = open('/proc/%s/cmdline' % p, 'rb').read()
+        except OSError:
+            continue
+        if cmd.startswith(b'vigil-opener'):
+            os.kill(int(p), signal.SIGKILL)
+            print('killed', p, flush=True)
+time.sleep(0.3)
+try:
+    open('/etc/hostname').read()
+    print('opened')
+except OSError as e:
+    print('refused', e.errno)
+"""
+
+
+def test_killing_the_opener_fails_closed(caller):
+    """The candidate can see and kill vigil's opener (same uid): from then
+    on its opens fail, nothing is let through, and the log says why."""
+    r = caller.run("python3", "-c", KILL_OPENER, opts=["--engine", "notify"])
+    assert "killed" in r.stdout, r
+    assert "refused 5" in r.stdout, r  # EIO
+    assert any(x["type"] == "note" and "opener is gone" in x.get("detail", "")
+               for x in r.recs), r.recs[-3:]
+
+
+# Everything but what this engine does not do: stacks need a ptrace stop
+# (libunwind-ptrace), and the candidate sees vigil's opener in its /proc.
+NOT_UNDER_NOTIFY = "not stack and not sees_only_its_own_world"
+DECISION_TESTS = ["tests/test_run_audit.py", "tests/test_run_faults.py",
+                  "tests/test_run_result.py", "tests/test_kernel_layer.py"]
+
+
+@pytest.mark.skipif(os.environ.get("VIGIL_ENGINE") is not None,
+                    reason="already running under a chosen engine")
+def test_decision_tests_pass_under_notify():
+    env = dict(os.environ, VIGIL_ENGINE="notify")
+    p = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-x",
+                        "-k", NOT_UNDER_NOTIFY, *DECISION_TESTS],
+                       cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+    assert p.returncode == 0, p.stdout[-3000:]

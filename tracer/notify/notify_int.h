@@ -1,0 +1,45 @@
+/* notify_int.h: the notify engine's state, shared by its files:
+ * notify_engine.c (threads, the listener, the life of processes),
+ * notify_call.c (one notification: decode, decide, record, reply) and
+ * notify_open.c (opens carried out through the opener). */
+#ifndef VG_NOTIFY_INT_H
+#define VG_NOTIFY_INT_H
+#include <linux/seccomp.h>
+#include <pthread.h>
+#include <stdbool.h>
+
+#include "tracer/decode.h"
+#include "tracer/ptrace_int.h"
+#include "tracer/verdict.h"
+
+struct nt {
+    /* Tasks, records and the life of processes are the ptrace engine's
+     * (ptrace events only: no seccomp stops under this engine). */
+    struct engine pt;
+    /* pt and the log are shared by the two threads: the lifecycle thread
+     * (ptrace must be driven by one thread) and the notification thread. */
+    pthread_mutex_t lock;
+    int listener;          /* -1 until the candidate handed it over */
+    int opener;            /* the opener's socket (opener.h) */
+    bool opener_gone;      /* its socket broke: noted once */
+    int stop_fd;           /* eventfd: the lifecycle loop has ended */
+    struct seccomp_notif_sizes sizes;
+    struct seccomp_notif *req;
+    struct seccomp_notif_resp *resp;
+};
+
+/* notify_call.c: handle the notification in n->req (lock held). */
+void vg_nt_handle(struct nt *n);
+
+/* notify_open.c: is nr a call vigil carries out itself? */
+bool vg_nt_carried_out(int nr);
+/* Carry out the allowed open c for the task t that n->req came from:
+ * open it through the opener, decide again on what was really opened
+ * when that can differ (v may change to a refusal), and return the fd to
+ * install, or -errno for the call to fail with.  Nothing the decision
+ * could refuse has taken effect when v is changed. */
+int vg_nt_open(struct nt *n, struct vg_task *t, struct vg_call *c, struct vg_call_verdict *v);
+
+/* A note and the end of the run, for what the engine cannot go on with. */
+void vg_nt_fail(struct nt *n, const char *why, int32_t pid);
+#endif
