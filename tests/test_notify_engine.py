@@ -95,9 +95,10 @@ def test_path_flip_never_reads_the_denied_file(caller, engine):
     assert tries > 1000, r.stdout[-300:]
     assert token not in r.stdout, r.stdout[-300:]
     assert " won 0" in r.stdout, r.stdout[-300:]
-    # and the log never says the secret was allowed
+    # and the log never says the secret was allowed (a torn read of the
+    # flipping buffer can name "secretBC", a file that does not exist)
     allowed = scan_log(r, "[x for x in syscalls(recs) if x['decision'] != 'deny' and "
-                          "'secret' in x.get('args', {}).get('resolved', '')][:3]")
+                          "'/secret/' in x.get('args', {}).get('resolved', '')][:3]")
     assert allowed == []
 
 
