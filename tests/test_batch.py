@@ -4,6 +4,7 @@ nothing left behind; a batch killed half-way and run again finishes
 without running a finished task twice; shards that together cover every
 task exactly once; a misconfigured batch says so (exit 2) and creates
 nothing; and the Python package on top (python/vigil)."""
+import glob
 import json
 import os
 import signal
@@ -257,3 +258,15 @@ def test_python_package(root_caller, tmp_path):
         vigil_py.batch([], out=str(tmp_path / "empty"))
     with pytest.raises(TypeError):
         vigil_py.run(["true"], no_such_flag=1)
+    # without log=, the log goes to vigil's state directory, and run()
+    # leaves nothing of its own behind
+    before = set(glob.glob("/tmp/vigil-py-*"))
+    state = tmp_path / "state"
+    state.mkdir()
+    os.environ["XDG_STATE_HOME"] = str(state)
+    try:
+        res = vigil_py.run(["true"])
+    finally:
+        del os.environ["XDG_STATE_HOME"]
+    assert res["status"] == "ok" and res["log"].startswith(str(state / "vigil")), res["log"]
+    assert set(glob.glob("/tmp/vigil-py-*")) == before

@@ -48,7 +48,8 @@ def run(argv, *, policy=None, log=None, env=None, dry_run=False, vigil=None, ext
     """Run argv under vigil; return the result record (a dict).
 
     policy: a file or a shipped policy's name; log: where the event log goes
-    (default: a new file in a temporary directory, named by result["log"]);
+    (default: vigil's state directory, as for `vigil run`; result["log"]
+    names it);
     env: {NAME: VALUE} passed with --env; limits and the other keywords
     (timeout="10s", memory="512M", procs=64, workdir=..., task_id=...) are
     `vigil run` flags.  A result with status "error" is returned, not
@@ -56,10 +57,11 @@ def run(argv, *, policy=None, log=None, env=None, dry_run=False, vigil=None, ext
     unknown = set(limits) - set(_RUN_FLAGS)
     if unknown:
         raise TypeError("unknown vigil.run keyword(s): " + ", ".join(sorted(unknown)))
-    tmp = tempfile.mkdtemp(prefix="vigil-py-")
+    tmp = tempfile.mkdtemp(prefix="vigil-py-")   # for the result only: removed below
     result_path = os.path.join(tmp, "result.json")
-    args = [binary(vigil), "run", "-q", "--result", result_path,
-            "-o", log or os.path.join(tmp, "run.msgpack")]
+    args = [binary(vigil), "run", "-q", "--result", result_path]
+    if log:
+        args += ["-o", os.fspath(log)]   # else vigil's own state directory
     if policy:
         args += ["-p", policy]
     if dry_run:
@@ -78,10 +80,7 @@ def run(argv, *, policy=None, log=None, env=None, dry_run=False, vigil=None, ext
         raise VigilError(proc.stderr.strip() or "vigil run wrote no result (exit %d)"
                          % proc.returncode)
     finally:
-        try:
-            os.unlink(result_path)
-        except OSError:
-            pass
+        shutil.rmtree(tmp, ignore_errors=True)
     return result
 
 
