@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <time.h>
 
 #include "event/event.h"
 #include "event/writer.h"
@@ -54,6 +55,7 @@ struct vg_engine_ctx {
         bool known;                 /* it was command_path: dev/ino are set */
         dev_t dev;
         ino_t ino;
+        struct timespec ctime;      /* a rewrite in place keeps the inode, not this */
     } command_id;
     const char *const *immutable;   /* trees nothing can change (see plan.h) */
     const bool *audited;            /* [class]: vg_policy_audits, computed once */

@@ -160,8 +160,8 @@ static int read_image(struct engine *e, const struct vg_task *t, char *exe, size
         id->seen = true;
         const char *cmd = e->ctx->command_path;
         if (cmd && !strcmp(exe, cmd))
-            *id = (struct vg_command_id){.seen = true, .known = true,
-                                         .dev = st->st_dev, .ino = st->st_ino};
+            *id = (struct vg_command_id){.seen = true, .known = true, .dev = st->st_dev,
+                                         .ino = st->st_ino, .ctime = st->st_ctim};
     }
     return 0;
 }

@@ -187,7 +187,10 @@ bool vg_is_command(const struct vg_engine_ctx *ctx, const char *path, const stru
         return false;
     if (!id->seen)
         return true; /* vigil's own first exec: nothing of the candidate ran yet */
-    return id->known && st && st->st_dev == id->dev && st->st_ino == id->ino;
+    /* the very file, unchanged: same inode, and no write, truncate or
+     * chmod since (each sets the change time) */
+    return id->known && st && st->st_dev == id->dev && st->st_ino == id->ino &&
+           st->st_ctim.tv_sec == id->ctime.tv_sec && st->st_ctim.tv_nsec == id->ctime.tv_nsec;
 }
 
 /* An exec call of the command: judged on the file now at its path. */
