@@ -21,8 +21,8 @@
 
 #include "batch/batch.h"
 #include "policy/policy.h"
-#include "tracer/run.h"
-#include "tracer/scratch.h"
+#include "run/run.h"
+#include "launcher/scratch.h"
 
 #define MARKER ".vigil-batch"
 #define NS_PER_S 1e9

@@ -7,8 +7,8 @@
 #include <string.h>
 
 #include "cli/cli.h"
-#include "tracer/run.h"
-#include "tracer/sandbox.h"
+#include "run/run.h"
+#include "launcher/sandbox.h"
 
 static const char usage_text[] =
     "usage: vigil run [OPTIONS] [--] COMMAND [ARGS...]\n"

@@ -14,7 +14,7 @@ mkdir -p "$OUT/artifacts"
 
 ./scripts/embed.sh vg_default_policy_text policies/default.policy > "$OUT/default_policy.c"
 LIB="util/*.c event/*.c policy/*.c"
-[ -f tracer/landlock.c ] && LIB="$LIB tracer/landlock.c"
+[ -f launcher/landlock.c ] && LIB="$LIB launcher/landlock.c"
 CFLAGS="-std=gnu11 -D_GNU_SOURCE -I. -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined"
 
 status=0

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "policy/policy_int.h"
-#include "tracer/landlock.h"
+#include "launcher/landlock.h"
 
 #define MAX_LL_PORTS 64
 

@@ -1,7 +1,7 @@
 /* canon_proc.c: the /proc step of the canonical walk (see canon.c).
  *
  * The sandbox has its own pid namespace and its own procfs at /proc
- * (tracer/plan.c mounts it; the candidate cannot mount).  Reading an entry
+ * (launcher/plan.c mounts it; the candidate cannot mount).  Reading an entry
  * through root_fd therefore reads the sandbox's procfs: "proc/2/cwd" is
  * sandbox pid 2, and a pid the sandbox cannot see does not exist there.
  * The kernel prints a magic link's target relative to the reader's root;

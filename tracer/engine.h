@@ -15,8 +15,8 @@
 #include "event/event.h"
 #include "event/writer.h"
 #include "policy/policy.h"
-#include "tracer/filter.h"
-#include "tracer/run.h"
+#include "launcher/filter.h"
+#include "run/run.h"
 
 /* What the supervisor learned, for the trailer and the result record. */
 struct vg_outcome {

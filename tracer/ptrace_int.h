@@ -11,7 +11,7 @@
 #include "tracer/canon.h"
 #include "tracer/engine.h"
 #include "tracer/tasks.h"
-#include "tracer/unwind.h"
+#include "tracer/ptrace/unwind.h"
 
 struct engine {
     struct vg_engine_ctx *ctx;

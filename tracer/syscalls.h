@@ -19,7 +19,7 @@
                               * argument is dangerous (ioctl TIOCSTI, socket of an
                               * odd family, clone with CLONE_NEW* or CLONE_UNTRACED,
                               * seccomp asking for a listener); the conditions are
-                              * data in tracer/filter.c */
+                              * data in launcher/filter.c */
 #define VG_SF_ADDR_OPT 0x40u /* a call naming no address has nothing to decide
                               * (a send on a connected socket, listen on a
                               * bound one): not recorded */

@@ -16,7 +16,7 @@
 #include <sys/socket.h>
 #include <sys/syscall.h>
 
-#include "tracer/filter.h"
+#include "launcher/filter.h"
 #include "tracer/syscalls.h"
 #include "tests/unit/check.h"
 

@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "policy/policy.h"
-#include "tracer/landlock.h"
+#include "launcher/landlock.h"
 #include "util/sha256.h"
 
 static int passed, failed;

@@ -7,11 +7,11 @@
 
 #include "event/writer.h"
 #include "tracer/engine.h"
-#include "tracer/filter.h"
+#include "launcher/filter.h"
 #include "tracer/notify/probe.h"
-#include "tracer/plan.h"
-#include "tracer/result.h"
-#include "tracer/run.h"
+#include "launcher/plan.h"
+#include "run/result.h"
+#include "run/run.h"
 #include "tracer/syscalls.h"
 #include "util/outfile.h"
 

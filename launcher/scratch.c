@@ -1,6 +1,6 @@
 /* scratch.c: see scratch.h. */
 
-#include "tracer/scratch.h"
+#include "launcher/scratch.h"
 
 #include <errno.h>
 #include <ftw.h>

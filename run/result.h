@@ -5,9 +5,9 @@
 #include <stdint.h>
 #include "event/event.h"
 #include "tracer/engine.h"
-#include "tracer/iothread.h"
-#include "tracer/limits.h"
-#include "tracer/run.h"
+#include "run/iothread.h"
+#include "launcher/limits.h"
+#include "run/run.h"
 #include "util/outfile.h"
 
 struct vg_ending {
@@ -49,7 +49,7 @@ struct vg_result_in {
 void vg_ending_decide(struct vg_ending *end, const struct vg_outcome *out,
                       const struct vg_io *io, const struct vg_limits *lim,
                       const struct vg_cg_usage *use);
-/* Write the JSON record into f (reserved by tracer/outputs.c) and rename
+/* Write the JSON record into f (reserved by run/outputs.c) and rename
  * it into place (util/outfile.h). */
 int vg_result_write(struct vg_outfile *f, const struct vg_result_in *in, struct vg_err *err);
 /* The record of a run that ended in an error before it ran: status

@@ -1,7 +1,7 @@
 /* plan.c: compute the sandbox's setup operations in the parent.  Nothing
  * here touches the system beyond reading (lstat/readlink of the host's
  * system dirs); the child executes the list (setup.c). */
-#include "tracer/plan.h"
+#include "launcher/plan.h"
 
 #include <errno.h>
 #include <limits.h>

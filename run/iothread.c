@@ -1,5 +1,5 @@
 /* iothread.c: see iothread.h. */
-#include "tracer/iothread.h"
+#include "run/iothread.h"
 
 #include <errno.h>
 #include <fcntl.h>

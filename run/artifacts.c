@@ -9,8 +9,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "tracer/limits.h"
-#include "tracer/run_int.h"
+#include "launcher/limits.h"
+#include "run/run_int.h"
 #include "util/sha256.h"
 
 /* Does the canonical path have a component starting with '.'?

@@ -1,5 +1,5 @@
 /* result.c: see result.h. */
-#include "tracer/result.h"
+#include "run/result.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -11,8 +11,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "tracer/limits.h"
-#include "tracer/sandbox.h"
+#include "launcher/limits.h"
+#include "launcher/sandbox.h"
 #include "util/json.h"
 
 static bool was_hit(const struct vg_ending *end, enum vg_limit l);

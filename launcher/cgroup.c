@@ -5,7 +5,7 @@
  * ours and is left alone).  Where vigil's own group is found:
  * /proc/self/cgroup gives the path in each hierarchy, /proc/self/mountinfo
  * where that hierarchy is mounted. */
-#include "tracer/cgroup.h"
+#include "launcher/cgroup.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -22,10 +22,10 @@
 
 #include "tracer/decode.h"
 #include "tracer/engine.h"
-#include "tracer/filter.h"
+#include "launcher/filter.h"
 #include "tracer/ptrace_int.h"
 #include "tracer/tasks.h"
-#include "tracer/unwind.h"
+#include "tracer/ptrace/unwind.h"
 #include "tracer/verdict.h"
 
 /* How long the supervisor polls for the next stop before sleeping (see

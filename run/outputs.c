@@ -15,8 +15,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "tracer/result.h"
-#include "tracer/run_int.h"
+#include "run/result.h"
+#include "run/run_int.h"
 #include "util/statedir.h"
 
 static const struct vg_outfile_kind log_kind = {

@@ -8,7 +8,7 @@
 #include <sys/types.h>
 
 #include "policy/policy.h"
-#include "tracer/cgroup.h"
+#include "launcher/cgroup.h"
 
 enum vg_limit_mech {
     VG_MECH_NONE,        /* no limit of this kind in force */

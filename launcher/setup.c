@@ -3,7 +3,7 @@
  * the host root is still reachable at /oldroot, then pivot into it and drop
  * the host root entirely.  Runs in the child with the capabilities of the
  * new user namespace; every failure names its operation. */
-#include "tracer/plan.h"
+#include "launcher/plan.h"
 
 #include <errno.h>
 #include <fcntl.h>

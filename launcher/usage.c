@@ -1,5 +1,5 @@
 /* usage.c: see usage.h. */
-#include "tracer/usage.h"
+#include "launcher/usage.h"
 
 #include <dirent.h>
 #include <errno.h>

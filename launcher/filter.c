@@ -2,7 +2,7 @@
  * request, socket family, clone flags, seccomp flags, sendto's address)
  * are data in the table below, read both to build the filter and to
  * answer vg_filter_classify. */
-#include "tracer/filter.h"
+#include "launcher/filter.h"
 
 #include <errno.h>
 #include <sched.h>

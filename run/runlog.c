@@ -5,8 +5,8 @@
 #include <string.h>
 #include <sys/utsname.h>
 
-#include "tracer/limits.h"
-#include "tracer/run_int.h"
+#include "launcher/limits.h"
+#include "run/run_int.h"
 
 static int note(struct run *r, const char *what, const char *detail)
 {

@@ -20,15 +20,15 @@
 
 #include "event/writer.h"
 #include "tracer/engine.h"
-#include "tracer/filter.h"
-#include "tracer/iothread.h"
-#include "tracer/landlock.h"
-#include "tracer/limits.h"
-#include "tracer/plan.h"
-#include "tracer/result.h"
-#include "tracer/sandbox.h"
-#include "tracer/scratch.h"
-#include "tracer/run_int.h"
+#include "launcher/filter.h"
+#include "run/iothread.h"
+#include "launcher/landlock.h"
+#include "launcher/limits.h"
+#include "launcher/plan.h"
+#include "run/result.h"
+#include "launcher/sandbox.h"
+#include "launcher/scratch.h"
+#include "run/run_int.h"
 
 static int fail(struct run *r, int code)
 {

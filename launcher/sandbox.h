@@ -4,9 +4,9 @@
 #ifndef VG_SANDBOX_H
 #define VG_SANDBOX_H
 #include <stdbool.h>
-#include "tracer/filter.h"
+#include "launcher/filter.h"
 #include <sys/types.h>
-#include "tracer/plan.h"
+#include "launcher/plan.h"
 #include "util/util.h"
 
 /* The candidate's exit code when vigil could not start it (see README). */

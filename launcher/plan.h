@@ -13,8 +13,8 @@
 #include <sys/types.h>
 
 #include "policy/policy.h"
-#include "tracer/limits.h"
-#include "tracer/run.h"
+#include "launcher/limits.h"
+#include "run/run.h"
 #include "util/util.h"
 
 enum vg_op_kind {

@@ -9,7 +9,7 @@
  *        seccomp filter, execs the command.
  * init is traced from the start with PTRACE_O_EXITKILL, so the candidate
  * and all its descendants are traced too and die with the supervisor. */
-#include "tracer/sandbox.h"
+#include "launcher/sandbox.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -32,7 +32,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "tracer/landlock.h"
+#include "launcher/landlock.h"
 #include "tracer/notify/opener.h"
 
 struct pipes {

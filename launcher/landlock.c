@@ -1,7 +1,7 @@
 /* landlock.c: see landlock.h.  Runs in the sandbox child right before exec;
  * it may allocate (the child is single-threaded after fork) but keeps to
  * plain syscalls. */
-#include "tracer/landlock.h"
+#include "launcher/landlock.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -10,8 +10,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "tracer/sandbox.h"
-#include "tracer/usage.h"
+#include "launcher/sandbox.h"
+#include "launcher/usage.h"
 
 /* The result's tails: the last bytes of each stream, unless --tail. */
 #define VG_TAIL_DEFAULT 4096

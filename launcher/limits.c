@@ -1,5 +1,5 @@
 /* limits.c: see limits.h. */
-#include "tracer/limits.h"
+#include "launcher/limits.h"
 
 #include <errno.h>
 #include <stdio.h>
