@@ -51,7 +51,7 @@ static const struct vg_limit_row rows[VG_LIM_COUNT] = {
     [VG_LIM_FSIZE] = {"fsize", "fsize", VG_LK_SIZE, 64 * MIB, 1, UINT64_MAX,
                       "largest file a process may write",
                       "RLIMIT_FSIZE",
-                      "SIGXFSZ (exit 153); EFBIG, when ignored, is not detected"},
+                      "SIGXFSZ: exit 153, or EFBIG when the program ignores it"},
     [VG_LIM_OUTPUT] = {"output", "output", VG_LK_SIZE, 1 * MIB, 1, UINT64_MAX,
                        "output passed on and kept, per stream",
                        "supervisor: the rest is counted and discarded",

@@ -84,7 +84,7 @@ static void candidate_ending(struct vg_ending *end, const struct vg_outcome *out
     double cpu = end->cpu_user_s + end->cpu_sys_s;
     if (end->signal == SIGXCPU || (end->signal == SIGKILL && cpu + 0.05 >= (double)lim->v[VG_LIM_CPU]))
         hit(end, VG_LIM_CPU);
-    if (end->signal == SIGXFSZ)
+    if (end->signal == SIGXFSZ || out->fsize_signals)
         hit(end, VG_LIM_FSIZE);
     if (out_of_memory(end, io, use))
         hit(end, VG_LIM_MEMORY);

@@ -97,6 +97,27 @@ def test_file_size_cap(root_caller):
     assert r.rc == 128 + 25 and res["signal"] == 25
 
 
+def test_file_size_cap_signal_ignored(root_caller):
+    """A candidate that ignores SIGXFSZ gets EFBIG instead of dying: the hit
+    is still reported, from the signal the kernel sent."""
+    code = ("import errno, signal\n"
+            "signal.signal(signal.SIGXFSZ, signal.SIG_IGN)\n"
+            "try:\n"
+            "    open('big', 'wb').write(b'x' * (2 << 20))\n"
+            "except OSError as e:\n"
+            "    print('errno', e.errno); raise SystemExit(3)\n")
+    r = root_caller.run("/usr/bin/python3", "-c", code, opts=["--fsize", "1M"])
+    res = r.result
+    assert "errno 27" in r.stdout, (r.stdout, r.stderr)
+    assert res["status"] == "limit" and res["limit"] == "fsize", res
+    assert "fsize" in res["limits_hit"] and res["exit_code"] == 3, res
+
+
+def test_file_size_under_cap_not_reported(root_caller):
+    r = root_caller.run("sh", "-c", "trap '' XFSZ; head -c 1000 /dev/zero > small", opts=["--fsize", "1M"])
+    assert r.result["status"] == "ok" and r.result["limits_hit"] == [], r.result
+
+
 def test_open_files_cap(root_caller):
     code = ("fs = []\n"
             "try:\n"

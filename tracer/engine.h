@@ -29,6 +29,10 @@ struct vg_outcome {
     uint64_t counts[VG_CLASS_NCLASSES][VG_DEC_NDECISIONS];
     uint64_t procs;          /* processes seen (not threads) */
     uint64_t max_tasks;      /* most processes+threads alive at once */
+    uint64_t fsize_signals;  /* SIGXFSZ the kernel sent: a write past the
+                              * fsize limit, seen even when the candidate
+                              * ignores or handles the signal (a traced
+                              * task's ignored signals still stop) */
     uint64_t own_procs;      /* vigil's own processes under the candidate's uid
                               * (the notify engine's opener): they count
                               * against its process limit too */

@@ -338,6 +338,8 @@ void vg_pt_on_stop(struct engine *e, pid_t tid, int status)
          * kernel's report of a baseline refusal. */
         if (sig == SIGSYS && on_sigsys(e, t))
             return;
+        if (sig == SIGXFSZ)
+            e->ctx->out.fsize_signals++;
         ptrace(PTRACE_CONT, tid, 0, (void *)(long)sig);
         return;
     default:
