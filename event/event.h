@@ -120,6 +120,10 @@ struct vg_pyframe {
     const char *func;     /* co_qualname */
     int32_t line;         /* 0 when the interpreter has no line for it */
 };
+/* The frame shown as "from FILE:LINE in FUNC": the innermost one outside
+ * the standard library and installed packages (event/pyframe.c says the
+ * rule), else the innermost; NULL when n is 0. */
+const struct vg_pyframe *vg_py_user_frame(const struct vg_pyframe *f, uint32_t n);
 
 /* sendmmsg: one distinct destination of the call's messages, and how it
  * was judged (the call as a whole takes the strictest decision). */
