@@ -21,6 +21,24 @@ static inline bool vg_py_ptr_ok(uint64_t p)
 
 struct vg_pyframes;
 
+/* pyread.c: the tracee's memory for one walk, a page at a time. */
+#define VG_PY_PAGE 4096u
+#define VG_PY_PAGES 64u
+struct vg_pyreader {
+    struct vg_tracee *tr;
+    unsigned n, next;            /* pages held; the slot replaced next */
+    uint64_t page[VG_PY_PAGES];  /* address of each page held */
+    uint8_t *data;               /* VG_PY_PAGES pages */
+};
+void vg_py_reader_init(struct vg_pyreader *r);
+void vg_py_reader_free(struct vg_pyreader *r);
+/* Start a walk of tr: nothing cached is kept. */
+void vg_py_reader_reset(struct vg_pyreader *r, struct vg_tracee *tr);
+/* Read n bytes at addr: 0, or -1 when any of it cannot be read. */
+int vg_py_read(struct vg_pyreader *r, uint64_t addr, void *buf, size_t n);
+/* The per-run reader (pyproc.c owns it). */
+struct vg_pyreader *vg_py_reader(struct vg_pyframes *pf);
+
 /* The interpreter of one process. */
 struct vg_pyrt {
     uint64_t runtime;          /* address of _PyRuntime */
@@ -36,11 +54,11 @@ const struct vg_pyrt *vg_py_runtime(struct vg_pyframes *pf, struct vg_tracee *tr
 /* pyobj.c: objects read from the tracee. */
 /* A str object's text as UTF-8 in a (at most max characters, "..." when
  * cut); NULL when it cannot be read or is not a compact str. */
-char *vg_py_read_str(struct vg_tracee *tr, const struct vg_pyoffsets *o, uint64_t addr,
+char *vg_py_read_str(struct vg_pyreader *rd, const struct vg_pyoffsets *o, uint64_t addr,
                      size_t max, struct vg_arena *a);
 /* The line of byte offset addr (instr - first instruction) in a code
  * object whose co_linetable is the bytes object at table; 0 when unknown. */
-int32_t vg_py_code_line(struct vg_tracee *tr, const struct vg_pyoffsets *o, uint64_t table,
+int32_t vg_py_code_line(struct vg_pyreader *rd, const struct vg_pyoffsets *o, uint64_t table,
                         int32_t firstline, int64_t addr);
 /* The location-table walk itself (3.11+ format), on bytes already read. */
 int32_t vg_py_addr2line(const uint8_t *t, size_t n, int32_t firstline, int64_t addr);

@@ -19,9 +19,9 @@
 #define FRAME_BYTES 128u            /* of _PyInterpreterFrame read at once */
 #define CODE_BYTES 256u             /* of PyCodeObject read at once */
 
-static bool read_ptr(struct vg_tracee *tr, uint64_t addr, uint64_t *out)
+static bool read_ptr(struct vg_pyreader *rd, uint64_t addr, uint64_t *out)
 {
-    return vg_py_ptr_ok(addr) && vg_tracee_read(tr, addr, out, sizeof *out) == 0;
+    return vg_py_ptr_ok(addr) && vg_py_read(rd, addr, out, sizeof *out) == 0;
 }
 
 static uint64_t field(const uint8_t *buf, uint64_t off)
@@ -32,36 +32,36 @@ static uint64_t field(const uint8_t *buf, uint64_t off)
 }
 
 /* The thread state of the candidate's thread nstid, 0 if none. */
-static uint64_t thread_state(struct vg_tracee *tr, const struct vg_pyrt *rt)
+static uint64_t thread_state(struct vg_pyreader *rd, const struct vg_pyrt *rt)
 {
     const struct vg_pyoffsets *o = &rt->off;
     uint64_t interp = 0, ts = 0, tid = 0;
     unsigned budget = MAX_THREAD_STATES;
-    if (!read_ptr(tr, rt->runtime + o->rt_interp_head, &interp))
+    if (!read_ptr(rd, rt->runtime + o->rt_interp_head, &interp))
         return 0;
     for (unsigned i = 0; i < MAX_INTERPRETERS && vg_py_ptr_ok(interp); i++) {
-        if (!read_ptr(tr, interp + o->is_threads_head, &ts))
+        if (!read_ptr(rd, interp + o->is_threads_head, &ts))
             return 0;
         for (; budget > 0 && vg_py_ptr_ok(ts); budget--) {
-            if (!read_ptr(tr, ts + o->ts_native_tid, &tid))
+            if (!read_ptr(rd, ts + o->ts_native_tid, &tid))
                 return 0;
-            if (tid == (uint64_t)tr->nstid)
+            if (tid == (uint64_t)rd->tr->nstid)
                 return ts;
-            if (!read_ptr(tr, ts + o->ts_next, &ts))
+            if (!read_ptr(rd, ts + o->ts_next, &ts))
                 return 0;
         }
-        if (!read_ptr(tr, interp + o->is_next, &interp))
+        if (!read_ptr(rd, interp + o->is_next, &interp))
             return 0;
     }
     return 0;
 }
 
-static uint64_t current_frame(struct vg_tracee *tr, const struct vg_pyoffsets *o, uint64_t ts)
+static uint64_t current_frame(struct vg_pyreader *rd, const struct vg_pyoffsets *o, uint64_t ts)
 {
     uint64_t holder = ts, frame = 0;
-    if (o->via_cframe && !read_ptr(tr, ts + o->ts_cframe, &holder))
+    if (o->via_cframe && !read_ptr(rd, ts + o->ts_cframe, &holder))
         return 0;
-    return read_ptr(tr, holder + o->current_frame, &frame) ? frame : 0;
+    return read_ptr(rd, holder + o->current_frame, &frame) ? frame : 0;
 }
 
 static uint64_t max3(uint64_t a, uint64_t b, uint64_t c)
@@ -87,12 +87,12 @@ static bool layout_fits(const struct vg_pyoffsets *o)
 }
 
 /* One frame's code object into *out; false ends the stack. */
-static bool describe(struct vg_tracee *tr, const struct vg_pyrt *rt, uint64_t code,
+static bool describe(struct vg_pyreader *rd, const struct vg_pyrt *rt, uint64_t code,
                      uint64_t instr, struct vg_pyframe *out, struct vg_arena *a)
 {
     const struct vg_pyoffsets *o = &rt->off;
     uint8_t co[CODE_BYTES];
-    if (!vg_py_ptr_ok(code) || vg_tracee_read(tr, code, co, o->co_code) < 0)
+    if (!vg_py_ptr_ok(code) || vg_py_read(rd, code, co, o->co_code) < 0)
         return false;
     if (rt->code_type && field(co, o->ob_type) != rt->code_type)
         return false;
@@ -100,9 +100,9 @@ static bool describe(struct vg_tracee *tr, const struct vg_pyrt *rt, uint64_t co
     memcpy(&first, co + o->co_firstlineno, sizeof first);
     /* the instruction's offset in bytes from the code's first one */
     int64_t addr = (int64_t)(instr - (code + o->co_code));
-    out->file = vg_py_read_str(tr, o, field(co, o->co_filename), FILE_CHARS, a);
-    out->func = vg_py_read_str(tr, o, field(co, o->co_qualname), FUNC_CHARS, a);
-    out->line = vg_py_code_line(tr, o, field(co, o->co_linetable), first, addr);
+    out->file = vg_py_read_str(rd, o, field(co, o->co_filename), FILE_CHARS, a);
+    out->func = vg_py_read_str(rd, o, field(co, o->co_qualname), FUNC_CHARS, a);
+    out->line = vg_py_code_line(rd, o, field(co, o->co_linetable), first, addr);
     if (!out->file)
         out->file = "?";
     if (!out->func)
@@ -118,19 +118,21 @@ uint32_t vg_py_stack(struct vg_pyframes *pf, struct vg_tracee *tr, uint64_t proc
     if (!rt || !layout_fits(&rt->off) || tr->nstid <= 0)
         return 0;
     const struct vg_pyoffsets *o = &rt->off;
-    uint64_t ts = thread_state(tr, rt);
-    uint64_t frame = ts ? current_frame(tr, o, ts) : 0;
+    struct vg_pyreader *rd = vg_py_reader(pf);
+    vg_py_reader_reset(rd, tr);
+    uint64_t ts = thread_state(rd, rt);
+    uint64_t frame = ts ? current_frame(rd, o, ts) : 0;
     uint32_t n = 0;
     for (unsigned steps = 0; vg_py_ptr_ok(frame) && steps < MAX_WALK(max); steps++) {
         uint8_t fr[FRAME_BYTES];
-        if (vg_tracee_read(tr, frame, fr, frame_len(o)) < 0)
+        if (vg_py_read(rd, frame, fr, frame_len(o)) < 0)
             break;
         if (fr[o->fr_owner] != o->owner_cstack) {
             if (n == max) {
                 *trunc = true;
                 break;
             }
-            if (!describe(tr, rt, field(fr, o->fr_code), field(fr, o->fr_instr), &out[n], a))
+            if (!describe(rd, rt, field(fr, o->fr_code), field(fr, o->fr_instr), &out[n], a))
                 break;
             n++;
         }

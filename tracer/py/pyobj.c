@@ -61,13 +61,13 @@ static uint32_t char_at(const uint8_t *d, unsigned kind, size_t i)
     }
 }
 
-char *vg_py_read_str(struct vg_tracee *tr, const struct vg_pyoffsets *o, uint64_t addr,
+char *vg_py_read_str(struct vg_pyreader *rd, const struct vg_pyoffsets *o, uint64_t addr,
                      size_t max, struct vg_arena *a)
 {
     uint8_t head[STR_HEAD_MAX];
     if (!vg_py_ptr_ok(addr) || o->str_compact_size > sizeof head ||
         o->str_length + 8 > sizeof head || o->str_state + 4 > sizeof head ||
-        vg_tracee_read(tr, addr, head, o->str_compact_size) < 0)
+        vg_py_read(rd, addr, head, o->str_compact_size) < 0)
         return NULL;
     int64_t len;
     uint32_t state;
@@ -81,7 +81,7 @@ char *vg_py_read_str(struct vg_tracee *tr, const struct vg_pyoffsets *o, uint64_
     uint64_t data = addr + (STATE_ASCII(state) ? o->str_ascii_size : o->str_compact_size);
     uint8_t *raw = malloc(n * kind + 1);
     char *out = vg_arena_alloc(a, n * 4 + sizeof ELLIPSIS);
-    if (!raw || vg_tracee_read(tr, data, raw, n * kind) < 0) {
+    if (!raw || vg_py_read(rd, data, raw, n * kind) < 0) {
         free(raw);
         return NULL;
     }
@@ -162,13 +162,13 @@ int32_t vg_py_addr2line(const uint8_t *t, size_t n, int32_t firstline, int64_t a
     return 0;
 }
 
-int32_t vg_py_code_line(struct vg_tracee *tr, const struct vg_pyoffsets *o, uint64_t table,
+int32_t vg_py_code_line(struct vg_pyreader *rd, const struct vg_pyoffsets *o, uint64_t table,
                         int32_t firstline, int64_t addr)
 {
     uint8_t head[64];
     int64_t size;
     if (!vg_py_ptr_ok(table) || o->bytes_size + 8 > sizeof head || o->bytes_data > sizeof head ||
-        vg_tracee_read(tr, table, head, o->bytes_data) < 0)
+        vg_py_read(rd, table, head, o->bytes_data) < 0)
         return 0;
     memcpy(&size, head + o->bytes_size, sizeof size);
     if (size <= 0)
@@ -176,7 +176,7 @@ int32_t vg_py_code_line(struct vg_tracee *tr, const struct vg_pyoffsets *o, uint
     size_t n = (uint64_t)size > TABLE_MAX ? TABLE_MAX : (size_t)size;
     uint8_t *t = malloc(n);
     int32_t line = 0;
-    if (t && vg_tracee_read(tr, table + o->bytes_data, t, n) == 0)
+    if (t && vg_py_read(rd, table + o->bytes_data, t, n) == 0)
         line = vg_py_addr2line(t, n, firstline, addr);
     free(t);
     return line;

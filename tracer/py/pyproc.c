@@ -50,11 +50,19 @@ struct pyproc {
 struct vg_pyframes {
     struct pyfile *files;
     struct pyproc *procs;
+    struct vg_pyreader reader;
 };
 
 struct vg_pyframes *vg_py_new(void)
 {
-    return vg_xcalloc(1, sizeof(struct vg_pyframes));
+    struct vg_pyframes *pf = vg_xcalloc(1, sizeof(struct vg_pyframes));
+    vg_py_reader_init(&pf->reader);
+    return pf;
+}
+
+struct vg_pyreader *vg_py_reader(struct vg_pyframes *pf)
+{
+    return &pf->reader;
 }
 
 void vg_py_free(struct vg_pyframes *pf)
@@ -69,6 +77,7 @@ void vg_py_free(struct vg_pyframes *pf)
         nx = p->next;
         free(p);
     }
+    vg_py_reader_free(&pf->reader);
     free(pf);
 }
 
