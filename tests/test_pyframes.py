@@ -12,10 +12,12 @@ FILE:LINE in FUNC"."""
 import json
 import os
 import re
+import shutil
 
 import pytest
 
 from helpers import caller, nobody_caller, root_caller, syscalls  # noqa: F401
+from test_viewer import at_row, open_viewer, read_records, term  # noqa: F401
 
 PYTHON = "/usr/bin/python3"      # Debian's 3.11 (pyenv's is on PATH too)
 ENGINES = ["ptrace", "notify"]
@@ -177,3 +179,27 @@ def test_py_frames_option(root_caller):
     rec = one(r.recs, "/pyframes/main")
     assert rec["decision"] == "would-deny"
     assert rec["py"][0]["func"] == "read_secret"
+
+
+@pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
+def test_viewer_detail_lists_the_python_stack(root_caller, term):
+    """The detail pane of a refused call lists its Python stack, innermost
+    first, with the frame `vigil log` names marked."""
+    r, (main, _) = run_python(root_caller, "ptrace", "pyframes_main.py", "pyframes_mod.py")
+    m = marks(main)
+    records = read_records(r.log_path)
+    row = next(i for i, (x, _, _) in enumerate(records)
+               if x.get("args", {}).get("path") == "/pyframes/main") + 1
+    t = open_viewer(term, r.log_path, height=60, width=160)
+    t.keys("/")
+    t.wait("/")
+    t.type("/pyframes/main")
+    t.keys("Enter")
+    at_row(t, row)
+    t.keys("Enter")
+    detail = t.wait("python stack (2 frames)").split(" detail ")[1]
+    lines = [l.strip() for l in detail.split("\n")]
+    i = lines.index("python stack (2 frames)")
+    assert lines[i + 1] == "> 0  %s:%d  in read_secret" % (main, m["main"])
+    assert lines[i + 2] == "1  %s:%d  in <module>" % (main, m["call_main"])
+    assert any(l.startswith("stack (") for l in lines[i + 3:]), "the native stack follows"
