@@ -160,6 +160,14 @@ static int read_sections(struct elf_file *f)
     return read_at(f, f->eh.e_shoff, f->sh, (uint64_t)f->eh.e_shnum * sizeof(Elf64_Shdr));
 }
 
+static int first_of(const struct elf_file *f, uint32_t type)
+{
+    for (unsigned i = 1; i < f->eh.e_shnum; i++)
+        if (f->sh[i].sh_type == type)
+            return (int)i;
+    return -1;
+}
+
 int vg_elf_read(int fd, struct vg_elfinfo *out)
 {
     *out = (struct vg_elfinfo){0};
@@ -172,15 +180,17 @@ int vg_elf_read(int fd, struct vg_elfinfo *out)
     if (read_at(&f, 0, &f.eh, sizeof f.eh) < 0 || !header_ok(&f.eh) ||
         read_link_base(&f, out) < 0 || read_sections(&f) < 0)
         goto out;
-    /* .dynsym first: it is what a stripped distribution binary keeps */
-    static const uint32_t order[] = {SHT_DYNSYM, SHT_SYMTAB};
-    for (unsigned o = 0; o < sizeof order / sizeof order[0]; o++)
-        for (unsigned i = 1; i < f.eh.e_shnum; i++)
-            if (f.sh[i].sh_type == order[o])
-                search_symtab(&f, i, out);
-    for (unsigned i = 1; i < f.eh.e_shnum; i++)
-        if (f.sh[i].sh_type == SHT_DYNAMIC)
-            search_needed(&f, i, out);
+    /* .dynsym first: it is what a stripped distribution binary keeps.  A
+     * real ELF has one section of each type; a crafted one with thousands
+     * gets only its first read (what vigil reads stays bounded). */
+    int dynsym = first_of(&f, SHT_DYNSYM), symtab = first_of(&f, SHT_SYMTAB);
+    int dynamic = first_of(&f, SHT_DYNAMIC);
+    if (dynsym > 0)
+        search_symtab(&f, (unsigned)dynsym, out);
+    if (symtab > 0)
+        search_symtab(&f, (unsigned)symtab, out);
+    if (dynamic > 0)
+        search_needed(&f, (unsigned)dynamic, out);
     out->ok = true;
     rc = 0;
 out:

@@ -80,9 +80,10 @@ char *vg_py_read_str(struct vg_pyreader *rd, const struct vg_pyoffsets *o, uint6
     size_t n = cut ? max : (size_t)len;
     uint64_t data = addr + (STATE_ASCII(state) ? o->str_ascii_size : o->str_compact_size);
     uint8_t *raw = malloc(n * kind + 1);
-    char *out = vg_arena_alloc(a, n * 4 + sizeof ELLIPSIS);
-    if (!raw || vg_py_read(rd, data, raw, n * kind) < 0) {
+    char *out = malloc(n * 4 + sizeof ELLIPSIS);   /* UTF-8: at most 4 bytes a character */
+    if (!raw || !out || vg_py_read(rd, data, raw, n * kind) < 0) {
         free(raw);
+        free(out);
         return NULL;
     }
     size_t w = 0;
@@ -96,7 +97,9 @@ char *vg_py_read_str(struct vg_pyreader *rd, const struct vg_pyoffsets *o, uint6
         w += sizeof ELLIPSIS - 1;
     }
     out[w] = '\0';
-    return out;
+    char *kept = vg_arena_strdup(a, out);
+    free(out);
+    return kept;
 }
 
 /* ---- location table (Objects/locations.md of CPython 3.11+) ---- */

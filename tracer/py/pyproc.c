@@ -29,6 +29,7 @@
 #include "util/util.h"
 
 #define MAPS_LINES_MAX 100000u   /* a process may map a lot; we stop reading there */
+#define FILES_MAX 8u             /* ELF files looked at per process and search */
 #define LIBPYTHON "libpython"
 
 struct pyfile {              /* one ELF file's symbols */
@@ -108,8 +109,11 @@ static const struct vg_elfinfo *file_info(struct vg_pyframes *pf, int root_fd,
     for (struct pyfile *f = pf->files; f; f = f->next)
         if (f->dev == m->dev && f->ino == m->ino)
             return &f->info;
-    struct open_how how = {.flags = O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK,
-                           .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS};
+    /* The path is the kernel's (d_path): no symlink in it is followed, so
+     * a candidate that swaps a symlink in cannot make vigil open anything
+     * else; O_NONBLOCK: a fifo put there does not block vigil. */
+    struct open_how how = {.flags = O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK | O_NOFOLLOW,
+                           .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_SYMLINKS};
     int fd = (int)syscall(SYS_openat2, root_fd, m->path, &how, sizeof how);
     if (fd < 0)
         return NULL;
@@ -166,13 +170,16 @@ static void search_maps(struct vg_pyframes *pf, struct vg_tracee *tr, FILE *maps
     char line[4200];
     struct mapping m;
     bool exe_seen = false;
-    for (unsigned n = 0; n < MAPS_LINES_MAX && fgets(line, sizeof line, maps); n++) {
+    unsigned files = 0;
+    for (unsigned n = 0; n < MAPS_LINES_MAX && files < FILES_MAX && fgets(line, sizeof line, maps);
+         n++) {
         if (!parse_line(line, &m))
             continue;
         bool is_exe = m.dev == exe->st_dev && m.ino == exe->st_ino;
         if ((is_exe && exe_seen) || (!is_exe && !is_libpython(m.path)))
             continue;
         exe_seen |= is_exe;
+        files++;
         const struct vg_elfinfo *info = file_info(pf, tr->root_fd, &m);
         if (!info)
             continue;
