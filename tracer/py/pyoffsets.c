@@ -52,6 +52,7 @@ struct dbg_word {
     uint16_t word;
 };
 #define W(f, w) {offsetof(struct vg_pyoffsets, f), (w)}
+#define DBG_FREE_THREADED 2     /* word 2 of every version so far: free_threaded */
 
 /* 3.13: Include/internal/pycore_runtime.h of 3.13.0, counted in words:
  * cookie 0, version 1, free_threaded 2, runtime_state 3-5,
@@ -97,7 +98,9 @@ uint32_t vg_py_debug_size(uint32_t hexversion)
 int vg_py_debug_offsets(const uint64_t *words, uint32_t nwords, struct vg_pyoffsets *out)
 {
     const struct dbg_row *r = nwords > 1 ? dbg_row((uint32_t)words[1]) : NULL;
-    if (!r || nwords < r->nwords)
+    /* a free-threaded build (3.13t) lays out objects and strings in ways
+     * this reader does not know: no frames rather than wrong ones */
+    if (!r || nwords < r->nwords || words[DBG_FREE_THREADED] != 0)
         return -1;
     *out = (struct vg_pyoffsets){.hexversion = (uint32_t)words[1], .via_cframe = false,
                                  .owner_cstack = r->owner_cstack};
