@@ -6,7 +6,9 @@ file, function and line is the one the candidate's source marks
 ("MARK: name" comments, found by this test), in the main script, in an
 imported module, in a thread and in a Python subprocess; a deep stack is
 cut at 64 frames and says so; a candidate that scribbles over what vigil
-reads cannot hurt vigil; a C candidate gets its native stack and no `py`.
+reads cannot hurt vigil; a C candidate gets its native stack and no `py`;
+pyenv's 3.12 and 3.13 (shared libpython, _Py_DebugOffsets), where
+installed, bound into the sandbox.
 The log is read with Python's msgpack; `vigil log` must say "from
 FILE:LINE in FUNC"."""
 import json
@@ -35,16 +37,16 @@ def marks(path):
     return out
 
 
-def run_python(caller, engine, *scripts, opts=()):
-    """Run scripts[0] with PYTHON; every script visible at its own path, and
+def run_python(caller, engine, *scripts, opts=(), python=PYTHON, rules=""):
+    """Run scripts[0] with python; every script visible at its own path, and
     its directory readable (Python lists it to import the others)."""
     files = [caller.cand(s) for s in scripts]
     d = os.path.dirname(files[0])
     pol = os.path.join(caller.dir("pol"), "py.policy")
     with open(pol, "w") as f:
-        f.write("version 1\nallow read %s %s/**\ninclude <default>\n" % (d, d))
+        f.write("version 1\nallow read %s %s/**\n%sinclude <default>\n" % (d, d, rules))
     arts = [a for f in files for a in ("--artifact", f)]
-    r = caller.run(PYTHON, files[0], opts=["-p", pol, "--engine", engine, *arts, *opts])
+    r = caller.run(python, files[0], opts=["-p", pol, "--engine", engine, *arts, *opts])
     return r, files
 
 
@@ -119,6 +121,34 @@ def test_lines_match_the_source(caller, engine):
     js = caller.vigil_raw("log", "--json", r.log_path).stdout.splitlines()
     got = next(json.loads(l) for l in js if '"/pyframes/deep"' in l)
     assert got["py"] == one(recs, "/pyframes/deep")["py"] and got["py_trunc"] is True
+
+
+# Other CPythons, where installed (pyenv): 3.12 by its table row, 3.13 by
+# the _Py_DebugOffsets it publishes (libpython shared, not linked in).
+PYENV = "/root/.pyenv/versions"
+OTHERS = ["3.12.1/bin/python3.12", "3.13.0/bin/python3.13"]
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("python", OTHERS)
+def test_newer_interpreters(root_caller, engine, python):
+    exe = os.path.join(PYENV, python)
+    if not os.access(exe, os.X_OK):
+        pytest.skip("%s is not installed" % exe)
+    tree = os.path.dirname(os.path.dirname(exe))
+    r, (main, mod) = run_python(
+        root_caller, engine, "pyframes_main.py", "pyframes_mod.py", python=exe,
+        opts=["--bind", tree], rules="allow read %s/**\nallow exec %s/bin/**\n" % (tree, tree))
+    assert r.rc == 0 and "pyframes done" in r.stdout, r
+    m, mm = marks(main), marks(mod)
+    recs = r.recs
+    frame(one(recs, "/pyframes/main")["py"][0], main, "read_secret", m["main"])
+    frame(one(recs, "/pyframes/mod")["py"][0], mod, "probe", mm["mod"])
+    frame(one(recs, "/pyframes/thread")["py"][0], main, "Fetcher.in_thread", m["thread"])
+    frame(one(recs, "/pyframes/child")["py"][0], main, "child", m["child"])
+    deep = one(recs, "/pyframes/deep")
+    assert len(deep["py"]) == STACK_MAX and deep["py_trunc"] is True
+    frame(deep["py"][1], main, "deep", m["deep"])
 
 
 @pytest.mark.parametrize("engine", ENGINES)
