@@ -25,6 +25,8 @@ static const char usage_text[] =
     "      --mode MODE        enforce (default) or dry-run: record, refuse nothing\n"
     "      --dry-run          same as --mode dry-run\n"
     "      --stacks           record a stack for every audited call, not only refusals\n"
+    "      --py-frames WHICH  the Python stack of a CPython caller: refused (default:\n"
+    "                         refusals, would-deny/would-kill included), all, off\n"
     "      --workdir DIR      the candidate's writable cwd (default: fresh scratch dir)\n"
     "      --keep             keep the scratch dir after the run\n"
     "      --bind SRC[:DST]   make SRC visible read-only (at DST)\n"
@@ -54,9 +56,23 @@ static const char usage_tail[] =
 enum {
     OPT_RESULT = 256, OPT_TASK, OPT_MODE, OPT_DRY, OPT_STACKS, OPT_WORKDIR, OPT_KEEP,
     OPT_BIND, OPT_BIND_RW, OPT_ENV, OPT_ARTIFACT, OPT_DEGRADED, OPT_CPUSET, OPT_TAIL,
-    OPT_NO_FORWARD, OPT_NO_CGROUPS, OPT_ENGINE,
+    OPT_NO_FORWARD, OPT_NO_CGROUPS, OPT_ENGINE, OPT_PY_FRAMES,
     OPT_LIMIT_BASE = 512, /* + enum vg_limit */
 };
+
+static const char *const py_frames_names[] = {
+    [VG_PYF_REFUSED] = "refused", [VG_PYF_ALL] = "all", [VG_PYF_OFF] = "off",
+};
+
+static int parse_py_frames(const char *s, enum vg_py_frames *out)
+{
+    for (size_t i = 0; i < VG_ARRAY_LEN(py_frames_names); i++)
+        if (strcmp(s, py_frames_names[i]) == 0) {
+            *out = (enum vg_py_frames)i;
+            return 0;
+        }
+    return -1;
+}
 
 /* The fixed options; the limits' flags are added from the table. */
 static const struct option fixed_options[] = {
@@ -67,6 +83,7 @@ static const struct option fixed_options[] = {
     {"mode", required_argument, NULL, OPT_MODE},
     {"dry-run", no_argument, NULL, OPT_DRY},
     {"stacks", no_argument, NULL, OPT_STACKS},
+    {"py-frames", required_argument, NULL, OPT_PY_FRAMES},
     {"workdir", required_argument, NULL, OPT_WORKDIR},
     {"keep", no_argument, NULL, OPT_KEEP},
     {"bind", required_argument, NULL, OPT_BIND},
@@ -196,6 +213,10 @@ static int parse(struct vg_run_opts *o, int argc, char **argv, struct vg_err *er
             break;
         case OPT_DRY: o->mode = VG_MODE_DRY_RUN; break;
         case OPT_STACKS: o->stacks_all = true; break;
+        case OPT_PY_FRAMES:
+            if (parse_py_frames(optarg, &o->py_frames) < 0)
+                return bad(err, "--py-frames must be 'refused', 'all' or 'off', not '%s'", optarg);
+            break;
         case OPT_WORKDIR: o->workdir = optarg; break;
         case OPT_KEEP: o->keep = true; break;
         case OPT_BIND: add_bind(o, optarg, false); break;

@@ -114,6 +114,17 @@ struct vg_frame {
     uint64_t offset;      /* pc - symbol start (when symbol) */
 };
 
+/* One Python frame of a CPython caller (tracer/py/). */
+struct vg_pyframe {
+    const char *file;     /* co_filename */
+    const char *func;     /* co_qualname */
+    int32_t line;         /* 0 when the interpreter has no line for it */
+};
+/* The frame shown as "from FILE:LINE in FUNC": the innermost one outside
+ * the standard library and installed packages (event/pyframe.c says the
+ * rule), else the innermost; NULL when n is 0. */
+const struct vg_pyframe *vg_py_user_frame(const struct vg_pyframe *f, uint32_t n);
+
 /* sendmmsg: one distinct destination of the call's messages, and how it
  * was judged (the call as a whole takes the strictest decision). */
 struct vg_dest {
@@ -180,6 +191,9 @@ struct vg_syscall_ev {
     int32_t err;         /* errno the call was made to fail with, 0 if none */
     const struct vg_frame *stack;
     uint32_t nstack;
+    const struct vg_pyframe *py; /* innermost first */
+    uint32_t npy;
+    bool py_trunc;       /* the Python stack had more frames than kept */
 };
 
 struct vg_proc_ev {
@@ -302,6 +316,9 @@ struct vg_record {
 #define VG_K_MODULE "module"
 #define VG_K_SYM "sym"
 #define VG_K_OFF "off"
+#define VG_K_PY "py"               /* [{"file","func","line"}] innermost first */
+#define VG_K_FUNC "func"
+#define VG_K_PY_TRUNC "py_trunc"
 /* proc */
 #define VG_K_KIND "kind"
 #define VG_K_PARENT "parent"

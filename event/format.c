@@ -216,6 +216,18 @@ static void put_errno(struct vg_buf *b, int err)
         vg_buf_printf(b, " errno %d", err);
 }
 
+/* " from cand.py:14 in fetch_binary": the candidate's line (the file's
+ * base name; --json and the viewer have the whole stack). */
+static void put_py_origin(struct vg_buf *b, const struct vg_syscall_ev *e)
+{
+    const struct vg_pyframe *f = vg_py_user_frame(e->py, e->npy);
+    if (!f)
+        return;
+    put_word(b, " from ", f->file ? base_name(f->file) : NULL);
+    vg_buf_printf(b, ":%d", f->line);
+    put_word(b, " in ", f->func);
+}
+
 static void summary_syscall(const struct vg_syscall_ev *e, struct vg_buf *b, bool color)
 {
     put_word(b, "", e->name);
@@ -230,6 +242,7 @@ static void summary_syscall(const struct vg_syscall_ev *e, struct vg_buf *b, boo
         vg_buf_puts(b, " (default)");
     }
     put_errno(b, e->err);
+    put_py_origin(b, e);
 }
 
 static void put_signal(struct vg_buf *b, int sig)

@@ -74,6 +74,13 @@ static const struct vg_field frame_f[] = {
 };
 SCHEMA(frame_s, struct vg_frame, frame_f);
 
+static const struct vg_field pyframe_f[] = {
+    FLD(VG_K_FILE, VG_F_STR, struct vg_pyframe, file),
+    FLD(VG_K_FUNC, VG_F_STR, struct vg_pyframe, func),
+    FLD(VG_K_LINE, VG_F_I32, struct vg_pyframe, line),
+};
+SCHEMA(pyframe_s, struct vg_pyframe, pyframe_f);
+
 static const struct vg_field policy_f[] = {
     FLD(VG_K_PATH, VG_F_STR, struct vg_header, policy_path),
     FLD(VG_K_SHA256, VG_F_STR, struct vg_header, policy_sha256),
@@ -140,6 +147,9 @@ static const struct vg_field syscall_f[] = {
     FLD(VG_K_ERRNO, VG_F_I32, struct vg_syscall_ev, err, .omit = VG_OM_ZERO),
     FLD(VG_K_STACK, VG_F_STRUCTV, struct vg_syscall_ev, stack,
         NFLD(struct vg_syscall_ev, nstack), .sub = &frame_s),
+    FLD(VG_K_PY, VG_F_STRUCTV, struct vg_syscall_ev, py,
+        NFLD(struct vg_syscall_ev, npy), .sub = &pyframe_s),
+    FLD(VG_K_PY_TRUNC, VG_F_BOOL, struct vg_syscall_ev, py_trunc),
 };
 SCHEMA(syscall_s, struct vg_syscall_ev, syscall_f);
 

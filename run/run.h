@@ -20,6 +20,8 @@
 enum vg_mode { VG_MODE_ENFORCE, VG_MODE_DRY_RUN };
 /* --engine: how audited calls reach the supervisor (tracer/engine.h). */
 enum vg_engine_kind { VG_ENGINE_PTRACE, VG_ENGINE_NOTIFY };
+/* --py-frames: which records get the caller's Python stack (tracer/py/). */
+enum vg_py_frames { VG_PYF_REFUSED, VG_PYF_ALL, VG_PYF_OFF };
 
 struct vg_run_opts {
     char **argv;               /* the command, NULL-terminated */
@@ -32,6 +34,7 @@ struct vg_run_opts {
     bool keep;                 /* keep the scratch dir */
     enum vg_mode mode;
     bool stacks_all;           /* --stacks: a stack on every audited call */
+    enum vg_py_frames py_frames; /* --py-frames (default: refused calls) */
     bool quiet;                /* -q: no summary line on stderr */
     bool allow_no_landlock;    /* --allow-degraded: run without missing features */
     uint64_t tail;             /* --tail: bytes of each stream kept for the result */

@@ -19,6 +19,7 @@
 #include "tracer/argv_rec.h"
 #include "tracer/decode.h"
 #include "tracer/ptrace_int.h"
+#include "tracer/py/pyframes.h"
 #include "tracer/verdict.h"
 
 #define CMDLINE_FIRST 4096 /* first read of /proc/PID/cmdline; grows as needed */
@@ -232,6 +233,7 @@ bool vg_pt_on_exec(struct engine *e, struct vg_task *t)
         }
     }
     vg_unwinder_forget(e->unw, t->tgid);
+    vg_py_forget(e->py, t->proc);
     char exe[4096];
     struct stat st;
     int err = read_image(e, t, exe, sizeof exe, &st);
@@ -305,8 +307,10 @@ void vg_pt_on_exit(struct engine *e, pid_t tid, int status)
         };
         vg_pt_emit(e, &r);
     }
-    if (t && !t->is_thread)
+    if (t && !t->is_thread) {
         vg_unwinder_forget(e->unw, t->tgid);
+        vg_py_forget(e->py, t->proc);
+    }
     if (t && t->held)
         e->nheld--;
     vg_tasks_del(&e->tasks, tid);

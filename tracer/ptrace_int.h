@@ -17,6 +17,7 @@ struct engine {
     struct vg_engine_ctx *ctx;
     struct vg_tasks tasks;
     struct vg_unwinder *unw;
+    struct vg_pyframes *py; /* Python stacks (tracer/py/) */
     int root_fd;            /* the sandbox's "/", opened at the first stop */
     struct vg_canon_cache *canon; /* symlink lookups under immutable trees */
     pid_t cand_pid;         /* host pid of the candidate's first process */
@@ -48,6 +49,12 @@ struct vg_call_verdict;
 struct vg_syscall_ev;
 void vg_pt_fill_event(struct engine *e, const struct vg_task *t, const struct vg_call *c,
                       const struct vg_call_verdict *v, struct vg_syscall_ev *ev);
+/* The caller's Python stack into ev, when --py-frames asks for it for
+ * this decision (buf: VG_PY_STACK_MAX frames, strings in a). */
+struct vg_pyframe;
+struct vg_arena;
+void vg_pt_py_frames(struct engine *e, const struct vg_task *t, struct vg_syscall_ev *ev,
+                     struct vg_pyframe *buf, struct vg_arena *a);
 void vg_pt_policy_kill(struct engine *e, const struct vg_task *t, const struct vg_call *call,
                        const struct vg_call_verdict *v);
 

@@ -113,6 +113,23 @@ static void stack(struct vw_lines *o, const struct vg_frame *f, uint32_t n)
     }
 }
 
+/* The Python stack, innermost first; ">" marks the frame `vigil log`
+ * names (vg_py_user_frame). */
+static void py_stack(struct vw_lines *o, const struct vg_syscall_ev *s)
+{
+    if (!s->npy)
+        return;
+    const struct vg_pyframe *user = vg_py_user_frame(s->py, s->npy);
+    vw_lines_add(o, VW_ST_HEAD, 0, "python stack (%u frame%s%s)", s->npy, s->npy == 1 ? "" : "s",
+                 s->py_trunc ? ", cut: more frames outside" : "");
+    for (uint32_t i = 0; i < s->npy; i++) {
+        const struct vg_pyframe *f = &s->py[i];
+        vw_lines_add(o, f == user ? VW_ST_HEAD : VW_ST_NORMAL, 0, " %c %-2u %s:%d  in %s",
+                     f == user ? '>' : ' ', i, f->file ? f->file : "?", f->line,
+                     f->func ? f->func : "?");
+    }
+}
+
 static void syscall_rec(const struct vg_syscall_ev *s, struct vw_lines *o)
 {
     head(o, s->seq, s->ts_ns, "syscall", s->name ? s->name : "?");
@@ -129,6 +146,7 @@ static void syscall_rec(const struct vg_syscall_ev *s, struct vw_lines *o)
     vw_lines_add(o, VW_ST_NORMAL, 0, LABEL "pid %d tid %d   host pid %d tid %d   identity %" PRIu64,
                  "process", s->pid, s->tid, s->hpid, s->htid, s->proc);
     args(o, &s->args);
+    py_stack(o, s);
     stack(o, s->stack, s->nstack);
 }
 

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "tracer/notify/notify_int.h"
+#include "tracer/py/pyframes.h"
 
 static struct vg_task *caller(struct nt *n, pid_t tid)
 {
@@ -60,7 +61,7 @@ static void reply_fd(struct nt *n, int fd, uint64_t flags)
         reply_plain(n, e, false); /* EMFILE in the caller, say: the call fails with it */
 }
 
-static void record(struct nt *n, struct vg_task *t, const struct vg_call *c,
+static void record(struct nt *n, struct vg_task *t, struct vg_call *c,
                    const struct vg_call_verdict *v, bool *ok)
 {
     *ok = true;
@@ -68,8 +69,11 @@ static void record(struct nt *n, struct vg_task *t, const struct vg_call *c,
         return;
     struct vg_syscall_ev ev;
     vg_pt_fill_event(&n->pt, t, c, v, &ev);
-    /* No stack: the caller is not in a ptrace stop, and libunwind-ptrace
-     * can only walk a stopped tracee (docs/SECURITY.md). */
+    /* No native stack: the caller is not in a ptrace stop, and
+     * libunwind-ptrace can only walk a stopped tracee (docs/SECURITY.md).
+     * Its Python frames can be read: it is blocked in this notification. */
+    struct vg_pyframe py[VG_PY_STACK_MAX];
+    vg_pt_py_frames(&n->pt, t, &ev, py, &c->arena);
     n->pt.ctx->out.counts[c->cls][v->decision]++;
     struct vg_record r = {.type = VG_REC_SYSCALL, .u.sys = ev};
     *ok = vg_pt_emit(&n->pt, &r) == 0;

@@ -23,6 +23,7 @@
 
 #include "tracer/notify/cmsg.h"
 #include "tracer/notify/notify_int.h"
+#include "tracer/py/pyframes.h"
 #include "tracer/notify/probe.h"
 
 void vg_nt_fail(struct nt *n, const char *why, int32_t pid)
@@ -141,6 +142,7 @@ static int setup(struct nt *n, struct vg_engine_ctx *ctx)
                      .opener = ctx->opener_fd, .stop_fd = -1};
     vg_tasks_init(&n->pt.tasks);
     n->pt.unw = vg_unwinder_new();
+    n->pt.py = vg_py_new();
     n->pt.canon = vg_canon_cache_new(ctx->immutable, ctx->nimmutable);
     struct vg_task *init = vg_tasks_add(&n->pt.tasks, ctx->init_pid);
     init->attached = true;
@@ -169,6 +171,7 @@ static void teardown(struct nt *n)
     free(n->resp);
     pthread_mutex_destroy(&n->lock);
     vg_unwinder_free(n->pt.unw);
+    vg_py_free(n->pt.py);
     vg_canon_cache_free(n->pt.canon);
     vg_tasks_free(&n->pt.tasks);
 }

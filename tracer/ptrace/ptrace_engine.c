@@ -26,6 +26,7 @@
 #include "tracer/ptrace_int.h"
 #include "tracer/tasks.h"
 #include "tracer/ptrace/unwind.h"
+#include "tracer/py/pyframes.h"
 #include "tracer/verdict.h"
 
 /* How long the supervisor polls for the next stop before sleeping (see
@@ -142,6 +143,18 @@ void vg_pt_fill_event(struct engine *e, const struct vg_task *t, const struct vg
     };
 }
 
+void vg_pt_py_frames(struct engine *e, const struct vg_task *t, struct vg_syscall_ev *ev,
+                     struct vg_pyframe *buf, struct vg_arena *a)
+{
+    enum vg_py_frames m = e->ctx->opts->py_frames;
+    if (m == VG_PYF_OFF || (m == VG_PYF_REFUSED && ev->decision == VG_DEC_ALLOW))
+        return;
+    struct vg_tracee tr = {.tid = t->tid, .pid = t->tgid, .nspid = t->nspid,
+                           .nstid = t->nstid, .root_fd = e->root_fd};
+    ev->npy = vg_py_stack(e->py, &tr, t->proc, buf, VG_PY_STACK_MAX, &ev->py_trunc, a);
+    ev->py = buf;
+}
+
 /* A stop the candidate's own filter asked for (its RET_TRACE, with any
  * data) on a call vigil's filter lets run untouched: continued, unrecorded,
  * as if there were no stop.  The call is looked up by number, the TRACE
@@ -214,6 +227,8 @@ static void judge(struct engine *e, struct vg_task *t, int nr, const uint64_t ar
             ev.nstack = vg_unwind(e->unw, t->tgid, t->tid, frames, VG_STACK_MAX, &call.arena);
             ev.stack = frames;
         }
+        struct vg_pyframe py[VG_PY_STACK_MAX];
+        vg_pt_py_frames(e, t, &ev, py, &call.arena);
         e->ctx->out.counts[call.cls][v.decision]++;
         struct vg_record r = {.type = VG_REC_SYSCALL, .u.sys = ev};
         if (vg_pt_emit(e, &r) < 0) {
@@ -372,6 +387,7 @@ static int supervise(struct vg_engine_ctx *ctx)
     struct engine e = {.ctx = ctx, .root_fd = -1};
     vg_tasks_init(&e.tasks);
     e.unw = vg_unwinder_new();
+    e.py = vg_py_new();
     e.canon = vg_canon_cache_new(ctx->immutable, ctx->nimmutable);
     cpu_set_t cpus;
     if (sched_getaffinity(0, sizeof cpus, &cpus) == 0 && CPU_COUNT(&cpus) > 1)
@@ -400,6 +416,7 @@ static int supervise(struct vg_engine_ctx *ctx)
     if (e.root_fd >= 0)
         close(e.root_fd);
     vg_unwinder_free(e.unw);
+    vg_py_free(e.py);
     vg_canon_cache_free(e.canon);
     vg_tasks_free(&e.tasks);
     return 0;
