@@ -49,13 +49,11 @@ static void resolve(const struct vg_dns_server *s, const struct vg_dns_query *q,
         o->ans.n = 0;
         return;
     }
-    for (unsigned i = 0; i < o->ans.n; i++)
-        if (!vg_dns_table_add(s->cfg.table, q->name, &o->ans.ip[i])) {
-            /* an address no rule could account for is not handed out */
-            o->ans.rcode = VG_DNS_SERVFAIL;
-            o->ans.n = 0;
-            return;
-        }
+    if (!vg_dns_table_add(s->cfg.table, q->name, o->ans.ip, o->ans.n)) {
+        /* an address no rule could account for is not handed out */
+        o->ans.rcode = VG_DNS_SERVFAIL;
+        o->ans.n = 0;
+    }
 }
 
 static void decide(const struct vg_dns_server *s, const struct vg_dns_query *q,

@@ -25,21 +25,25 @@ static bool same_ip(const struct vg_ip *a, const struct vg_ip *b)
     return a->v6 == b->v6 && !memcmp(a->a, b->a, a->v6 ? 16 : 4);
 }
 
-bool vg_dns_table_add(struct vg_dns_table *t, const char *name, const struct vg_ip *ip)
+/* The index of the pair, or -1. */
+static long find(const struct vg_dns_table *t, const char *name, const struct vg_ip *ip)
 {
-    bool ok = true;
-    pthread_mutex_lock(&t->lock);
     for (uint32_t i = 0; i < t->n; i++)
-        if (same_ip(&t->e[i].ip, ip) && !strcmp(t->e[i].name, name)) {
-            /* seen again: it becomes the latest name of the address */
-            struct vg_dns_entry keep = t->e[i];
-            memmove(&t->e[i], &t->e[i + 1], (t->n - i - 1) * sizeof *t->e);
-            t->e[t->n - 1] = keep;
-            goto out;
-        }
-    if (t->n == VG_DNS_TABLE_MAX || strlen(name) > VG_DNS_NAME_MAX) {
-        ok = false;
-        goto out;
+        if (same_ip(&t->e[i].ip, ip) && !strcmp(t->e[i].name, name))
+            return i;
+    return -1;
+}
+
+/* One pair, room checked: a pair seen again becomes the latest name of
+ * its address. */
+static void put(struct vg_dns_table *t, const char *name, const struct vg_ip *ip)
+{
+    long at = find(t, name, ip);
+    if (at >= 0) {
+        struct vg_dns_entry keep = t->e[at];
+        memmove(&t->e[at], &t->e[at + 1], (t->n - (uint32_t)at - 1) * sizeof *t->e);
+        t->e[t->n - 1] = keep;
+        return;
     }
     if (t->n == t->cap) {
         t->cap = t->cap ? t->cap * 2 : 16;
@@ -49,7 +53,20 @@ bool vg_dns_table_add(struct vg_dns_table *t, const char *name, const struct vg_
     t->e[t->n].ip = *ip;
     t->e[t->n].ip.prefix = ip->v6 ? 128 : 32;
     t->n++;
-out:
+}
+
+bool vg_dns_table_add(struct vg_dns_table *t, const char *name, const struct vg_ip *ip,
+                      unsigned n)
+{
+    if (strlen(name) > VG_DNS_NAME_MAX)
+        return false;
+    pthread_mutex_lock(&t->lock);
+    uint32_t fresh = 0;
+    for (unsigned i = 0; i < n; i++)
+        fresh += find(t, name, &ip[i]) < 0;
+    bool ok = t->n + fresh <= VG_DNS_TABLE_MAX; /* all or nothing: none is half-noted */
+    for (unsigned i = 0; ok && i < n; i++)
+        put(t, name, &ip[i]);
     pthread_mutex_unlock(&t->lock);
     return ok;
 }

@@ -32,9 +32,10 @@ struct vg_dns_table {
 
 void vg_dns_table_init(struct vg_dns_table *t);
 void vg_dns_table_free(struct vg_dns_table *t);
-/* Note that name was answered with ip; false when the table is full (an
- * existing pair is true). */
-bool vg_dns_table_add(struct vg_dns_table *t, const char *name, const struct vg_ip *ip);
+/* Note that name is answered with these n addresses: all of them, or (the
+ * table would overflow) none, false. */
+bool vg_dns_table_add(struct vg_dns_table *t, const char *name, const struct vg_ip *ip,
+                      unsigned n);
 /* The name ip was last handed out for, copied into buf; false if none. */
 bool vg_dns_table_name(struct vg_dns_table *t, const struct vg_ip *ip, char *buf, size_t cap);
 /* Was ip handed out for a name the host pattern matches (vg_host_match)? */
