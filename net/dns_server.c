@@ -44,7 +44,7 @@ static void resolve(const struct vg_dns_server *s, const struct vg_dns_query *q,
         o->ans.rcode = VG_DNS_NOERROR; /* no address records of that type here */
         return;
     }
-    if (!vg_dns_ask_upstream(s->cfg.upstream, q, &o->ans)) {
+    if (!vg_dns_ask_upstream(s->cfg.upstream, q, &o->ans, s->stop_fd)) {
         o->ans.rcode = VG_DNS_SERVFAIL;
         o->ans.n = 0;
         return;

@@ -92,7 +92,7 @@ int vg_dns_upstream_from_file(struct vg_dns_upstream *u, const char *path, struc
 
 /* One server: true with a when it answered the question in time. */
 static bool ask_one(const struct sockaddr_storage *ss, socklen_t len, const struct vg_dns_query *q,
-                    struct vg_dns_answer *a, int timeout_ms)
+                    struct vg_dns_answer *a, int timeout_ms, int stop_fd)
 {
     uint16_t id;
     uint8_t msg[VG_DNS_UDP_MAX], reply[VG_DNS_UDP_MAX];
@@ -107,8 +107,9 @@ static bool ask_one(const struct sockaddr_storage *ss, socklen_t len, const stru
         uint64_t deadline = vg_now_mono_ns() + (uint64_t)timeout_ms * 1000000u;
         for (;;) {
             uint64_t now = vg_now_mono_ns();
-            struct pollfd p = {.fd = fd, .events = POLLIN};
-            if (now >= deadline || poll(&p, 1, (int)((deadline - now) / 1000000u) + 1) <= 0)
+            struct pollfd p[2] = {{.fd = fd, .events = POLLIN}, {.fd = stop_fd, .events = POLLIN}};
+            if (now >= deadline || poll(p, 2, (int)((deadline - now) / 1000000u) + 1) <= 0 ||
+                p[1].revents)
                 break;
             ssize_t got = recv(fd, reply, sizeof reply, MSG_DONTWAIT);
             if (got < 0 && (errno == EAGAIN || errno == EINTR))
@@ -126,10 +127,10 @@ static bool ask_one(const struct sockaddr_storage *ss, socklen_t len, const stru
 }
 
 bool vg_dns_ask_upstream(const struct vg_dns_upstream *u, const struct vg_dns_query *q,
-                         struct vg_dns_answer *a)
+                         struct vg_dns_answer *a, int stop_fd)
 {
     for (unsigned i = 0; i < u->n; i++)
-        if (ask_one(&u->addr[i], u->len[i], q, a, VG_DNS_UPSTREAM_TIMEOUT_MS))
+        if (ask_one(&u->addr[i], u->len[i], q, a, VG_DNS_UPSTREAM_TIMEOUT_MS, stop_fd))
             return true;
     return false;
 }

@@ -245,6 +245,35 @@ def test_getent_and_curl_resolve_through_vigil(caller, dns):
         assert c and c[0]["decision"] == "allow" and c[0]["args"]["host"] == "svc.test", r
 
 
+def silent_run(caller, *steps):
+    silent = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)   # hears, never answers
+    silent.bind(("127.0.0.1", 0))
+    try:
+        return caller.run("python3", caller.cand("dns_client.py"), *steps,
+                          opts=["-p", policy(caller), "--dns-upstream",
+                                "127.0.0.1:%d" % silent.getsockname()[1]], env=PRIVATE)
+    finally:
+        silent.close()
+
+
+def test_a_silent_upstream_is_servfail_in_time(caller):
+    r = silent_run(caller, "raw", "svc.test")
+    assert out(r)["raw svc.test"] == "rcode=2 answers=0", r     # SERVFAIL, before 5 s
+    rec = dns_recs(r, name="svc.test")
+    assert rec and rec[0]["decision"] == "allow" and rec[0]["rcode"] == "SERVFAIL", rec
+    assert "answers" not in rec[0]
+
+
+def test_a_query_in_flight_does_not_hold_up_the_end_of_the_run(caller):
+    # the candidate asks and exits: vigil stops waiting for upstream (it
+    # waited its 1.5 s before), and the query is still on record
+    r = silent_run(caller, "send", "svc.test")
+    assert r.rc == 0 and out(r)["send svc.test"] == "", r
+    assert r.wall < 1.2, r
+    rec = dns_recs(r, name="svc.test")
+    assert rec and rec[0]["rcode"] == "SERVFAIL", r.recs[-3:]
+
+
 def test_resolv_conf_is_vigils_and_read_only(caller, dns):
     r = caller.run("sh", "-c", "cat /etc/resolv.conf; echo x >> /etc/resolv.conf; echo w=$?",
                    opts=["-p", policy(caller), "--dns-upstream", dns.upstream], env=PRIVATE)

@@ -3,6 +3,8 @@ argument pair, and says what happened on stdout (one line per step):
   resolve NAME   -> "resolve NAME ok ADDR,ADDR" or "resolve NAME fail ERRNO-TEXT"
   connect ADDR:PORT -> "connect ADDR:PORT errno=N" (0: connected)
   flood N        -> N malformed queries straight at the resolver, then "flood N done"
+  raw NAME       -> one A query of its own: "raw NAME rcode=N answers=K" (or "timeout")
+  send NAME      -> the same query, not waiting for the answer: "send NAME"
 It uses the system's resolver (glibc getaddrinfo, /etc/resolv.conf), as
 any program would."""
 import errno
@@ -64,7 +66,30 @@ def flood(n):
     print(f"flood {n} done", flush=True)
 
 
-STEPS = {"resolve": resolve, "connect": connect, "flood": lambda n: flood(int(n))}
+def query(name):
+    q = struct.pack(">HHHHHH", 0x4242, 0x0100, 1, 0, 0, 0)
+    q += b"".join(bytes([len(l)]) + l.encode() for l in name.split(".")) + b"\0\0\1\0\1"
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.settimeout(5)
+    s.sendto(q, ("127.0.0.53", 53))
+    return s
+
+
+def send(name):
+    query(name)
+    print(f"send {name}", flush=True)
+
+
+def raw(name):
+    s = query(name)
+    try:
+        r = s.recv(512)
+        print(f"raw {name} rcode={r[3] & 15} answers={struct.unpack('>H', r[6:8])[0]}", flush=True)
+    except socket.timeout:
+        print(f"raw {name} timeout", flush=True)
+
+
+STEPS = {"raw": raw, "send": send, "resolve": resolve, "connect": connect, "flood": lambda n: flood(int(n))}
 args = sys.argv[1:]
 for verb, arg in zip(args[::2], args[1::2]):
     STEPS[verb](arg)
