@@ -120,6 +120,7 @@ struct vg_frame {
 struct vg_dest {
     const char *family;     /* "inet", "inet6", "unix", "unspec" */
     const char *addr;       /* numeric address text, unix path */
+    const char *host;       /* the name vigil's resolver handed addr out for */
     int32_t port;           /* -1 when none */
     uint32_t msgs;          /* how many of the call's messages go there */
     enum vg_decision decision;

@@ -177,6 +177,8 @@ static void put_dests(struct vg_buf *b, const struct vg_args *a)
     for (uint32_t i = 0; i < shown; i++) {
         const struct vg_dest *d = &a->dests[i];
         vg_buf_puts(b, i ? ", " : " dests[");
+        if (d->host)
+            put_word(b, "", d->host), vg_buf_puts(b, "=");
         put_hostport(b, "", d->family, d->addr, d->port);
         vg_buf_printf(b, " x%u %s", d->msgs, vg_decision_name(d->decision));
     }

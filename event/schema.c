@@ -24,6 +24,7 @@ static bool is_exit(const void *b) { return ((const struct vg_proc_ev *)b)->kind
 static const struct vg_field dest_f[] = {
     FLD(VG_K_FAMILY, VG_F_STR, struct vg_dest, family),
     FLD(VG_K_ADDR, VG_F_STR, struct vg_dest, addr),
+    FLD(VG_K_HOST, VG_F_STR, struct vg_dest, host),
     FLD(VG_K_PORT, VG_F_I32, struct vg_dest, port, .omit = VG_OM_NEG, .def = -1),
     FLD(VG_K_MSGS, VG_F_U32, struct vg_dest, msgs),
     FLD(VG_K_DECISION, VG_F_ENUM, struct vg_dest, decision, .en = &vg_enum_decision),

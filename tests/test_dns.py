@@ -31,7 +31,7 @@ PRIVATE = {"VIGIL_PRIVATE_NETNS": "1"}
 ENETUNREACH, ECONNREFUSED = 101, 111
 PORT = 8443
 SVC = {"svc.test": ["10.77.0.1"], "a.wild.test": ["10.77.0.2"], "wild.test": ["10.77.0.3"],
-       "two.test": ["10.77.0.4", "10.77.0.5"]}
+       "two.test": ["10.77.0.4", "10.77.0.5"], "loop.test": ["127.0.0.1"]}
 SVC6 = {"svc.test": ["fd00::77:1"]}
 
 
@@ -216,6 +216,25 @@ def test_a_name_rule_matches_only_its_own_names_addresses(caller, dns):
     assert connects(r, "10.77.0.1")[0]["decision"] == "deny"
     assert connects(r, "10.77.0.5")[0]["args"]["host"] == "two.test"
     assert connects(r, "10.77.0.1")[0]["args"]["host"] == "svc.test"  # named, and still denied
+
+
+def test_sendmmsg_destinations_name_their_host(caller, dns):
+    # loop.test is 127.0.0.1: after resolving it, a sendmmsg to it on an
+    # allowed port goes out; the call mixing in a denied port does not,
+    # and each destination of the record names its host
+    ok, denied = 8500, 8501
+    prog = caller.build("attack_net_mmsg")
+    r = caller.run("sh", "-c", 'python3 "$1" resolve loop.test && "$2" %d %d tok 2' % (ok, denied),
+                   "sh", caller.cand("dns_client.py"), prog,
+                   opts=["-p", policy(caller, f"allow send udp loop.test:{ok}\nallow exec {prog}\n"),
+                         "--dns-upstream", dns.upstream], env=PRIVATE)
+    assert "resolve loop.test ok 127.0.0.1" in r.stdout and "control ret=8" in r.stdout, r
+    recs = syscalls(r.recs, name="sendmmsg")
+    assert recs[0]["decision"] == "allow" and recs[0]["args"]["host"] == "loop.test", recs[0]
+    mixed = recs[1]
+    assert mixed["decision"] == "deny" and mixed["args"]["port"] == denied, mixed
+    assert {(d["port"], d["host"], d["decision"]) for d in mixed["args"]["dests"]} == {
+        (ok, "loop.test", "allow"), (denied, "loop.test", "deny")}, mixed
 
 
 def test_malformed_query_flood_neither_crashes_nor_hangs(caller, dns):

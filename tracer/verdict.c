@@ -72,17 +72,18 @@ static struct vg_verdict ask_net(const struct vg_engine_ctx *ctx, enum vg_class 
     return vg_policy_decide_net_names(ctx->pol, cls, proto, sa, len, ctx->dns);
 }
 
-/* The name vigil's resolver gave the call's address out for, into the
- * record (args.host). */
-static void name_address(const struct vg_engine_ctx *ctx, struct vg_call *c)
+/* The name vigil's resolver gave an address out for, for the record
+ * (args.host, dests[].host); NULL when none. */
+static const char *name_of(const struct vg_engine_ctx *ctx, struct vg_call *c,
+                           const struct sockaddr *sa, socklen_t len)
 {
     struct vg_sockaddr a;
     char name[VG_DNS_NAME_MAX + 1];
-    if (ctx->dns && c->has_sa && c->salen &&
-        vg_sockaddr_reduce((const struct sockaddr *)&c->sa, c->salen, &a) &&
+    if (ctx->dns && len && vg_sockaddr_reduce(sa, len, &a) &&
         (a.family == AF_INET || a.family == AF_INET6) &&
         vg_dns_table_name(ctx->dns, &a.ip, name, sizeof name))
-        c->args.host = vg_arena_strdup(&c->arena, name);
+        return vg_arena_strdup(&c->arena, name);
+    return NULL;
 }
 
 /* sendmmsg: every destination is judged and keeps its decision; the
@@ -98,6 +99,8 @@ static struct vg_verdict ask_dests(const struct vg_engine_ctx *ctx, struct vg_ca
                                       (const struct sockaddr *)&c->dest_sa[i].sa,
                                       c->dest_sa[i].len);
         c->dests[i].decision = decision_of(v.action, dry);
+        c->dests[i].host = name_of(ctx, c, (const struct sockaddr *)&c->dest_sa[i].sa,
+                                   c->dest_sa[i].len);
         if (i == 0 || severity(v.action) > severity(worst.action)) {
             worst = v;
             at = i;
@@ -106,6 +109,7 @@ static struct vg_verdict ask_dests(const struct vg_engine_ctx *ctx, struct vg_ca
     c->args.family = c->dests[at].family;
     c->args.addr = c->dests[at].addr;
     c->args.port = c->dests[at].port;
+    c->args.host = c->dests[at].host;
     return worst;
 }
 
@@ -118,8 +122,8 @@ static struct vg_verdict ask_policy(const struct vg_engine_ctx *ctx, struct vg_c
     case VG_CLASS_SEND:
         if (c->ndests)
             return ask_dests(ctx, c); /* the record's address is the deciding one's */
-        if (c->cls != VG_CLASS_BIND)
-            name_address(ctx, c);
+        if (c->cls != VG_CLASS_BIND && c->has_sa)
+            c->args.host = name_of(ctx, c, (const struct sockaddr *)&c->sa, c->salen);
         return ask_net(ctx, c->cls, c->proto ? c->proto : "tcp",
                        (const struct sockaddr *)&c->sa, c->salen);
     default:
