@@ -36,6 +36,8 @@ static const char usage_text[] =
     "                         default: every argument naming a regular file)\n"
     "      --tail SIZE        output kept in the result's tails, per stream (default 4k)\n"
     "      --no-forward       do not pass the candidate's output on (still captured)\n"
+    "      --dns-upstream IP[:PORT]  where vigil's resolver asks the names the policy\n"
+    "                         allows (default: the host's /etc/resolv.conf)\n"
     "  limits (override the policy's; one table, docs/POLICY.md):\n";
 
 static const char usage_tail[] =
@@ -55,7 +57,7 @@ static const char usage_tail[] =
 
 enum {
     OPT_RESULT = 256, OPT_TASK, OPT_MODE, OPT_DRY, OPT_STACKS, OPT_WORKDIR, OPT_KEEP,
-    OPT_BIND, OPT_BIND_RW, OPT_ENV, OPT_ARTIFACT, OPT_DEGRADED, OPT_CPUSET, OPT_TAIL,
+    OPT_BIND, OPT_BIND_RW, OPT_ENV, OPT_ARTIFACT, OPT_DEGRADED, OPT_CPUSET, OPT_DNS_UPSTREAM, OPT_TAIL,
     OPT_NO_FORWARD, OPT_NO_CGROUPS, OPT_ENGINE, OPT_PY_FRAMES,
     OPT_LIMIT_BASE = 512, /* + enum vg_limit */
 };
@@ -92,6 +94,7 @@ static const struct option fixed_options[] = {
     {"artifact", required_argument, NULL, OPT_ARTIFACT},
     {"allow-degraded", no_argument, NULL, OPT_DEGRADED},
     {"cpuset", required_argument, NULL, OPT_CPUSET},
+    {"dns-upstream", required_argument, NULL, OPT_DNS_UPSTREAM},
     {"tail", required_argument, NULL, OPT_TAIL},
     {"no-forward", no_argument, NULL, OPT_NO_FORWARD},
     {"no-cgroups", no_argument, NULL, OPT_NO_CGROUPS},
@@ -232,6 +235,7 @@ static int parse(struct vg_run_opts *o, int argc, char **argv, struct vg_err *er
             break;
         case OPT_DEGRADED: o->allow_no_landlock = true; break;
         case OPT_CPUSET: o->cpuset = optarg; break;
+        case OPT_DNS_UPSTREAM: o->dns_upstream = optarg; break;
         case OPT_TAIL:
             if (!vg_parse_size(optarg, &o->tail))
                 return bad(err, "--tail: '%s' is not a size (e.g. 4k, 0 for none)", optarg);

@@ -24,6 +24,7 @@ enum vg_rec_type {
     VG_REC_PROC,    /* "proc":    process lifecycle */
     VG_REC_NOTE,    /* "note":    limit hit, timeout, warnings, errors */
     VG_REC_TRAILER, /* "trailer" */
+    VG_REC_DNS,     /* "dns":     one query to vigil's resolver (net/dns.h) */
     VG_REC_NTYPES
 };
 
@@ -130,6 +131,7 @@ const struct vg_pyframe *vg_py_user_frame(const struct vg_pyframe *f, uint32_t n
 struct vg_dest {
     const char *family;     /* "inet", "inet6", "unix", "unspec" */
     const char *addr;       /* numeric address text, unix path */
+    const char *host;       /* the name vigil's resolver handed addr out for */
     int32_t port;           /* -1 when none */
     uint32_t msgs;          /* how many of the call's messages go there */
     enum vg_decision decision;
@@ -161,6 +163,7 @@ struct vg_args {
     const char *family;     /* "inet", "inet6", "unix", or NULL */
     const char *proto;      /* "tcp", "udp", "unix" */
     const char *addr;       /* numeric address text, unix path */
+    const char *host;       /* the name vigil's resolver handed addr out for */
     int32_t port;           /* -1 when none */
     const struct vg_dest *dests; /* sendmmsg: every distinct destination */
     uint32_t ndests;
@@ -239,6 +242,22 @@ struct vg_trailer {
     uint32_t ncounts;
 };
 
+/* A query to vigil's resolver.  No pid: a UDP datagram does not say
+ * which process sent it. */
+struct vg_dns_ev {
+    uint64_t seq, ts_ns;
+    const char *name;       /* the name asked, lower case, no final dot */
+    const char *qtype;      /* "A", "AAAA", ..., "TYPE<n>" */
+    const char *proto;      /* "udp" */
+    enum vg_decision decision;
+    const char *rule_file;  /* NULL: no rule names the host (or it is malformed) */
+    uint32_t rule_line;
+    const char *rule_text;
+    const char *rcode;      /* the answer's: "NOERROR", "NXDOMAIN", "REFUSED", "SERVFAIL", "FORMERR" */
+    const char *const *answers; /* the addresses handed out, numeric */
+    uint32_t nanswers;
+};
+
 /* A decoded record of any type. */
 struct vg_record {
     enum vg_rec_type type;
@@ -248,6 +267,7 @@ struct vg_record {
         struct vg_proc_ev proc;
         struct vg_note_ev note;
         struct vg_trailer trailer;
+        struct vg_dns_ev dns;
     } u;
 };
 
@@ -296,6 +316,7 @@ struct vg_record {
 #define VG_K_PROTO "proto"
 #define VG_K_ADDR "addr"
 #define VG_K_PORT "port"
+#define VG_K_HOST "host"           /* args: the resolver's name for addr */
 #define VG_K_DESTS "dests"         /* [{"family","addr","port","msgs","decision"}] */
 #define VG_K_MSGS "msgs"
 #define VG_K_MASKED "masked"
@@ -339,5 +360,9 @@ struct vg_record {
 #define VG_K_EVENTS "events"
 #define VG_K_COUNTS "counts"       /* [{"class","decision","n"}] */
 #define VG_K_N "n"
+/* dns */
+#define VG_K_QTYPE "qtype"
+#define VG_K_RCODE "rcode"
+#define VG_K_ANSWERS "answers"
 
 #endif

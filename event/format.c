@@ -158,6 +158,17 @@ static void put_hostport(struct vg_buf *b, const char *prefix, const char *famil
         vg_buf_printf(b, ":%d", port);
 }
 
+/* An address vigil's resolver handed out: "pypi.org(10.1.2.3):443". */
+static void put_named(struct vg_buf *b, const struct vg_args *a)
+{
+    bool v6 = a->family && !strcmp(a->family, "inet6");
+    put_word(b, " ", a->host);
+    put_word(b, v6 ? "([" : "(", a->addr);
+    vg_buf_puts(b, v6 ? "])" : ")");
+    if (a->port >= 0)
+        vg_buf_printf(b, ":%d", a->port);
+}
+
 /* sendmmsg: its destinations and their decisions, the first few of them. */
 #define VG_FMT_MAX_DESTS 8
 static void put_dests(struct vg_buf *b, const struct vg_args *a)
@@ -166,6 +177,8 @@ static void put_dests(struct vg_buf *b, const struct vg_args *a)
     for (uint32_t i = 0; i < shown; i++) {
         const struct vg_dest *d = &a->dests[i];
         vg_buf_puts(b, i ? ", " : " dests[");
+        if (d->host)
+            put_word(b, "", d->host), vg_buf_puts(b, "=");
         put_hostport(b, "", d->family, d->addr, d->port);
         vg_buf_printf(b, " x%u %s", d->msgs, vg_decision_name(d->decision));
     }
@@ -199,7 +212,9 @@ static void put_args(struct vg_buf *b, const struct vg_args *a)
         vg_buf_printf(b, " 0%llo", (unsigned long long)a->mode);
     if (a->proto || a->addr) {
         put_word(b, " ", a->proto ? a->proto : a->family);
-        if (a->addr)
+        if (a->addr && a->host)
+            put_named(b, a);
+        else if (a->addr)
             put_hostport(b, " ", a->family, a->addr, a->port);
         else if (a->port >= 0)
             vg_buf_printf(b, ":%d", a->port);
@@ -228,21 +243,40 @@ static void put_py_origin(struct vg_buf *b, const struct vg_syscall_ev *e)
     put_word(b, " in ", f->func);
 }
 
+/* " -> allow (file.policy:3)"; without a rule file, " (what)". */
+static void put_decided(struct vg_buf *b, enum vg_decision dec, const char *rule_file,
+                        uint32_t rule_line, const char *what, bool color)
+{
+    vg_buf_puts(b, " -> ");
+    int d = (unsigned)dec < VG_DEC_NDECISIONS ? decision_color[dec] : C_NONE;
+    put_colored(b, vg_decision_name(dec), d, color);
+    if (rule_file) {
+        put_word(b, " (", base_name(rule_file));
+        vg_buf_printf(b, ":%u)", rule_line);
+    } else {
+        put_word(b, " (", what);
+        vg_buf_puts(b, ")");
+    }
+}
+
 static void summary_syscall(const struct vg_syscall_ev *e, struct vg_buf *b, bool color)
 {
     put_word(b, "", e->name);
     put_args(b, &e->args);
-    vg_buf_puts(b, " -> ");
-    int d = (unsigned)e->decision < VG_DEC_NDECISIONS ? decision_color[e->decision] : C_NONE;
-    put_colored(b, vg_decision_name(e->decision), d, color);
-    if (e->rule_file) {
-        put_word(b, " (", base_name(e->rule_file));
-        vg_buf_printf(b, ":%u)", e->rule_line);
-    } else {
-        vg_buf_puts(b, " (default)");
-    }
+    put_decided(b, e->decision, e->rule_file, e->rule_line, "default", color);
     put_errno(b, e->err);
     put_py_origin(b, e);
+}
+
+/* "A pypi.org -> allow (net.policy:3) NOERROR 10.1.2.3,10.1.2.4" */
+static void summary_dns(const struct vg_dns_ev *e, struct vg_buf *b, bool color)
+{
+    put_word(b, "", e->qtype);
+    put_word(b, " ", e->name && e->name[0] ? e->name : ".");
+    put_decided(b, e->decision, e->rule_file, e->rule_line, e->rule_text, color);
+    put_word(b, " ", e->rcode);
+    for (uint32_t i = 0; i < e->nanswers; i++)
+        put_word(b, i ? "," : " ", e->answers[i]);
 }
 
 static void put_signal(struct vg_buf *b, int sig)
@@ -345,6 +379,7 @@ static void summary(const struct vg_record *r, struct vg_buf *b, bool color)
             put_word(b, " ", r->u.note.detail);
         break;
     case VG_REC_TRAILER: summary_trailer(&r->u.trailer, b); break;
+    case VG_REC_DNS: summary_dns(&r->u.dns, b, color); break;
     default: vg_buf_puts(b, "?"); break;
     }
 }

@@ -7,7 +7,7 @@
 #include "event/schema.h"
 
 static const char *const rec_type_names[VG_REC_NTYPES] = {
-    "header", "syscall", "proc", "note", "trailer",
+    "header", "syscall", "proc", "note", "trailer", "dns",
 };
 static const char *const class_names[VG_CLASS_NCLASSES] = {
     "read", "write", "exec", "connect", "bind", "send", "system",

@@ -15,6 +15,8 @@
 static bool has_symbol(const void *b) { return ((const struct vg_frame *)b)->symbol != NULL; }
 static bool has_rule(const void *b) { return ((const struct vg_syscall_ev *)b)->rule_file != NULL; }
 static bool no_rule(const void *b) { return !has_rule(b); }
+static bool dns_has_rule(const void *b) { return ((const struct vg_dns_ev *)b)->rule_file != NULL; }
+static bool dns_no_rule(const void *b) { return !dns_has_rule(b); }
 static bool is_start(const void *b) { return ((const struct vg_proc_ev *)b)->kind == VG_PROC_START; }
 static bool is_exit(const void *b) { return ((const struct vg_proc_ev *)b)->kind == VG_PROC_EXIT; }
 
@@ -22,6 +24,7 @@ static bool is_exit(const void *b) { return ((const struct vg_proc_ev *)b)->kind
 static const struct vg_field dest_f[] = {
     FLD(VG_K_FAMILY, VG_F_STR, struct vg_dest, family),
     FLD(VG_K_ADDR, VG_F_STR, struct vg_dest, addr),
+    FLD(VG_K_HOST, VG_F_STR, struct vg_dest, host),
     FLD(VG_K_PORT, VG_F_I32, struct vg_dest, port, .omit = VG_OM_NEG, .def = -1),
     FLD(VG_K_MSGS, VG_F_U32, struct vg_dest, msgs),
     FLD(VG_K_DECISION, VG_F_ENUM, struct vg_dest, decision, .en = &vg_enum_decision),
@@ -48,6 +51,7 @@ static const struct vg_field args_f[] = {
     FLD(VG_K_FAMILY, VG_F_STR, struct vg_args, family),
     FLD(VG_K_PROTO, VG_F_STR, struct vg_args, proto),
     FLD(VG_K_ADDR, VG_F_STR, struct vg_args, addr),
+    FLD(VG_K_HOST, VG_F_STR, struct vg_args, host),
     FLD(VG_K_PORT, VG_F_I32, struct vg_args, port, .omit = VG_OM_NEG, .def = -1),
     FLD(VG_K_DESTS, VG_F_STRUCTV, struct vg_args, dests, NFLD(struct vg_args, ndests), .sub = &dest_s),
     FLD(VG_K_EXE, VG_F_STR, struct vg_args, exe),
@@ -190,15 +194,38 @@ static const struct vg_field trailer_f[] = {
 };
 SCHEMA(trailer_s, struct vg_trailer, trailer_f);
 
+/* The dns record's rule is the syscall record's: one map, or "default". */
+static const struct vg_field dns_rule_f[] = {
+    FLD(VG_K_FILE, VG_F_STR, struct vg_dns_ev, rule_file),
+    FLD(VG_K_LINE, VG_F_U32, struct vg_dns_ev, rule_line),
+    FLD(VG_K_TEXT, VG_F_STR, struct vg_dns_ev, rule_text),
+};
+SCHEMA(dns_rule_s, struct vg_dns_ev, dns_rule_f);
+
+static const struct vg_field dns_f[] = {
+    FLD(VG_K_NAME, VG_F_STR, struct vg_dns_ev, name),
+    FLD(VG_K_QTYPE, VG_F_STR, struct vg_dns_ev, qtype),
+    FLD(VG_K_PROTO, VG_F_STR, struct vg_dns_ev, proto),
+    FLD(VG_K_DECISION, VG_F_ENUM, struct vg_dns_ev, decision, .en = &vg_enum_decision),
+    {.key = VG_K_RULE, .klen = sizeof VG_K_RULE - 1, .kind = VG_F_MAP, .off = 0, .omit = VG_OM_NIL,
+     .when = dns_has_rule, .sub = &dns_rule_s},
+    FLD(VG_K_DEFAULT, VG_F_STR, struct vg_dns_ev, rule_text, .when = dns_no_rule),
+    FLD(VG_K_RCODE, VG_F_STR, struct vg_dns_ev, rcode),
+    FLD(VG_K_ANSWERS, VG_F_STRV, struct vg_dns_ev, answers, NFLD(struct vg_dns_ev, nanswers)),
+};
+SCHEMA(dns_s, struct vg_dns_ev, dns_f);
+
 static const struct vg_schema *const rec_schemas[VG_REC_NTYPES] = {
     [VG_REC_HEADER] = &header_s, [VG_REC_SYSCALL] = &syscall_s, [VG_REC_PROC] = &proc_s,
     [VG_REC_NOTE] = &note_s, [VG_REC_TRAILER] = &trailer_s,
+    [VG_REC_DNS] = &dns_s,
 };
 
 /* Every struct but the header starts with seq and ts_ns; the emitter and
  * the decoder rely on that, so check it here once. */
 _Static_assert(offsetof(struct vg_syscall_ev, ts_ns) == 8 && offsetof(struct vg_proc_ev, ts_ns) == 8 &&
-               offsetof(struct vg_note_ev, ts_ns) == 8 && offsetof(struct vg_trailer, ts_ns) == 8,
+               offsetof(struct vg_note_ev, ts_ns) == 8 && offsetof(struct vg_trailer, ts_ns) == 8 &&
+               offsetof(struct vg_dns_ev, ts_ns) == 8,
                "records start with seq, ts_ns");
 _Static_assert(sizeof(enum vg_class) == sizeof(int) && sizeof(enum vg_decision) == sizeof(int) &&
                sizeof(enum vg_proc_kind) == sizeof(int),

@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <msgpack.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -25,6 +26,11 @@ struct vg_log {
     uint64_t count;
     struct vg_buf buf;
     msgpack_packer pk;
+    /* The engine and vigil's resolver (net/dns_server.c) write from two
+     * threads: one record at a time, seq in the order they reach the file. */
+    pthread_mutex_t lock;
+    bool shared;        /* vg_log_shared: ts made to never decrease */
+    uint64_t last_ts;
 };
 
 static int buf_write(void *data, const char *p, size_t n)
@@ -39,6 +45,7 @@ struct vg_log *vg_log_from_fd(int fd, const char *name)
     log->fd = fd;
     log->name = vg_xstrdup(name ? name : "log");
     msgpack_packer_init(&log->pk, &log->buf, buf_write);
+    pthread_mutex_init(&log->lock, NULL);
     return log;
 }
 
@@ -108,7 +115,7 @@ static const struct vg_sink mp_sink = {
     .boolean = mp_bool, .nil = mp_nil,
 };
 
-int vg_log_write(struct vg_log *log, struct vg_record *rec)
+static int log_write(struct vg_log *log, struct vg_record *rec)
 {
     if (log->dead)
         return -1;
@@ -119,8 +126,13 @@ int vg_log_write(struct vg_log *log, struct vg_record *rec)
         return -1;
     }
     uint64_t seq = log->count;
-    if (vg_rec_has_seq(rec->type))
+    if (vg_rec_has_seq(rec->type)) {
+        uint64_t *ts = VG_AT(&rec->u, 8, uint64_t);
         *VG_AT(&rec->u, 0, uint64_t) = seq;
+        if (log->shared && *ts < log->last_ts)
+            *ts = log->last_ts; /* taken before another thread's record got in */
+        log->last_ts = *ts;
+    }
     log->buf.len = 0;
     vg_schema_emit(rec, seq, &mp_sink, log);
     if (vg_write_all(log->fd, log->buf.data, log->buf.len) < 0) {
@@ -130,6 +142,21 @@ int vg_log_write(struct vg_log *log, struct vg_record *rec)
     }
     log->count++;
     return 0;
+}
+
+int vg_log_write(struct vg_log *log, struct vg_record *rec)
+{
+    pthread_mutex_lock(&log->lock);
+    int rc = log_write(log, rec);
+    pthread_mutex_unlock(&log->lock);
+    return rc;
+}
+
+void vg_log_shared(struct vg_log *log)
+{
+    pthread_mutex_lock(&log->lock);
+    log->shared = true;
+    pthread_mutex_unlock(&log->lock);
 }
 
 const char *vg_log_error(const struct vg_log *log) { return log->err; }
@@ -143,6 +170,7 @@ int vg_log_close(struct vg_log *log)
     if (close(log->fd) < 0)
         rc = -1;
     vg_buf_free(&log->buf);
+    pthread_mutex_destroy(&log->lock);
     free(log->name);
     free(log);
     return rc;

@@ -21,6 +21,11 @@ struct vg_log *vg_log_from_fd(int fd, const char *name);
  * and writes it.  Returns 0, or -1 when the write failed: the log is then
  * dead (every later write fails too) and vg_log_error says why. */
 int vg_log_write(struct vg_log *log, struct vg_record *rec);
+/* Records will come from more than one thread (vigil's resolver's, besides
+ * the engine's; every write takes a lock): a record whose ts was taken
+ * before another thread's record got in is written with that record's ts,
+ * so that ts never decreases in the file. */
+void vg_log_shared(struct vg_log *log);
 const char *vg_log_error(const struct vg_log *log);
 uint64_t vg_log_count(const struct vg_log *log); /* records written */
 /* Close; -1 if any write or the close failed. */

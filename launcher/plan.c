@@ -3,6 +3,8 @@
  * system dirs); the child executes the list (setup.c). */
 #include "launcher/plan.h"
 
+#include "net/dns.h"
+
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -253,6 +255,12 @@ static void build_env(struct vg_plan *p, const struct vg_run_opts *o,
     p->envp = env;
 }
 
+bool vg_plan_private_net(const struct vg_policy *pol)
+{
+    const char *force = getenv("VIGIL_PRIVATE_NETNS"); /* temporary: see plan.h */
+    return !(pol && vg_policy_net_allowed(pol)) || (force && !strcmp(force, "1"));
+}
+
 int vg_plan_build(struct vg_plan *p, const struct vg_run_opts *o,
                   const struct vg_policy *pol, const char *workdir,
                   struct vg_err *err)
@@ -265,7 +273,8 @@ int vg_plan_build(struct vg_plan *p, const struct vg_run_opts *o,
     p->root_caller = geteuid() == 0;
     p->outside_uid = p->root_caller ? VG_HOST_NOBODY : geteuid();
     p->outside_gid = p->root_caller ? VG_HOST_NOBODY : getegid();
-    p->new_net = !(pol && vg_policy_net_allowed(pol));
+    p->new_net = vg_plan_private_net(pol);
+    p->dns = p->new_net;
 
     add_system_dirs(p);
     add_proc_dev_tmp(p);
@@ -288,6 +297,9 @@ int vg_plan_build(struct vg_plan *p, const struct vg_run_opts *o,
     if (add_binds(p, o->binds, o->nbinds, err) < 0)
         return -1;
     add_artifacts(p);
+    /* Names go to vigil's resolver (net/dns.h), whatever the host uses. */
+    if (p->dns)
+        vg_plan_add(p, VG_OP_FILE, VG_DNS_RESOLV_CONF, "/etc/resolv.conf", 0, 0444, true);
     vg_plan_add(p, VG_OP_REMOUNT_RO, NULL, "/", 0, 0, false);
     build_env(p, o, pol);
     return 0;
@@ -317,12 +329,14 @@ void vg_plan_print(const struct vg_plan *p, FILE *out)
         [VG_OP_BIND_DEV] = "dev-bind", [VG_OP_MASK] = "mask", [VG_OP_PROC] = "proc",
         [VG_OP_SYMLINK] = "symlink", [VG_OP_DIR] = "dir", [VG_OP_WORKDIR] = "workdir", [VG_OP_REMOUNT_RO] = "remount-ro",
         [VG_OP_COPY] = "copy",
-        [VG_OP_DEVPTS] = "devpts",
+        [VG_OP_DEVPTS] = "devpts", [VG_OP_FILE] = "file",
     };
     for (unsigned i = 0; i < p->nops; i++) {
         const struct vg_op *op = &p->ops[i];
         fprintf(out, "  --%s", names[op->kind]);
-        if (op->src)
+        if (op->kind == VG_OP_FILE)
+            fprintf(out, " (%zu bytes of vigil's)", strlen(op->src));
+        else if (op->src)
             fprintf(out, " %s", op->src);
         fprintf(out, " %s%s\n", op->dst, op->optional ? " (if present)" : "");
     }

@@ -30,7 +30,10 @@ enum vg_op_kind {
     VG_OP_DIR,       /* mkdir -p dst (mode) */
     VG_OP_WORKDIR,   /* mkdir -p dst (mode), owned by the sandbox user */
     VG_OP_REMOUNT_RO,/* make dst read-only (recursively) once it is populated */
-    VG_OP_DEVPTS     /* dst: a devpts instance of the sandbox's own */
+    VG_OP_DEVPTS,    /* dst: a devpts instance of the sandbox's own */
+    VG_OP_FILE       /* src is TEXT (not a path): a file of vigil's own with it, bound
+                      * read-only over dst, itself not followed if a symlink
+                      * (optional: skipped when dst does not exist) */
 };
 
 struct vg_op {
@@ -51,6 +54,7 @@ struct vg_plan {
     char *cwd;            /* candidate's cwd inside the sandbox */
     char *hostname;
     bool new_net;         /* private, empty network namespace */
+    bool dns;             /* vigil's resolver answers in it (net/dns.h) */
     struct vg_limits limits;
     const struct vg_enforce *enforce; /* each limit's mechanism, the cgroups to join */
     uid_t outside_uid;    /* host uid the sandbox uid maps to */
@@ -88,6 +92,11 @@ unsigned vg_plan_masked(const struct vg_plan *p, const char **out, unsigned max)
  * (read-only system binds and the root's own symlinks, with no writable
  * mount inside them).  Fills at most max pointers into the plan. */
 unsigned vg_plan_immutable(const struct vg_plan *p, const char **out, unsigned max);
+
+/* Does the run get a network namespace of its own?  When the policy
+ * grants no network; or, until every run gets one, when VIGIL_PRIVATE_NETNS=1
+ * is in vigil's environment (for tests of vigil's resolver). */
+bool vg_plan_private_net(const struct vg_policy *pol);
 
 /* Is this host path (canonical) inside the read-only system trees the
  * sandbox shows anyway (/usr, /etc, /bin, ...)? */

@@ -33,6 +33,7 @@
 #include <unistd.h>
 
 #include "launcher/landlock.h"
+#include "net/dns.h"
 #include "tracer/notify/opener.h"
 
 struct pipes {
@@ -60,7 +61,7 @@ static _Noreturn void report_exit(int fd, int code, const char *fmt, ...)
     _exit(code);
 }
 
-static int loopback_up(void)
+int vg_loopback_up(void)
 {
     int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
     if (s < 0)
@@ -315,7 +316,7 @@ static _Noreturn void init_main(const struct vg_plan *plan, const struct vg_bpf 
         report_exit(rep, VG_EXIT_SETUP, "pdeathsig: %s", strerror(errno));
     if (sethostname(plan->hostname, strlen(plan->hostname)) < 0)
         report_exit(rep, VG_EXIT_SETUP, "sethostname: %s", strerror(errno));
-    if (plan->new_net && loopback_up() < 0)
+    if (plan->new_net && vg_loopback_up() < 0)
         report_exit(rep, VG_EXIT_SETUP, "bring up loopback: %s", strerror(errno));
     struct vg_err err = {{0}};
     if (vg_setup_execute(plan, &err) < 0)
@@ -472,6 +473,9 @@ int vg_sandbox_start(const struct vg_plan *plan, const struct vg_bpf *cand,
      * the second byte, so nothing of the candidate runs outside its groups. */
     if (vg_cgroup_join(&plan->enforce->cg, pid, err) < 0)
         goto kill;
+    /* Before the candidate can ask: its first query finds the socket. */
+    if (plan->dns && (sb->dns_fd = vg_dns_socket(pid, err)) < 0)
+        goto kill;
     if (write(p.go[1], "c", 1) != 1) {
         vg_errf(err, "start the sandbox: %s", strerror(errno));
         goto kill;
@@ -492,6 +496,9 @@ int vg_sandbox_start(const struct vg_plan *plan, const struct vg_bpf *cand,
     sb->report_fd = p.report[0];
     return 0;
 kill:
+    if (sb->dns_fd >= 0)
+        close(sb->dns_fd);
+    sb->dns_fd = -1;
     kill(pid, SIGKILL);
     while (waitpid(pid, NULL, __WALL) < 0 && errno == EINTR)
         ;
@@ -507,7 +514,8 @@ fail:
 
 void vg_sandbox_close(struct vg_sandbox *sb)
 {
-    int *fds[] = {&sb->out_fd, &sb->err_fd, &sb->report_fd, &sb->listener_chan, &sb->opener_fd};
+    int *fds[] = {&sb->out_fd, &sb->err_fd, &sb->report_fd, &sb->listener_chan, &sb->opener_fd,
+                  &sb->dns_fd};
     for (size_t i = 0; i < VG_ARRAY_LEN(fds); i++)
         if (*fds[i] >= 0) {
             close(*fds[i]);

@@ -26,6 +26,8 @@ struct vg_sandbox {
     int report_fd;    /* setup failures from inside; EOF once exec'd */
     int listener_chan; /* notify: the candidate sends its listener's fd number; else -1 */
     int opener_fd;    /* notify: requests to the opener (tracer/notify/opener.h); else -1 */
+    int dns_fd;       /* plan->dns: vigil's resolver socket, bound inside the sandbox's
+                       * network namespace before the candidate starts; else -1 */
 };
 
 /* A failure report from inside the sandbox: the exit code vigil should
@@ -42,4 +44,6 @@ int vg_sandbox_start(const struct vg_plan *plan, const struct vg_bpf *cand,
                      const struct vg_bpf *init, unsigned long ptrace_opts,
                      struct vg_sandbox *sb, struct vg_err *err);
 void vg_sandbox_close(struct vg_sandbox *sb);
+/* Bring up `lo` in the caller's network namespace (-1 with errno). */
+int vg_loopback_up(void);
 #endif

@@ -179,10 +179,43 @@ static int do_copy(const char *src, const char *dst, unsigned mode)
     return r;
 }
 
+/* A file of vigil's own holding text, over dst: written into the staging
+ * tmpfs (our root while we build; nobody else sees it), then its mount
+ * is moved onto dst read-only.  move_mount without MOVE_MOUNT_T_SYMLINKS:
+ * a dst that is a symlink (/etc/resolv.conf often is) is covered itself,
+ * never followed to wherever it points. */
+static int do_file(const char *text, const char *dst, unsigned mode)
+{
+    struct stat st;
+    if (lstat(dst, &st) < 0)
+        return -1;
+    char name[] = "/vigil-file-XXXXXX";
+    int fd = mkostemp(name, O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    int r = vg_write_all(fd, text, strlen(text)) < 0 || fchmod(fd, mode & 0777) < 0 ? -1 : 0;
+    if (close(fd) < 0)
+        r = -1;
+    int tree = r < 0 ? -1 : (int)syscall(SYS_open_tree, AT_FDCWD, name,
+                                         OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+    struct mount_attr attr = {
+        .attr_set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC,
+    };
+    if (tree < 0 || syscall(SYS_mount_setattr, tree, "", AT_EMPTY_PATH, &attr, sizeof attr) < 0 ||
+        syscall(SYS_move_mount, tree, "", AT_FDCWD, dst, MOVE_MOUNT_F_EMPTY_PATH) < 0)
+        r = -1;
+    int e = errno;
+    if (tree >= 0)
+        close(tree);
+    unlink(name); /* the mount keeps the file */
+    errno = e;
+    return r;
+}
+
 static int run_op(const struct vg_op *op)
 {
     char *dst = vg_xasprintf(NEWROOT "%s", strcmp(op->dst, "/") ? op->dst : "");
-    char *src = op->src ? vg_xasprintf(OLDROOT "%s", op->src) : NULL;
+    char *src = op->src && op->kind != VG_OP_FILE ? vg_xasprintf(OLDROOT "%s", op->src) : NULL;
     struct stat st;
     int r = 0;
 
@@ -225,6 +258,11 @@ static int run_op(const struct vg_op *op)
     case VG_OP_SYMLINK:
         r = do_symlink(op->src, dst); /* src is link text, not a host path */
         break;
+    case VG_OP_FILE:
+        r = do_file(op->src, dst, op->mode); /* src is the file's text */
+        if (r < 0 && op->optional && errno == ENOENT)
+            r = 0;
+        break;
     case VG_OP_DIR:
         r = mkdir_p(dst, op->mode);
         break;
@@ -261,7 +299,7 @@ int vg_setup_execute(const struct vg_plan *p, struct vg_err *err)
         [VG_OP_BIND_DEV] = "device bind", [VG_OP_MASK] = "mask", [VG_OP_PROC] = "proc",
         [VG_OP_SYMLINK] = "symlink", [VG_OP_DIR] = "mkdir", [VG_OP_WORKDIR] = "workdir", [VG_OP_REMOUNT_RO] = "remount read-only",
         [VG_OP_COPY] = "copy",
-        [VG_OP_DEVPTS] = "devpts",
+        [VG_OP_DEVPTS] = "devpts", [VG_OP_FILE] = "file",
     };
     /* Nothing we mount may leak back to the host's mount namespace. */
     if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0) {
@@ -278,9 +316,9 @@ int vg_setup_execute(const struct vg_plan *p, struct vg_err *err)
     for (unsigned i = 0; i < p->nops; i++) {
         if (run_op(&p->ops[i]) < 0) {
             const struct vg_op *op = &p->ops[i];
-            vg_errf(err, "%s %s%s%s: %s", names[op->kind],
-                    op->kind == VG_OP_SYMLINK || !op->src ? "" : op->src,
-                    op->kind == VG_OP_SYMLINK || !op->src ? "" : " -> ", op->dst,
+            bool text = op->kind == VG_OP_SYMLINK || op->kind == VG_OP_FILE || !op->src;
+            vg_errf(err, "%s %s%s%s: %s", names[op->kind], text ? "" : op->src,
+                    text ? "" : " -> ", op->dst,
                     strerror(errno));
             return -1;
         }

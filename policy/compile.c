@@ -117,7 +117,7 @@ int vg_pol_compile(struct vg_policy *p, const struct vg_places *places,
         struct vg_prule *r = &p->rules[i];
         if (r->path.nalts)
             compile_ppat(&r->path, places);
-        if (r->is_net && r->net.kind == VG_ADDR_HOST && resolve_names)
+        if (r->is_net && r->net.kind == VG_ADDR_HOST && resolve_names && r->net.host[0] != '*')
             resolve(p, r);
     }
     for (uint32_t i = 0; i < p->nbinds; i++) {
@@ -168,6 +168,12 @@ int vg_policy_compile(struct vg_policy *p, const struct vg_places *places,
     return vg_pol_compile(p, places, true, err);
 }
 
+int vg_policy_compile_names(struct vg_policy *p, const struct vg_places *places,
+                            bool resolve_names, struct vg_err *err)
+{
+    return vg_pol_compile(p, places, resolve_names, err);
+}
+
 static struct vg_verdict by_default(const struct vg_policy *p, enum vg_class cls)
 {
     struct vg_verdict v = {VG_ACT_DENY, NULL};
@@ -196,19 +202,43 @@ struct vg_verdict vg_policy_decide_path(const struct vg_policy *p,
     return v;
 }
 
-static bool net_rule_matches(const struct vg_prule *r, int proto,
-                             const struct vg_sockaddr *a, const struct vg_spath *sp)
+static bool net_rule_matches(const struct vg_prule *r, int proto, const struct vg_sockaddr *a,
+                             const struct vg_spath *sp, struct vg_dns_table *names)
 {
     if (!r->is_net || (int)r->net.proto != proto)
         return false;
     if (proto == VG_PROTO_UNIX)
         return a->family == AF_UNIX && ppat_match(&r->path, sp);
-    return vg_netpat_match_inet(&r->net, a);
+    return vg_netpat_match_inet_names(&r->net, a, names);
 }
 
 struct vg_verdict vg_policy_decide_net(const struct vg_policy *p,
                                        enum vg_class cls, const char *proto,
                                        const struct sockaddr *sa, socklen_t len)
+{
+    return vg_policy_decide_net_names(p, cls, proto, sa, len, NULL);
+}
+
+/* The classes whose host-name rules let the resolver answer a name. */
+static const enum vg_class name_classes[] = {VG_CLASS_CONNECT, VG_CLASS_SEND};
+
+struct vg_verdict vg_policy_decide_name(const struct vg_policy *p, const char *name)
+{
+    if (!p->compiled || !name || !name[0])
+        return (struct vg_verdict){VG_ACT_DENY, NULL};
+    for (size_t c = 0; c < VG_ARRAY_LEN(name_classes); c++)
+        for (uint32_t i = 0; i < p->nlist[name_classes[c]]; i++) {
+            const struct vg_prule *r = &p->rules[p->list[name_classes[c]][i]];
+            if (r->is_net && r->act == VG_ACT_ALLOW && r->net.kind == VG_ADDR_HOST &&
+                vg_host_match(r->net.host, name))
+                return (struct vg_verdict){VG_ACT_ALLOW, &r->src};
+        }
+    return (struct vg_verdict){VG_ACT_DENY, NULL};
+}
+
+struct vg_verdict vg_policy_decide_net_names(const struct vg_policy *p, enum vg_class cls,
+                                             const char *proto, const struct sockaddr *sa,
+                                             socklen_t len, struct vg_dns_table *names)
 {
     struct vg_verdict v = by_default(p, cls);
     struct vg_sockaddr a;
@@ -222,7 +252,7 @@ struct vg_verdict vg_policy_decide_net(const struct vg_policy *p,
         return v;
     for (uint32_t i = 0; i < p->nlist[cls]; i++) {
         const struct vg_prule *r = &p->rules[p->list[cls][i]];
-        if (net_rule_matches(r, pr, &a, &sp))
+        if (net_rule_matches(r, pr, &a, &sp, names))
             return (struct vg_verdict){r->act, &r->src};
     }
     return v;

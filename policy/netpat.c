@@ -7,8 +7,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/un.h>
 
+#include "net/dns_table.h"
 #include "util/util.h"
 
 static const char *const proto_names[VG_PROTO_N] = {"tcp", "udp", "unix"};
@@ -134,8 +136,12 @@ static bool parse_ports(struct vg_netpat *np, const char *s, size_t base,
     }
 }
 
+/* A host name, or "*.NAME": any name below NAME (the only wildcard a
+ * host takes; DNS names have no other structure to match on). */
 static bool host_ok(const char *s, size_t n)
 {
+    if (n > 2 && s[0] == '*' && s[1] == '.')
+        s += 2, n -= 2;
     if (!n || s[0] == '-' || s[0] == '.')
         return false;
     for (size_t i = 0; i < n; i++)
@@ -293,7 +299,22 @@ static bool port_in(const struct vg_netpat *np, uint16_t port)
     return false;
 }
 
+bool vg_host_match(const char *pattern, const char *name)
+{
+    if (pattern[0] == '*' && pattern[1] == '.') {
+        size_t pn = strlen(pattern + 1), nn = strlen(name);
+        return nn > pn && !strcasecmp(name + nn - pn, pattern + 1);
+    }
+    return !strcasecmp(pattern, name);
+}
+
 bool vg_netpat_match_inet(const struct vg_netpat *np, const struct vg_sockaddr *a)
+{
+    return vg_netpat_match_inet_names(np, a, NULL);
+}
+
+bool vg_netpat_match_inet_names(const struct vg_netpat *np, const struct vg_sockaddr *a,
+                                struct vg_dns_table *names)
 {
     if (a->family != AF_INET && a->family != AF_INET6)
         return false;
@@ -309,7 +330,7 @@ bool vg_netpat_match_inet(const struct vg_netpat *np, const struct vg_sockaddr *
         for (uint32_t i = 0; i < np->nresolved; i++)
             if (vg_ip_contains(&np->resolved[i], &a->ip))
                 return true;
-        return false;
+        return names && vg_dns_table_match(names, np->host, &a->ip);
     }
     return false;
 }

@@ -1,6 +1,8 @@
 /* netpat.h: network patterns, "PROTO ADDRESS":
  *   tcp 127.0.0.1:8000   tcp 10.0.0.0/8:*   tcp [::1]:80-90   udp *:53
- *   tcp pypi.org:443,8443 (resolved at compile)   unix /run/x.sock   unix @abstract*
+ *   tcp pypi.org:443,8443   tcp *.example.org:443   unix /run/x.sock   unix @abstract*
+ * A host name matches the addresses vigil's resolver handed out for it in
+ * the run (net/dns_table.h), and those compile resolved, if it did. 
  * Ports: '*', or a comma list of N and LO-HI. */
 #ifndef VG_POLICY_NETPAT_H
 #define VG_POLICY_NETPAT_H
@@ -56,5 +58,14 @@ struct vg_sockaddr {
 bool vg_sockaddr_reduce(const struct sockaddr *sa, socklen_t len,
                         struct vg_sockaddr *out);
 bool vg_netpat_match_inet(const struct vg_netpat *np, const struct vg_sockaddr *a);
+struct vg_dns_table;
+/* The same, a host-name pattern also matching what names handed out
+ * (NULL: no resolver in this run). */
+bool vg_netpat_match_inet_names(const struct vg_netpat *np, const struct vg_sockaddr *a,
+                                struct vg_dns_table *names);
+/* Does a host pattern ("pypi.org", "*.example.org") name this host name?
+ * Case-insensitive; "*.example.org" is any name below example.org, not
+ * example.org itself. */
+bool vg_host_match(const char *pattern, const char *name);
 bool vg_ip_contains(const struct vg_ip *net, const struct vg_ip *ip);
 #endif

@@ -109,6 +109,11 @@ const char *vg_policy_warning(const struct vg_policy *p, uint32_t i);
  * vg_policy_resolved).  Must be called once before deciding. */
 int vg_policy_compile(struct vg_policy *p, const struct vg_places *places,
                       struct vg_err *err);
+/* The same; resolve_names false resolves nothing at compile: a run whose
+ * names go through vigil's resolver (net/dns.h) matches host-name rules
+ * against what it handed out, and only that. */
+int vg_policy_compile_names(struct vg_policy *p, const struct vg_places *places,
+                            bool resolve_names, struct vg_err *err);
 
 /* Path decisions: path is absolute and canonical (the tracer resolves it). */
 struct vg_verdict vg_policy_decide_path(const struct vg_policy *p,
@@ -125,6 +130,18 @@ struct vg_verdict vg_policy_decide_net(const struct vg_policy *p,
                                        enum vg_class cls, const char *proto,
                                        const struct sockaddr *sa,
                                        socklen_t len);
+
+/* The same, host-name rules also matching the addresses the run's
+ * resolver handed out for the names they name (NULL: none). */
+struct vg_dns_table;
+struct vg_verdict vg_policy_decide_net_names(const struct vg_policy *p, enum vg_class cls,
+                                             const char *proto, const struct sockaddr *sa,
+                                             socklen_t len, struct vg_dns_table *names);
+/* May vigil's resolver answer this host name (lower case, no final dot)?
+ * ALLOW with the first allow rule of class connect or send whose host
+ * pattern names it (ports and protocol aside); otherwise DENY with no
+ * rule.  Addresses and `*` do not name hosts. */
+struct vg_verdict vg_policy_decide_name(const struct vg_policy *p, const char *name);
 
 /* Does this class need per-call interception?  False when every call of it
  * would be allowed anyway (default allow and no non-allow rule). */

@@ -250,10 +250,40 @@ static void summary(const struct run *r, const struct vg_engine_ctx *ctx,
         fprintf(stderr, "vigil: %s\n", end->error);
 }
 
+/* vigil's resolver: where it asks, known before anything starts.  No
+ * upstream (the host names none) is no failure: allowed names then get
+ * SERVFAIL, and a run that allows none never notices. */
+static int prepare_dns(struct run *r)
+{
+    struct vg_err ignored;
+    if (!r->plan.dns)
+        return 0;
+    if (r->o->dns_upstream)
+        return vg_dns_upstream_parse(&r->dns_upstream, r->o->dns_upstream, &r->err);
+    (void)vg_dns_upstream_from_file(&r->dns_upstream, "/etc/resolv.conf", &ignored);
+    return 0;
+}
+
+/* Serve the socket vg_sandbox_start bound; the thread owns it from here. */
+static int start_dns(struct run *r, struct vg_sandbox *sb, struct vg_dns_server **out)
+{
+    if (sb->dns_fd < 0)
+        return 0;
+    struct vg_dns_config cfg = {
+        .fd = sb->dns_fd, .pol = r->pol, .log = r->log, .table = &r->dns_table,
+        .upstream = &r->dns_upstream, .dry_run = r->o->mode == VG_MODE_DRY_RUN,
+        .start_mono_ns = r->start_mono,
+    };
+    sb->dns_fd = -1;
+    *out = vg_dns_start(&cfg, &r->err);
+    return *out ? 0 : -1;
+}
+
 static int supervise(struct run *r, struct vg_ending *end)
 {
     struct vg_sandbox sb = {.out_fd = -1, .err_fd = -1, .report_fd = -1, .listener_chan = -1,
-                            .opener_fd = -1};
+                            .opener_fd = -1, .dns_fd = -1};
+    struct vg_dns_server *dns = NULL;
     struct vg_io io = {0};
     const struct vg_engine *engine = r->engine;
     sb.notify = engine->notify;
@@ -264,6 +294,7 @@ static int supervise(struct run *r, struct vg_ending *end)
         .command_path = r->command_path,
         .audited = r->audit.cls,
         .audit = &r->audit,
+        .dns = r->plan.dns ? &r->dns_table : NULL,
     };
     const char *immutable[16];
     ctx.nimmutable = vg_plan_immutable(&r->plan, immutable, VG_ARRAY_LEN(immutable));
@@ -286,14 +317,17 @@ static int supervise(struct run *r, struct vg_ending *end)
      * nothing where -o pointed, and an older log there is kept. */
     ctx.listener_chan = sb.listener_chan;
     ctx.opener_fd = sb.opener_fd;
-    if (vg_run_log_commit(r) < 0 || vg_io_start(&io, &sb, &caps, &r->err) < 0) {
+    if (vg_run_log_commit(r) < 0 || vg_io_start(&io, &sb, &caps, &r->err) < 0 ||
+        start_dns(r, &sb, &dns) < 0) {
         kill(sb.init_pid, SIGKILL);
+        vg_dns_stop(dns);
         engine->supervise(&ctx); /* reap */
         vg_sandbox_close(&sb);
         vg_io_free(&io);
         return -1;
     }
     engine->supervise(&ctx);
+    vg_dns_stop(dns); /* before the trailer: no record after it */
     vg_io_finish(&io);
     /* the notify engine's sockets; out/err/report belong to io now */
     if (sb.listener_chan >= 0)
@@ -361,6 +395,7 @@ static void cleanup(struct run *r)
     vg_bpf_free(&r->cand_bpf);
     vg_bpf_free(&r->init_bpf);
     vg_plan_free(&r->plan);
+    vg_dns_table_free(&r->dns_table);
     vg_policy_free(r->pol);
 }
 
@@ -369,6 +404,7 @@ int vg_run(struct vg_run_opts *o)
     struct run r = {.o = o, .log_out = {.fd = -1}, .result_out = {.fd = -1}};
     r.start_wall = vg_now_wall_ns();
     r.start_mono = vg_now_mono_ns();
+    vg_dns_table_init(&r.dns_table);
     int code = VG_EXIT_SETUP;
     struct vg_places places = {.tmp = "/tmp"};
     char *home = home_dir();
@@ -377,8 +413,10 @@ int vg_run(struct vg_run_opts *o)
         goto out;
     places.work = r.workdir;
     choose_engine(&r);
-    if (vg_policy_compile(r.pol, &places, &r.err) < 0 || vg_run_artifacts(&r) < 0 ||
-        build_sandbox(&r) < 0 || vg_run_outputs(&r) < 0 || restrict_cpus(&r) < 0 ||
+    /* A private network namespace has vigil's resolver: names are what it
+     * hands out, nothing is resolved ahead. */
+    if (vg_policy_compile_names(r.pol, &places, !vg_plan_private_net(r.pol), &r.err) < 0 ||
+        vg_run_artifacts(&r) < 0 || build_sandbox(&r) < 0 || prepare_dns(&r) < 0 || vg_run_outputs(&r) < 0 || restrict_cpus(&r) < 0 ||
         vg_run_header(&r) < 0)
         goto out;
     struct vg_ending end = {0};

@@ -42,6 +42,7 @@ struct vg_run_opts {
     bool no_forward;           /* --no-forward: capture only, pass nothing on */
     bool no_cgroups;           /* --no-cgroups: rlimits only */
     const char *cpuset;        /* --cpuset LIST: sandbox and supervisor on these CPUs */
+    const char *dns_upstream;  /* --dns-upstream IP[:PORT]: where vigil's resolver asks */
     enum vg_engine_kind engine; /* --engine; notify falls back to ptrace when the kernel lacks it */
     struct vg_limits limits;   /* flags; merged over the policy's */
     /* --bind / --bind-rw */

@@ -10,6 +10,7 @@
 #include "launcher/filter.h"
 #include "tracer/notify/probe.h"
 #include "launcher/plan.h"
+#include "net/dns.h"
 #include "run/result.h"
 #include "run/run.h"
 #include "tracer/syscalls.h"
@@ -37,6 +38,8 @@ struct run {
     char **warnings;            /* said on stderr, kept for the log and the result */
     unsigned nwarnings;
     struct vg_plan plan;
+    struct vg_dns_upstream dns_upstream; /* where vigil's resolver asks (plan.dns) */
+    struct vg_dns_table dns_table;       /* what it handed out: the rules' host names */
     struct vg_bpf cand_bpf, init_bpf;
     struct vg_audit_set audit;  /* what is intercepted at all */
     const struct vg_engine *engine;  /* --engine, or ptrace when notify cannot run */

@@ -67,6 +67,9 @@ struct vg_engine_ctx {
     unsigned nimmutable;
     const char *const *masked;      /* paths shown empty (see plan.h) */
     unsigned nmasked;
+    /* The addresses vigil's resolver handed out, by name (net/dns_table.h);
+     * NULL when the run has no resolver (the host's network namespace). */
+    struct vg_dns_table *dns;
     /* notify engine (tracer/notify/): from vg_sandbox_start, else -1 */
     int listener_chan, opener_fd;
     struct vg_outcome out;

@@ -1,11 +1,15 @@
 /* verdict.c: see verdict.h. */
 #include "tracer/verdict.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+
+#include "net/dns.h"
+#include "policy/netpat.h"
 
 static const char *const default_text[] = {
     [VG_ACT_ALLOW] = "default allow", [VG_ACT_DENY] = "default deny", [VG_ACT_KILL] = "default kill",
@@ -42,6 +46,46 @@ static enum vg_decision decision_of(enum vg_action a, bool dry)
     return dry ? dry_run[a] : enforce[a];
 }
 
+static const struct vg_rule_src resolver_rule = {
+    .file = "(vigil)", .line = 0,
+    .text = "allow send udp " VG_DNS_ADDR ":53: vigil's resolver (net/dns.h)",
+};
+
+/* Is this the sandbox's way to vigil's resolver?  Only in a run that has
+ * one: in the host's network namespace the address may be anyone's. */
+static bool to_resolver(const struct vg_engine_ctx *ctx, const char *proto,
+                        const struct sockaddr *sa, socklen_t len)
+{
+    struct vg_sockaddr a;
+    uint8_t want[4];
+    return ctx->dns && proto && !strcmp(proto, "udp") && vg_sockaddr_reduce(sa, len, &a) &&
+           a.family == AF_INET && !a.ip.v6 && a.port == VG_DNS_PORT &&
+           inet_pton(AF_INET, VG_DNS_ADDR, want) == 1 && !memcmp(a.ip.a, want, sizeof want);
+}
+
+/* One address, as the policy and vigil's resolver see it. */
+static struct vg_verdict ask_net(const struct vg_engine_ctx *ctx, enum vg_class cls,
+                                 const char *proto, const struct sockaddr *sa, socklen_t len)
+{
+    if ((cls == VG_CLASS_CONNECT || cls == VG_CLASS_SEND) && to_resolver(ctx, proto, sa, len))
+        return (struct vg_verdict){.action = VG_ACT_ALLOW, .rule = &resolver_rule};
+    return vg_policy_decide_net_names(ctx->pol, cls, proto, sa, len, ctx->dns);
+}
+
+/* The name vigil's resolver gave an address out for, for the record
+ * (args.host, dests[].host); NULL when none. */
+static const char *name_of(const struct vg_engine_ctx *ctx, struct vg_call *c,
+                           const struct sockaddr *sa, socklen_t len)
+{
+    struct vg_sockaddr a;
+    char name[VG_DNS_NAME_MAX + 1];
+    if (ctx->dns && len && vg_sockaddr_reduce(sa, len, &a) &&
+        (a.family == AF_INET || a.family == AF_INET6) &&
+        vg_dns_table_name(ctx->dns, &a.ip, name, sizeof name))
+        return vg_arena_strdup(&c->arena, name);
+    return NULL;
+}
+
 /* sendmmsg: every destination is judged and keeps its decision; the
  * strictest decides the call (the engine cannot send part of it), and the
  * record's address becomes that destination's. */
@@ -51,10 +95,12 @@ static struct vg_verdict ask_dests(const struct vg_engine_ctx *ctx, struct vg_ca
     uint32_t at = 0;
     bool dry = ctx->opts->mode == VG_MODE_DRY_RUN;
     for (uint32_t i = 0; i < c->ndests; i++) {
-        struct vg_verdict v = vg_policy_decide_net(ctx->pol, c->cls, c->proto,
-                                                   (const struct sockaddr *)&c->dest_sa[i].sa,
-                                                   c->dest_sa[i].len);
+        struct vg_verdict v = ask_net(ctx, c->cls, c->proto,
+                                      (const struct sockaddr *)&c->dest_sa[i].sa,
+                                      c->dest_sa[i].len);
         c->dests[i].decision = decision_of(v.action, dry);
+        c->dests[i].host = name_of(ctx, c, (const struct sockaddr *)&c->dest_sa[i].sa,
+                                   c->dest_sa[i].len);
         if (i == 0 || severity(v.action) > severity(worst.action)) {
             worst = v;
             at = i;
@@ -63,6 +109,7 @@ static struct vg_verdict ask_dests(const struct vg_engine_ctx *ctx, struct vg_ca
     c->args.family = c->dests[at].family;
     c->args.addr = c->dests[at].addr;
     c->args.port = c->dests[at].port;
+    c->args.host = c->dests[at].host;
     return worst;
 }
 
@@ -74,9 +121,11 @@ static struct vg_verdict ask_policy(const struct vg_engine_ctx *ctx, struct vg_c
     case VG_CLASS_BIND:
     case VG_CLASS_SEND:
         if (c->ndests)
-            return ask_dests(ctx, c);
-        return vg_policy_decide_net(pol, c->cls, c->proto ? c->proto : "tcp",
-                                    (const struct sockaddr *)&c->sa, c->salen);
+            return ask_dests(ctx, c); /* the record's address is the deciding one's */
+        if (c->cls != VG_CLASS_BIND && c->has_sa)
+            c->args.host = name_of(ctx, c, (const struct sockaddr *)&c->sa, c->salen);
+        return ask_net(ctx, c->cls, c->proto ? c->proto : "tcp",
+                       (const struct sockaddr *)&c->sa, c->salen);
     default:
         break;
     }

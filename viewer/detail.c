@@ -85,6 +85,7 @@ static void args(struct vw_lines *o, const struct vg_args *a)
     str(o, "family", a->family);
     str(o, "proto", a->proto);
     str(o, "address", a->addr);
+    str(o, "host", a->host);
     if (a->port >= 0)
         vw_lines_add(o, VW_ST_NORMAL, 0, LABEL "%d", "port", a->port);
     for (uint32_t i = 0; i < a->ndests; i++) {  /* sendmmsg: each destination */
@@ -182,6 +183,20 @@ static void note_rec(const struct vg_note_ev *n, struct vw_lines *o)
         vw_lines_add(o, VW_ST_NORMAL, 0, LABEL "%d", "pid", n->pid);
 }
 
+static void dns_rec(const struct vg_dns_ev *d, struct vw_lines *o)
+{
+    head(o, d->seq, d->ts_ns, "dns", d->qtype ? d->qtype : "?");
+    str(o, "name", d->name && d->name[0] ? d->name : ".");
+    vw_lines_add(o, vw_decision_style(d->decision), 0, LABEL "%s", "decision",
+                 vg_decision_name(d->decision));
+    if (d->rule_file)
+        vw_lines_add(o, VW_ST_NORMAL, 0, LABEL "%s:%u", "rule at", d->rule_file, d->rule_line);
+    text(o, VW_ST_HEAD, "rule", d->rule_text);
+    str(o, "answer", d->rcode);
+    strv(o, "addresses", d->answers, d->nanswers);
+    str(o, "process", "(not known: a UDP datagram does not say)");
+}
+
 static void header_rec(const struct vg_header *h, struct vw_lines *o)
 {
     vw_lines_add(o, VW_ST_HEAD, 0, "header   format %u   vigil %s", h->format,
@@ -236,6 +251,7 @@ void vw_report_record(const struct vg_record *r, struct vw_lines *out)
     case VG_REC_PROC: proc_rec(&r->u.proc, out); break;
     case VG_REC_NOTE: note_rec(&r->u.note, out); break;
     case VG_REC_TRAILER: trailer_rec(&r->u.trailer, out); break;
+    case VG_REC_DNS: dns_rec(&r->u.dns, out); break;
     default: vw_lines_add(out, VW_ST_WARN, 0, "record of unknown type %d", (int)r->type); break;
     }
 }

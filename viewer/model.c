@@ -48,6 +48,10 @@ static void fill_meta(struct vw_meta *mt, const struct vg_record *r)
     case VG_REC_TRAILER:
         mt->ts_ns = r->u.trailer.ts_ns;
         break;
+    case VG_REC_DNS:
+        mt->ts_ns = r->u.dns.ts_ns;
+        mt->decision = (uint8_t)r->u.dns.decision;
+        break;
     default:
         break;
     }

@@ -53,8 +53,9 @@ static void draw_row(struct ui *ui, int y, size_t rec, bool sel, int tw)
     x += ui_put(ui, y, x, PID_W, cell, VW_ST_NORMAL, sel, true);
     bool sys = mt->type == VG_REC_SYSCALL;
     x += ui_put(ui, y, x, CLASS_W, kind_name(mt), sys ? VW_ST_NORMAL : VW_ST_DIM, sel, true);
-    const char *dec = sys ? vg_decision_name((enum vg_decision)mt->decision) : "";
-    enum vw_style st = sys ? vw_decision_style((enum vg_decision)mt->decision) : VW_ST_NORMAL;
+    bool decided = sys || mt->type == VG_REC_DNS; /* dns records are decisions too */
+    const char *dec = decided ? vg_decision_name((enum vg_decision)mt->decision) : "";
+    enum vw_style st = decided ? vw_decision_style((enum vg_decision)mt->decision) : VW_ST_NORMAL;
     x += ui_put(ui, y, x, DEC_W, dec, st, sel, true);
     ui_put(ui, y, x, COLS - x, vw_model_summary(ui->m, rec),
            mt->type == VW_TYPE_BAD ? VW_ST_WARN : VW_ST_NORMAL, sel, true);
