@@ -255,7 +255,7 @@ static int parse(struct vg_run_opts *o, int argc, char **argv, struct vg_err *er
         case 'h': print_usage(); return -1;
         case '?':
             if (optopt)
-                return bad(err, "option '-%c' is unknown or needs a value", (char[]){(char)optopt, 0});
+                return bad(err, "option '-%s' is unknown or needs a value", (char[]){(char)optopt, 0});
             return bad(err, "option '%s' is unknown or needs a value", argv[optind - 1]);
         default: {
             enum vg_limit l = (enum vg_limit)(c - OPT_LIMIT_BASE);

@@ -59,6 +59,7 @@ def one_line(stderr):
 
 BAD = [
     (["--bogus"], "--bogus"),
+    (["-t", "4s"], "'-t'"),
     (["--timeout", "soon"], "soon"),
     (["--memory", "lots"], "--memory"),
     (["--procs", "0"], "--procs"),
