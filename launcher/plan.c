@@ -265,8 +265,9 @@ int vg_plan_build(struct vg_plan *p, const struct vg_run_opts *o,
     p->root_caller = geteuid() == 0;
     p->outside_uid = p->root_caller ? VG_HOST_NOBODY : geteuid();
     p->outside_gid = p->root_caller ? VG_HOST_NOBODY : getegid();
-    p->new_net = !(pol && vg_policy_net_allowed(pol));
 
+    if (vg_net_plan_build(&p->net, pol, err) < 0)
+        return -1;
     add_system_dirs(p);
     add_proc_dev_tmp(p);
     if (p->private_workdir) {
@@ -307,6 +308,7 @@ void vg_plan_free(struct vg_plan *p)
     free(p->cwd);
     free(p->hostname);
     vg_landlock_plan_free(&p->landlock);
+    vg_net_plan_free(&p->net);
     memset(p, 0, sizeof *p);
 }
 

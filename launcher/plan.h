@@ -14,6 +14,7 @@
 
 #include "policy/policy.h"
 #include "launcher/limits.h"
+#include "net/net.h"
 #include "run/run.h"
 #include "util/util.h"
 
@@ -50,7 +51,7 @@ struct vg_plan {
     char **envp;          /* final, scrubbed environment */
     char *cwd;            /* candidate's cwd inside the sandbox */
     char *hostname;
-    bool new_net;         /* private, empty network namespace */
+    struct vg_net_plan net; /* the netns is always the sandbox's own; egress, filter */
     struct vg_limits limits;
     const struct vg_enforce *enforce; /* each limit's mechanism, the cgroups to join */
     uid_t outside_uid;    /* host uid the sandbox uid maps to */

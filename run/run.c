@@ -141,7 +141,8 @@ static int build_sandbox(struct run *r)
     r->plan.artifact_host = r->artifact_hosts;
     r->plan.artifact_dst = r->artifact_paths;
     r->plan.nartifacts = r->nartifacts;
-    if (vg_plan_build(&r->plan, r->o, r->pol, r->workdir, &r->err) < 0)
+    if (vg_plan_build(&r->plan, r->o, r->pol, r->workdir, &r->err) < 0 ||
+        (r->plan.net.egress && vg_egress_check(&r->err) < 0))
         return -1;
     int abi = vg_landlock_abi();
     if (abi <= 0 && !r->o->allow_no_landlock) {
@@ -289,11 +290,16 @@ static int supervise(struct run *r, struct vg_ending *end)
     if (vg_run_log_commit(r) < 0 || vg_io_start(&io, &sb, &caps, &r->err) < 0) {
         kill(sb.init_pid, SIGKILL);
         engine->supervise(&ctx); /* reap */
+        vg_egress_stop(&sb.egress);
         vg_sandbox_close(&sb);
         vg_io_free(&io);
         return -1;
     }
     engine->supervise(&ctx);
+    vg_egress_stop(&sb.egress);
+    char netnote[300];
+    if (vg_egress_note(&sb.egress, r->start_mono, netnote, sizeof netnote))
+        vg_run_note(r, "network", netnote);
     vg_io_finish(&io);
     /* the notify engine's sockets; out/err/report belong to io now */
     if (sb.listener_chan >= 0)
