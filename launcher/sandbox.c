@@ -470,6 +470,9 @@ int vg_sandbox_start(const struct vg_plan *plan, const struct vg_bpf *cand,
                 strerror(errno));
         goto kill;
     }
+    /* pasta connects the namespace while pid 1 builds the mounts */
+    if (plan->net.egress && vg_egress_start(&sb->egress, pid, err) < 0)
+        goto kill;
     if (write(p.go[1], "g", 1) != 1) {
         vg_errf(err, "start the sandbox: %s", strerror(errno));
         goto kill;
@@ -479,7 +482,7 @@ int vg_sandbox_start(const struct vg_plan *plan, const struct vg_bpf *cand,
      * nor before its way out is there. */
     if (vg_cgroup_join(&plan->enforce->cg, pid, err) < 0)
         goto kill;
-    if (plan->net.egress && vg_egress_start(&sb->egress, pid, err) < 0)
+    if (plan->net.egress && vg_egress_ready(&sb->egress, err) < 0)
         goto kill;
     if (write(p.go[1], "c", 1) != 1) {
         vg_errf(err, "start the sandbox: %s", strerror(errno));

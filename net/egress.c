@@ -171,6 +171,7 @@ void vg_egress_stop(struct vg_egress *eg)
     close_fd(&eg->init_pidfd);
     close_fd(&eg->err_fd);
     close_fd(&eg->stop_fd);
+    close_fd(&eg->ready_fd);
     eg->pid = 0;
 }
 
@@ -198,52 +199,62 @@ static int spawn(struct vg_egress *eg, pid_t init, int ready[2], int errp[2], st
 
 void vg_egress_init(struct vg_egress *eg)
 {
-    *eg = (struct vg_egress){.pidfd = -1, .init_pidfd = -1, .err_fd = -1, .stop_fd = -1};
+    *eg = (struct vg_egress){.pidfd = -1, .init_pidfd = -1, .err_fd = -1, .stop_fd = -1,
+                             .ready_fd = -1};
 }
 
 int vg_egress_start(struct vg_egress *eg, pid_t init, struct vg_err *err)
 {
     vg_egress_init(eg);
     int ready[2] = {-1, -1}, errp[2] = {-1, -1};
-    uint64_t t0 = vg_now_mono_ns();
+    eg->t0 = vg_now_mono_ns();
     if (pipe2(ready, O_CLOEXEC) < 0 || pipe2(errp, O_CLOEXEC) < 0) {
         vg_errf(err, "start pasta: pipe: %s", strerror(errno));
-        goto fail;
+    } else if (spawn(eg, init, ready, errp, err) == 0) {
+        close_fd(&ready[1]);
+        close_fd(&errp[1]);
+        eg->ready_fd = ready[0];
+        eg->err_fd = errp[0];
+        eg->init = init;
+        return 0;
     }
-    if (spawn(eg, init, ready, errp, err) < 0)
-        goto fail;
-    close_fd(&ready[1]);
-    close_fd(&errp[1]);
-    eg->err_fd = errp[0];
-    errp[0] = -1;
-    if (wait_ready(ready[0], PASTA_READY_MS) < 0) {
-        syscall(SYS_pidfd_send_signal, eg->pidfd, SIGKILL, NULL, 0);
-        siginfo_t si;
-        while (waitid(P_PIDFD, (id_t)eg->pidfd, &si, WEXITED) < 0 && errno == EINTR)
-            ;
+    for (int i = 0; i < 2; i++) {
+        close_fd(&ready[i]);
+        close_fd(&errp[i]);
+    }
+    return -1;
+}
+
+static void reap_now(struct vg_egress *eg)
+{
+    siginfo_t si;
+    syscall(SYS_pidfd_send_signal, eg->pidfd, SIGKILL, NULL, 0);
+    while (waitid(P_PIDFD, (id_t)eg->pidfd, &si, WEXITED) < 0 && errno == EINTR)
+        ;
+}
+
+int vg_egress_ready(struct vg_egress *eg, struct vg_err *err)
+{
+    int r = wait_ready(eg->ready_fd, PASTA_READY_MS);
+    close_fd(&eg->ready_fd);
+    if (r < 0) {
+        reap_now(eg);
         drain_err(eg); /* pasta is gone: what it said is all in the pipe */
         vg_errf(err, "pasta could not connect the sandbox's network%s%s",
                 eg->last_err[0] ? ": " : "", eg->last_err);
         vg_egress_stop(eg);
-        goto fail;
+        return -1;
     }
-    eg->start_ns = vg_now_mono_ns() - t0;
-    eg->init_pidfd = (int)syscall(SYS_pidfd_open, init, 0);
+    eg->start_ns = vg_now_mono_ns() - eg->t0;
+    eg->init_pidfd = (int)syscall(SYS_pidfd_open, eg->init, 0);
     eg->stop_fd = eventfd(0, EFD_CLOEXEC);
     if (eg->init_pidfd < 0 || eg->stop_fd < 0 || pthread_create(&eg->watcher, NULL, watch, eg)) {
         vg_errf(err, "watch pasta: %s", strerror(errno));
         vg_egress_stop(eg);
-        goto fail;
+        return -1;
     }
     eg->watching = true;
-    close_fd(&ready[0]);
     return 0;
-fail:
-    close_fd(&ready[0]);
-    close_fd(&ready[1]);
-    close_fd(&errp[0]);
-    close_fd(&errp[1]);
-    return -1;
 }
 
 bool vg_egress_note(const struct vg_egress *eg, uint64_t start_mono, char *buf, size_t cap)

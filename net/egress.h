@@ -28,7 +28,10 @@
 
 struct vg_egress {
     pid_t pid;              /* pasta, a child of vigil; 0: none */
+    pid_t init;             /* the sandbox's pid 1 */
     int pidfd, init_pidfd, err_fd, stop_fd;
+    int ready_fd;           /* pasta's "pid file": its pid once it is ready */
+    uint64_t t0;            /* when it was started */
     pthread_t watcher;
     bool watching;
     uint64_t start_ns;      /* pasta's start-up, for the note */
@@ -41,10 +44,13 @@ void vg_egress_init(struct vg_egress *eg);
 /* Is pasta there at all?  Checked before anything runs so that a policy
  * that needs egress fails with one line (fail closed: no egress, no run). */
 int vg_egress_check(struct vg_err *err);
-/* Start pasta on the sandbox whose pid 1 is init (host pid), wait until
- * the namespace is configured, and watch it.  -1 with err (pasta's own
- * message when it said one), nothing left running. */
+/* Start pasta on the sandbox whose pid 1 is init (host pid): it sets up
+ * the namespace while pid 1 builds the mounts.  -1 with err. */
 int vg_egress_start(struct vg_egress *eg, pid_t init, struct vg_err *err);
+/* Wait until pasta has configured the namespace (before the candidate
+ * may start), and watch it from then on.  -1 with err (pasta's own
+ * message when it said one), nothing left running. */
+int vg_egress_ready(struct vg_egress *eg, struct vg_err *err);
 /* The end of the run: pasta is killed if still there, reaped if the
  * engine did not, and the watcher joined.  Idempotent. */
 void vg_egress_stop(struct vg_egress *eg);
