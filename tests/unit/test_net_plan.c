@@ -7,19 +7,7 @@
 
 #include "net/net.h"
 #include "tests/unit/check.h"
-
-static const struct vg_places places = {"/home/u", "/work/cand", "/tmp"};
-
-static struct vg_policy *pol(const char *text)
-{
-    struct vg_err err = {{0}};
-    struct vg_policy *p = vg_policy_parse("t.policy", text, &err);
-    if (!p || vg_policy_compile(p, &places, &err)) {
-        fprintf(stderr, "policy did not parse: %s\n--\n%s--\n", err.msg, text);
-        exit(1);
-    }
-    return p;
-}
+#include "tests/unit/policy_text.h"
 
 static bool egress(const char *rules)
 {
