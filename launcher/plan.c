@@ -255,12 +255,6 @@ static void build_env(struct vg_plan *p, const struct vg_run_opts *o,
     p->envp = env;
 }
 
-bool vg_plan_private_net(const struct vg_policy *pol)
-{
-    const char *force = getenv("VIGIL_PRIVATE_NETNS"); /* temporary: see plan.h */
-    return !(pol && vg_policy_net_allowed(pol)) || (force && !strcmp(force, "1"));
-}
-
 int vg_plan_build(struct vg_plan *p, const struct vg_run_opts *o,
                   const struct vg_policy *pol, const char *workdir,
                   struct vg_err *err)
@@ -273,9 +267,10 @@ int vg_plan_build(struct vg_plan *p, const struct vg_run_opts *o,
     p->root_caller = geteuid() == 0;
     p->outside_uid = p->root_caller ? VG_HOST_NOBODY : geteuid();
     p->outside_gid = p->root_caller ? VG_HOST_NOBODY : getegid();
-    p->new_net = vg_plan_private_net(pol);
-    p->dns = p->new_net;
+    p->dns = true; /* every run has its own netns, and vigil's resolver in it */
 
+    if (vg_net_plan_build(&p->net, pol, err) < 0)
+        return -1;
     add_system_dirs(p);
     add_proc_dev_tmp(p);
     if (p->private_workdir) {
@@ -319,6 +314,7 @@ void vg_plan_free(struct vg_plan *p)
     free(p->cwd);
     free(p->hostname);
     vg_landlock_plan_free(&p->landlock);
+    vg_net_plan_free(&p->net);
     memset(p, 0, sizeof *p);
 }
 

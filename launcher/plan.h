@@ -14,6 +14,7 @@
 
 #include "policy/policy.h"
 #include "launcher/limits.h"
+#include "net/net.h"
 #include "run/run.h"
 #include "util/util.h"
 
@@ -53,7 +54,7 @@ struct vg_plan {
     char **envp;          /* final, scrubbed environment */
     char *cwd;            /* candidate's cwd inside the sandbox */
     char *hostname;
-    bool new_net;         /* private, empty network namespace */
+    struct vg_net_plan net; /* the netns is always the sandbox's own; egress, filter */
     bool dns;             /* vigil's resolver answers in it (net/dns.h) */
     struct vg_limits limits;
     const struct vg_enforce *enforce; /* each limit's mechanism, the cgroups to join */
@@ -92,11 +93,6 @@ unsigned vg_plan_masked(const struct vg_plan *p, const char **out, unsigned max)
  * (read-only system binds and the root's own symlinks, with no writable
  * mount inside them).  Fills at most max pointers into the plan. */
 unsigned vg_plan_immutable(const struct vg_plan *p, const char **out, unsigned max);
-
-/* Does the run get a network namespace of its own?  When the policy
- * grants no network; or, until every run gets one, when VIGIL_PRIVATE_NETNS=1
- * is in vigil's environment (for tests of vigil's resolver). */
-bool vg_plan_private_net(const struct vg_policy *pol);
 
 /* Is this host path (canonical) inside the read-only system trees the
  * sandbox shows anyway (/usr, /etc, /bin, ...)? */

@@ -34,6 +34,7 @@
 
 #include "launcher/landlock.h"
 #include "net/dns.h"
+#include "net/net.h"
 #include "tracer/notify/opener.h"
 
 struct pipes {
@@ -316,9 +317,13 @@ static _Noreturn void init_main(const struct vg_plan *plan, const struct vg_bpf 
         report_exit(rep, VG_EXIT_SETUP, "pdeathsig: %s", strerror(errno));
     if (sethostname(plan->hostname, strlen(plan->hostname)) < 0)
         report_exit(rep, VG_EXIT_SETUP, "sethostname: %s", strerror(errno));
-    if (plan->new_net && vg_loopback_up() < 0)
+    if (vg_loopback_up() < 0)
         report_exit(rep, VG_EXIT_SETUP, "bring up loopback: %s", strerror(errno));
     struct vg_err err = {{0}};
+    /* Before pasta connects the namespace and before the candidate
+     * exists: no packet leaves for the host unfiltered. */
+    if (plan->net.egress && vg_nft_block(&plan->net, &err) < 0)
+        report_exit(rep, VG_EXIT_SETUP, "%s", err.msg);
     if (vg_setup_execute(plan, &err) < 0)
         report_exit(rep, VG_EXIT_SETUP, "sandbox setup: %s", err.msg);
     /* A second byte: we are in the run's cgroups.  The supervisor moves us
@@ -437,12 +442,13 @@ int vg_sandbox_start(const struct vg_plan *plan, const struct vg_bpf *cand,
         vg_errf(err, "pipe: %s", strerror(errno));
         goto fail;
     }
+    vg_egress_init(&sb->egress);
     if (sb->notify && notify_channels(&p, err) < 0)
         goto fail;
+    /* A network namespace of its own whatever the policy says: its own
+     * loopback, nothing of the host's (net/net.h). */
     unsigned long flags = CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNS | CLONE_NEWIPC |
-                          CLONE_NEWUTS | CLONE_NEWCGROUP | SIGCHLD;
-    if (plan->new_net)
-        flags |= CLONE_NEWNET;
+                          CLONE_NEWUTS | CLONE_NEWCGROUP | CLONE_NEWNET | SIGCHLD;
     fflush(NULL);
     pid_t pid = (pid_t)syscall(SYS_clone, flags, NULL, NULL, NULL, NULL);
     if (pid < 0) {
@@ -465,16 +471,22 @@ int vg_sandbox_start(const struct vg_plan *plan, const struct vg_bpf *cand,
                 strerror(errno));
         goto kill;
     }
+    /* pasta connects the namespace while pid 1 builds the mounts */
+    if (plan->net.egress && vg_egress_start(&sb->egress, pid, err) < 0)
+        goto kill;
     if (write(p.go[1], "g", 1) != 1) {
         vg_errf(err, "start the sandbox: %s", strerror(errno));
         goto kill;
     }
     /* While pid 1 sets up its mounts; it forks the candidate only after
-     * the second byte, so nothing of the candidate runs outside its groups. */
+     * the second byte, so nothing of the candidate runs outside its groups,
+     * nor before its way out is there. */
     if (vg_cgroup_join(&plan->enforce->cg, pid, err) < 0)
         goto kill;
     /* Before the candidate can ask: its first query finds the socket. */
     if (plan->dns && (sb->dns_fd = vg_dns_socket(pid, err)) < 0)
+        goto kill;
+    if (plan->net.egress && vg_egress_ready(&sb->egress, err) < 0)
         goto kill;
     if (write(p.go[1], "c", 1) != 1) {
         vg_errf(err, "start the sandbox: %s", strerror(errno));
@@ -502,6 +514,7 @@ kill:
     kill(pid, SIGKILL);
     while (waitpid(pid, NULL, __WALL) < 0 && errno == EINTR)
         ;
+    vg_egress_stop(&sb->egress);
 fail:
     close_pair(p.out);
     close_pair(p.err);

@@ -7,6 +7,7 @@
 #include "launcher/filter.h"
 #include <sys/types.h>
 #include "launcher/plan.h"
+#include "net/egress.h"
 #include "util/util.h"
 
 /* The candidate's exit code when vigil could not start it (see README). */
@@ -28,6 +29,7 @@ struct vg_sandbox {
     int opener_fd;    /* notify: requests to the opener (tracer/notify/opener.h); else -1 */
     int dns_fd;       /* plan->dns: vigil's resolver socket, bound inside the sandbox's
                        * network namespace before the candidate starts; else -1 */
+    struct vg_egress egress; /* pasta, when the plan has egress; vg_egress_stop at the end */
 };
 
 /* A failure report from inside the sandbox: the exit code vigil should

@@ -153,6 +153,15 @@ bool vg_policy_audits_lookups(const struct vg_policy *p);
 /* Does any rule allow any network access?  If not, the sandbox gets an
  * empty network namespace. */
 bool vg_policy_net_allowed(const struct vg_policy *p);
+/* Does an allow of connect or send (a rule or the default) reach beyond
+ * the sandbox's own loopback: another address or network, a host name,
+ * any address?  Then the sandbox's netns gets egress (net/egress.h). */
+bool vg_policy_net_egress(const struct vg_policy *p);
+/* Does an allow rule of connect or send name exactly this address (one
+ * address, not a network, a name or any)?  Only such a rule opens a host
+ * address of the supervisor's own to the sandbox (net/hostaddr.c). */
+struct vg_ip;
+bool vg_policy_names_ip(const struct vg_policy *p, const struct vg_ip *ip);
 
 const struct vg_limits *vg_policy_limits(const struct vg_policy *p);
 uint32_t vg_policy_nbinds(const struct vg_policy *p);

@@ -141,7 +141,8 @@ static int build_sandbox(struct run *r)
     r->plan.artifact_host = r->artifact_hosts;
     r->plan.artifact_dst = r->artifact_paths;
     r->plan.nartifacts = r->nartifacts;
-    if (vg_plan_build(&r->plan, r->o, r->pol, r->workdir, &r->err) < 0)
+    if (vg_plan_build(&r->plan, r->o, r->pol, r->workdir, &r->err) < 0 ||
+        (r->plan.net.egress && vg_egress_check(&r->err) < 0))
         return -1;
     int abi = vg_landlock_abi();
     if (abi <= 0 && !r->o->allow_no_landlock) {
@@ -322,12 +323,17 @@ static int supervise(struct run *r, struct vg_ending *end)
         kill(sb.init_pid, SIGKILL);
         vg_dns_stop(dns);
         engine->supervise(&ctx); /* reap */
+        vg_egress_stop(&sb.egress);
         vg_sandbox_close(&sb);
         vg_io_free(&io);
         return -1;
     }
     engine->supervise(&ctx);
     vg_dns_stop(dns); /* before the trailer: no record after it */
+    vg_egress_stop(&sb.egress);
+    char netnote[300];
+    if (vg_egress_note(&sb.egress, r->start_mono, netnote, sizeof netnote))
+        vg_run_note(r, "network", netnote);
     vg_io_finish(&io);
     /* the notify engine's sockets; out/err/report belong to io now */
     if (sb.listener_chan >= 0)
@@ -413,9 +419,9 @@ int vg_run(struct vg_run_opts *o)
         goto out;
     places.work = r.workdir;
     choose_engine(&r);
-    /* A private network namespace has vigil's resolver: names are what it
-     * hands out, nothing is resolved ahead. */
-    if (vg_policy_compile_names(r.pol, &places, !vg_plan_private_net(r.pol), &r.err) < 0 ||
+    /* Every run's network namespace has vigil's resolver: names are what
+     * it hands out, nothing is resolved ahead. */
+    if (vg_policy_compile_names(r.pol, &places, false, &r.err) < 0 ||
         vg_run_artifacts(&r) < 0 || build_sandbox(&r) < 0 || prepare_dns(&r) < 0 || vg_run_outputs(&r) < 0 || restrict_cpus(&r) < 0 ||
         vg_run_header(&r) < 0)
         goto out;

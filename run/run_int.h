@@ -69,5 +69,7 @@ void vg_run_outputs_discard(struct run *r);
 
 /* runlog.c */
 int vg_run_header(struct run *r);
+/* A note record (docs/FORMAT.md, "note"): -1 when the log cannot take it. */
+int vg_run_note(struct run *r, const char *what, const char *detail);
 void vg_run_trailer(struct run *r, const struct vg_engine_ctx *ctx, const struct vg_ending *end);
 #endif

@@ -8,7 +8,7 @@
 #include "launcher/limits.h"
 #include "run/run_int.h"
 
-static int note(struct run *r, const char *what, const char *detail)
+int vg_run_note(struct run *r, const char *what, const char *detail)
 {
     struct vg_record rec = {.type = VG_REC_NOTE};
     rec.u.note = (struct vg_note_ev){.ts_ns = vg_now_mono_ns() - r->start_mono, .what = what,
@@ -55,7 +55,7 @@ int vg_run_header(struct run *r)
     int rc = vg_log_write(r->log, &rec);
     free(res);
     for (unsigned i = 0; rc == 0 && i < r->nwarnings; i++)
-        rc = note(r, "warning", r->warnings[i]);
+        rc = vg_run_note(r, "warning", r->warnings[i]);
     if (rc < 0)
         vg_errf(&r->err, "%s", vg_log_error(r->log));
     return rc;
@@ -68,16 +68,16 @@ static void ending_notes(struct run *r, const struct vg_ending *end)
     if (!strcmp(end->status, "timeout")) {
         snprintf(buf, sizeof buf, "wall-clock limit of %.3fs reached: sandbox killed",
                  (double)r->limits.v[VG_LIM_TIME] / 1000);
-        note(r, "timeout", buf);
+        vg_run_note(r, "timeout", buf);
     }
     for (unsigned i = 0; i < end->nhits; i++) {
         if (!strcmp(end->hits[i], "time"))
             continue;
         snprintf(buf, sizeof buf, "limit %s reached", end->hits[i]);
-        note(r, "limit", buf);
+        vg_run_note(r, "limit", buf);
     }
     if (!strcmp(end->status, "error") && end->error[0])
-        note(r, "error", end->error);
+        vg_run_note(r, "error", end->error);
 }
 
 void vg_run_trailer(struct run *r, const struct vg_engine_ctx *ctx,

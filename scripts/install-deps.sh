@@ -10,10 +10,13 @@ TEST="python3 python3-msgpack python3-pytest tmux strace nodejs"
 TEST="$TEST man-db groff-base binutils dpkg-dev debhelper lintian"
 # vigil batch on a real single-node Slurm cluster (tests/test_slurm.py)
 TEST="$TEST slurm-wlm munge"
+# egress for policies that allow addresses beyond the sandbox (pasta), and
+# ip netns for the tests' outside network (tests/outside.py)
+TEST="$TEST passt iproute2"
 case "${1:-build}" in
   build) want="$BUILD python3" ;;
   test)  want="$BUILD $TEST" ;;
-  bench) want="$BUILD $TEST bubblewrap firejail hyperfine" ;;
+  bench) want="$BUILD $TEST bubblewrap firejail hyperfine slirp4netns" ;;
   fuzz)  want="$BUILD clang libclang-rt-14-dev" ;;
   *) echo "usage: $0 build|test|bench|fuzz" >&2; exit 2 ;;
 esac

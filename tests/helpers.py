@@ -86,12 +86,14 @@ def free_port():
 
 
 class _Served:
-    """A socket on the host's 127.0.0.1 read by a thread of its own until
+    """A socket on the host's 127.0.0.1 (or in an outside namespace,
+    tests/outside.py: at its address) read by a thread of its own until
     close(); subclasses say how to make it and what one read keeps."""
 
-    def __init__(self, sock):
+    def __init__(self, sock, addr="127.0.0.1"):
         self.sock = sock
-        self.sock.bind(("127.0.0.1", 0))
+        self.addr = addr
+        self.sock.bind((addr, 0))
         self.sock.settimeout(0.1)
         self.port = self.sock.getsockname()[1]
         self._stop = threading.Event()
@@ -111,11 +113,14 @@ class _Served:
 
 
 class Listener(_Served):
-    """A TCP listener on the host's 127.0.0.1 that records every
+    """A TCP listener on the host's 127.0.0.1 (or outside) that records every
     connection it accepts (and what was sent on it)."""
 
-    def __init__(self):
-        super().__init__(socket.socket())
+    def __init__(self, outside=None, addr="127.0.0.1"):
+        if outside:
+            super().__init__(outside.socket(), outside.addr)
+        else:
+            super().__init__(socket.socket(), addr)
         self.sock.listen(16)
         self.accepted = []
         self._thread.start()
@@ -132,10 +137,13 @@ class Listener(_Served):
 
 
 class UdpListener(_Served):
-    """A UDP socket on the host's 127.0.0.1 that keeps every datagram."""
+    """A UDP socket on the host's 127.0.0.1 (or outside) that keeps every datagram."""
 
-    def __init__(self):
-        super().__init__(socket.socket(socket.AF_INET, socket.SOCK_DGRAM))
+    def __init__(self, outside=None):
+        if outside:
+            super().__init__(outside.socket(kind=socket.SOCK_DGRAM), outside.addr)
+        else:
+            super().__init__(socket.socket(socket.AF_INET, socket.SOCK_DGRAM))
         self.got = []
         self._thread.start()
 

@@ -233,28 +233,39 @@ def free_port(lo, hi):
 
 
 def test_localhost_policy(root_caller):
-    inside, outside = Server(free_port(8000, 8064)), Server(free_port(9100, 9200))
+    """The candidate serves on the sandbox's own 127.0.0.1 and connects to
+    itself; a host server on the same port never hears from it (the
+    loopback is the sandbox's own), and a port outside the range is refused."""
+    port = free_port(8000, 8064)
+    host_same, other = Server(port), Server(free_port(9100, 9200))
     try:
-        code = ("import socket, sys\n"
+        code = ("import socket, sys, threading\n"
+                "srv = socket.socket()\n"
+                "srv.bind(('127.0.0.1', int(sys.argv[1])))\n"
+                "srv.listen(4)\n"
+                "threading.Thread(target=lambda: srv.accept()[0].sendall(b'inside\\n'),\n"
+                "                 daemon=True).start()\n"
                 "for port in map(int, sys.argv[1:]):\n"
                 "    try:\n"
-                "        print(port, socket.create_connection(('127.0.0.1', port), timeout=3).recv(6))\n"
+                "        print(port, socket.create_connection(('127.0.0.1', port), timeout=3).recv(7))\n"
                 "    except OSError as e:\n"
                 "        print(port, 'failed', e.errno)\n")
-        r = root_caller.run("python3", "-c", code, str(inside.sock.getsockname()[1]),
-                            str(outside.sock.getsockname()[1]),
+        r = root_caller.run("python3", "-c", code, str(port),
+                            str(other.sock.getsockname()[1]),
                             opts=["-p", policy("localhost.policy")])
     finally:
-        inside.close()
-        outside.close()
+        host_same.close()
+        other.close()
     assert r.rc == 0, r
     lines = r.stdout.splitlines()
-    assert lines[0].endswith("b'hello\\n'"), lines
+    assert lines[0].endswith("b'inside\\n'"), lines
     assert "failed" in lines[1], lines
-    assert inside.accepted == 1 and outside.accepted == 0
+    assert host_same.accepted == 0 and other.accepted == 0
     conns = decisions(r.recs, "connect")
     assert [c[1] for c in conns] == ["allow", "deny"], conns
     assert conns[0][2]["line"] == rule_line("localhost.policy", "allow connect tcp")
+    binds = decisions(r.recs, "bind")
+    assert [c[1] for c in binds] == ["allow"], binds
 
 
 def test_observe_policy_allows_and_records_everything(root_caller, probe, secret):

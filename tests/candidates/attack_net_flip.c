@@ -1,4 +1,5 @@
-/* attack_net_flip.c DENIEDPORT TOKEN TRIES SECONDS: sendto 127.0.0.1:DENIEDPORT
+/* attack_net_flip.c DENIEDPORT TOKEN TRIES SECONDS [ADDR]: sendto ADDR:DENIEDPORT
+ * (ADDR default 127.0.0.1)
  * from a socket address alone in its page, while a second thread flips
  * that page between PROT_NONE and readable as fast as it can: a
  * supervisor that cannot read the address must not let the datagram go.
@@ -45,8 +46,8 @@ static double now(void)
 
 int main(int argc, char **argv)
 {
-    if (argc != 5) {
-        fprintf(stderr, "usage: %s DENIEDPORT TOKEN TRIES SECONDS\n", argv[0]);
+    if (argc != 5 && argc != 6) {
+        fprintf(stderr, "usage: %s DENIEDPORT TOKEN TRIES SECONDS [ADDR]\n", argv[0]);
         return 2;
     }
     const char *token = argv[2];
@@ -62,7 +63,8 @@ int main(int argc, char **argv)
     struct sockaddr_in *sa = page;
     sa->sin_family = AF_INET;
     sa->sin_port = htons((unsigned short)atoi(argv[1]));
-    sa->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (inet_pton(AF_INET, argc == 6 ? argv[5] : "127.0.0.1", &sa->sin_addr) != 1)
+        return 2;
 
     pthread_t th;
     if (pthread_create(&th, NULL, flipper, NULL) != 0)

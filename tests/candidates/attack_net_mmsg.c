@@ -1,5 +1,5 @@
-/* attack_net_mmsg.c OKPORT DENIEDPORT TOKEN ATTEMPTS: sendmmsg on one UDP
- * socket to 127.0.0.1, with the denied destination hidden behind allowed
+/* attack_net_mmsg.c OKPORT DENIEDPORT TOKEN ATTEMPTS [ADDR]: sendmmsg on one
+ * UDP socket to ADDR (default 127.0.0.1), with the denied destination hidden behind allowed
  * ones.  First a control call whose every message goes to OKPORT; then
  * ATTEMPTS calls of 8 messages, the first to OKPORT and the others to
  * DENIEDPORT; then one call of 1024 messages (the kernel's UIO_MAXIOV cap)
@@ -21,12 +21,12 @@ static struct sockaddr_in ok_sa, denied_sa;
 static struct mmsghdr msgs[TAIL_VLEN];
 static struct iovec iov;
 
-static void loopback(struct sockaddr_in *sa, int port)
+static int target(struct sockaddr_in *sa, int port, const char *addr)
 {
     memset(sa, 0, sizeof *sa);
     sa->sin_family = AF_INET;
     sa->sin_port = htons((unsigned short)port);
-    sa->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    return inet_pton(AF_INET, addr, &sa->sin_addr) == 1 ? 0 : -1;
 }
 
 /* Messages [0, n): all to ok_sa except those from first_denied on. */
@@ -43,12 +43,12 @@ static void fill(unsigned n, unsigned first_denied)
 
 int main(int argc, char **argv)
 {
-    if (argc != 5) {
-        fprintf(stderr, "usage: %s OKPORT DENIEDPORT TOKEN ATTEMPTS\n", argv[0]);
+    const char *addr = argc == 6 ? argv[5] : "127.0.0.1";
+    if ((argc != 5 && argc != 6) || target(&ok_sa, atoi(argv[1]), addr) < 0 ||
+        target(&denied_sa, atoi(argv[2]), addr) < 0) {
+        fprintf(stderr, "usage: %s OKPORT DENIEDPORT TOKEN ATTEMPTS [ADDR]\n", argv[0]);
         return 2;
     }
-    loopback(&ok_sa, atoi(argv[1]));
-    loopback(&denied_sa, atoi(argv[2]));
     iov.iov_base = argv[3];
     iov.iov_len = strlen(argv[3]);
     int attempts = atoi(argv[4]);

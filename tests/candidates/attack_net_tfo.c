@@ -1,4 +1,5 @@
-/* attack_net_tfo.c PORT TOKEN: TCP fast open to 127.0.0.1:PORT: sendto with
+/* attack_net_tfo.c PORT TOKEN [ADDR]: TCP fast open to ADDR:PORT (ADDR default
+ * 127.0.0.1): sendto with
  * MSG_FASTOPEN on a fresh stream socket connects and sends in one call,
  * with no connect(2).  A second thread does the same on its own socket,
  * through sendmsg.  Prints "sendto ret=R errno=E" and "sendmsg ret=R errno=E". */
@@ -34,13 +35,13 @@ static void *by_sendmsg(void *arg)
 
 int main(int argc, char **argv)
 {
-    if (argc != 3) {
-        fprintf(stderr, "usage: %s PORT TOKEN\n", argv[0]);
+    dest.sin_family = AF_INET;
+    dest.sin_port = htons((unsigned short)(argc > 1 ? atoi(argv[1]) : 0));
+    if ((argc != 3 && argc != 4) ||
+        inet_pton(AF_INET, argc == 4 ? argv[3] : "127.0.0.1", &dest.sin_addr) != 1) {
+        fprintf(stderr, "usage: %s PORT TOKEN [ADDR]\n", argv[0]);
         return 2;
     }
-    dest.sin_family = AF_INET;
-    dest.sin_port = htons((unsigned short)atoi(argv[1]));
-    dest.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     token = argv[2];
     char line[64];
     pthread_t th;

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "policy/policy.h"
+#include "tests/unit/policy_text.h"
 #include "launcher/landlock.h"
 #include "util/sha256.h"
 
@@ -26,20 +27,6 @@ static int passed, failed;
             fprintf(stderr, "%s:%d: FAILED: %s\n", __FILE__, __LINE__, #cond); \
         }                                                                      \
     } while (0)
-
-static const struct vg_places places = {"/home/u", "/work/cand", "/tmp"};
-
-/* Parse + compile, or fail the test run loudly. */
-static struct vg_policy *pol(const char *text)
-{
-    struct vg_err err = {{0}};
-    struct vg_policy *p = vg_policy_parse("t.policy", text, &err);
-    if (!p || vg_policy_compile(p, &places, &err)) {
-        fprintf(stderr, "policy did not parse: %s\n--\n%s--\n", err.msg, text);
-        exit(1);
-    }
-    return p;
-}
 
 static const char *parse_error(const char *text)
 {

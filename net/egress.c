@@ -1,0 +1,272 @@
+/* egress.c: see egress.h. */
+#include "net/egress.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/close_range.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+/* How long pasta may take to configure the namespace (it takes tens of
+ * milliseconds). */
+#define PASTA_READY_MS 5000
+#define PID_LINE 32
+
+static const char *pasta_path(void)
+{
+    const char *p = getenv("VIGIL_PASTA");
+    return p && p[0] == '/' ? p : VG_PASTA;
+}
+
+int vg_egress_check(struct vg_err *err)
+{
+    const char *p = pasta_path();
+    if (access(p, X_OK) == 0)
+        return 0;
+    vg_errf(err, "the policy allows network access beyond the sandbox, which needs pasta "
+                 "(Debian package passt): %s: %s", p, strerror(errno));
+    return -1;
+}
+
+/* The arguments: see egress.h for why each. */
+static void pasta_argv(const char **av, size_t cap, char *pidfile, char *target)
+{
+    static const char *const fixed[] = {
+        "-f", "-q", "--config-net", "-t", "none", "-u", "none", "-T", "none", "-U", "none",
+        "--no-map-gw", "--no-dhcp", "--no-dhcpv6", "--no-ra", "-D", "none", "-S", "none",
+    };
+    size_t n = 0;
+    av[n++] = "pasta";
+    for (size_t i = 0; i < VG_ARRAY_LEN(fixed) && n + 6 < cap; i++)
+        av[n++] = fixed[i];
+    /* As root pasta would switch to nobody before it joins the sandbox's
+     * user namespace, which nobody cannot enter (root owns it); it stays
+     * uid 0 but holds capabilities only in that namespace (see docs). */
+    if (geteuid() == 0) {
+        av[n++] = "--runas";
+        av[n++] = "0";
+    }
+    av[n++] = "-P";
+    av[n++] = pidfile;
+    av[n++] = target;
+    av[n] = NULL;
+}
+
+static _Noreturn void pasta_child(int ready_w, int err_w, pid_t init, pid_t vigil)
+{
+    /* Dies with vigil: set before exec, kept by it (pasta keeps its uid).
+     * If vigil is already gone, do not start at all. */
+    if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 || getppid() != vigil)
+        _exit(127);
+    int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+    if (null < 0 || dup2(null, 0) < 0 || dup2(null, 1) < 0 || dup2(err_w, 2) < 0 ||
+        dup2(ready_w, 3) < 0 || syscall(SYS_close_range, 4, ~0u, 0) < 0)
+        _exit(127);
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL);
+    signal(SIGPIPE, SIG_DFL);
+    char pidfile[] = "/dev/fd/3", target[PID_LINE];
+    snprintf(target, sizeof target, "%d", (int)init);
+    const char *av[40];
+    pasta_argv(av, VG_ARRAY_LEN(av), pidfile, target);
+    char *const env[] = {"PATH=/usr/sbin:/usr/bin:/sbin:/bin", NULL};
+    execve(pasta_path(), (char *const *)av, env);
+    _exit(127);
+}
+
+/* pasta writes its pid to the "pid file" once the namespace is set up:
+ * that line is the sign it is ready; EOF is its failure. */
+static int wait_ready(int fd, int timeout_ms)
+{
+    char line[PID_LINE];
+    struct pollfd p = {.fd = fd, .events = POLLIN};
+    int r = poll(&p, 1, timeout_ms);
+    if (r <= 0)
+        return -1;
+    ssize_t n = read(fd, line, sizeof line - 1);
+    return n > 0 ? 0 : -1;
+}
+
+static void drain_err(struct vg_egress *eg)
+{
+    char buf[512];
+    ssize_t n = read(eg->err_fd, buf, sizeof buf - 1);
+    if (n <= 0)
+        return;
+    buf[n] = 0;
+    /* the last complete line that is not pasta's syslog complaint */
+    char *save = NULL;
+    for (char *l = strtok_r(buf, "\n", &save); l; l = strtok_r(NULL, "\n", &save))
+        if (strncmp(l, "Failed to send", 14))
+            snprintf(eg->last_err, sizeof eg->last_err, "%s", l);
+}
+
+static void *watch(void *arg)
+{
+    struct vg_egress *eg = arg;
+    struct pollfd p[] = {{.fd = eg->init_pidfd, .events = POLLIN},
+                         {.fd = eg->pidfd, .events = POLLIN},
+                         {.fd = eg->stop_fd, .events = POLLIN},
+                         {.fd = eg->err_fd, .events = POLLIN}};
+    for (;;) {
+        if (poll(p, VG_ARRAY_LEN(p), -1) < 0) {
+            if (errno == EINTR)
+                continue;
+            break;
+        }
+        if (p[3].revents & POLLIN)
+            drain_err(eg);
+        if (p[3].revents & (POLLHUP | POLLERR))
+            p[3].fd = -1;
+        if (p[0].revents || p[2].revents)
+            break;
+        if (p[1].revents) {
+            /* pasta is gone while the sandbox lives: from here on the
+             * namespace has no route out. */
+            if (!atomic_load(&eg->died_mono_ns))
+                atomic_store(&eg->died_mono_ns, vg_now_mono_ns());
+            p[1].fd = -1;
+        }
+    }
+    /* The sandbox is gone (or the run stops): so is its way out.  The
+     * engine, which waits for all of vigil's children, reaps it. */
+    syscall(SYS_pidfd_send_signal, eg->pidfd, SIGKILL, NULL, 0);
+    return NULL;
+}
+
+static void close_fd(int *fd)
+{
+    if (*fd >= 0)
+        close(*fd);
+    *fd = -1;
+}
+
+void vg_egress_stop(struct vg_egress *eg)
+{
+    if (eg->watching) {
+        uint64_t one = 1;
+        if (write(eg->stop_fd, &one, sizeof one) != sizeof one)
+            syscall(SYS_pidfd_send_signal, eg->pidfd, SIGKILL, NULL, 0);
+        pthread_join(eg->watcher, NULL);
+        eg->watching = false;
+    } else if (eg->pidfd >= 0) {
+        syscall(SYS_pidfd_send_signal, eg->pidfd, SIGKILL, NULL, 0);
+    }
+    if (eg->pidfd >= 0) {
+        /* Reaped here unless the engine did (then ECHILD). */
+        siginfo_t si;
+        while (waitid(P_PIDFD, (id_t)eg->pidfd, &si, WEXITED) < 0 && errno == EINTR)
+            ;
+    }
+    close_fd(&eg->pidfd);
+    close_fd(&eg->init_pidfd);
+    close_fd(&eg->err_fd);
+    close_fd(&eg->stop_fd);
+    close_fd(&eg->ready_fd);
+    eg->pid = 0;
+}
+
+static int spawn(struct vg_egress *eg, pid_t init, int ready[2], int errp[2], struct vg_err *err)
+{
+    pid_t vigil = getpid();
+    pid_t pid = fork();
+    if (pid < 0) {
+        vg_errf(err, "start pasta: %s", strerror(errno));
+        return -1;
+    }
+    if (pid == 0)
+        pasta_child(ready[1], errp[1], init, vigil);
+    eg->pid = pid;
+    eg->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+    if (eg->pidfd < 0) {
+        vg_errf(err, "pidfd_open pasta: %s", strerror(errno));
+        kill(pid, SIGKILL);
+        waitpid(pid, NULL, 0);
+        eg->pid = 0;
+        return -1;
+    }
+    return 0;
+}
+
+void vg_egress_init(struct vg_egress *eg)
+{
+    *eg = (struct vg_egress){.pidfd = -1, .init_pidfd = -1, .err_fd = -1, .stop_fd = -1,
+                             .ready_fd = -1};
+}
+
+int vg_egress_start(struct vg_egress *eg, pid_t init, struct vg_err *err)
+{
+    vg_egress_init(eg);
+    int ready[2] = {-1, -1}, errp[2] = {-1, -1};
+    eg->t0 = vg_now_mono_ns();
+    if (pipe2(ready, O_CLOEXEC) < 0 || pipe2(errp, O_CLOEXEC) < 0) {
+        vg_errf(err, "start pasta: pipe: %s", strerror(errno));
+    } else if (spawn(eg, init, ready, errp, err) == 0) {
+        close_fd(&ready[1]);
+        close_fd(&errp[1]);
+        eg->ready_fd = ready[0];
+        eg->err_fd = errp[0];
+        eg->init = init;
+        return 0;
+    }
+    for (int i = 0; i < 2; i++) {
+        close_fd(&ready[i]);
+        close_fd(&errp[i]);
+    }
+    return -1;
+}
+
+static void reap_now(struct vg_egress *eg)
+{
+    siginfo_t si;
+    syscall(SYS_pidfd_send_signal, eg->pidfd, SIGKILL, NULL, 0);
+    while (waitid(P_PIDFD, (id_t)eg->pidfd, &si, WEXITED) < 0 && errno == EINTR)
+        ;
+}
+
+int vg_egress_ready(struct vg_egress *eg, struct vg_err *err)
+{
+    int r = wait_ready(eg->ready_fd, PASTA_READY_MS);
+    close_fd(&eg->ready_fd);
+    if (r < 0) {
+        reap_now(eg);
+        drain_err(eg); /* pasta is gone: what it said is all in the pipe */
+        vg_errf(err, "pasta could not connect the sandbox's network%s%s",
+                eg->last_err[0] ? ": " : "", eg->last_err);
+        vg_egress_stop(eg);
+        return -1;
+    }
+    eg->start_ns = vg_now_mono_ns() - eg->t0;
+    eg->init_pidfd = (int)syscall(SYS_pidfd_open, eg->init, 0);
+    eg->stop_fd = eventfd(0, EFD_CLOEXEC);
+    if (eg->init_pidfd < 0 || eg->stop_fd < 0 || pthread_create(&eg->watcher, NULL, watch, eg)) {
+        vg_errf(err, "watch pasta: %s", strerror(errno));
+        vg_egress_stop(eg);
+        return -1;
+    }
+    eg->watching = true;
+    return 0;
+}
+
+bool vg_egress_note(const struct vg_egress *eg, uint64_t start_mono, char *buf, size_t cap)
+{
+    if (!eg->start_ns)
+        return false;
+    uint64_t t = atomic_load(&eg->died_mono_ns);
+    if (!t)
+        snprintf(buf, cap, "egress through pasta (ready in %.1f ms)", (double)eg->start_ns / 1e6);
+    else
+        snprintf(buf, cap, "pasta (the sandbox's egress) ended at +%.3fs%s%s: the sandbox had "
+                           "no route out from then on",
+                 (double)(t - start_mono) / 1e9, eg->last_err[0] ? ": " : "", eg->last_err);
+    return true;
+}

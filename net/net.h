@@ -1,0 +1,43 @@
+/* net.h: the sandbox's own network namespace.
+ *
+ * Every run gets a network namespace of its own: its loopback, up, and
+ * nothing of the host's.  When the policy allows something beyond that
+ * loopback (policy/egress.c), the namespace is connected to the outside
+ * by pasta (egress.c), and a packet filter vigil installs in the
+ * namespace before the candidate runs (nft.c) rejects every packet that
+ * would leave it for an address of the host's own (hostaddr.c), unless a
+ * rule names that address.  The supervisor still decides every connect
+ * and send; the namespace and the filter hold if it does not. */
+#ifndef VG_NET_H
+#define VG_NET_H
+#include <stdbool.h>
+
+#include "policy/netpat.h"
+#include "policy/policy.h"
+#include "util/util.h"
+
+/* The resolver the sandbox is given is VG_DNS_ADDR (net/dns.h): an
+ * address of its own loopback, so it is there with or without egress, and
+ * nothing of it goes through pasta (which forwards no DNS). */
+
+/* What the plan says about the network (launcher/plan.c fills it). */
+struct vg_net_plan {
+    bool egress;            /* start pasta: the policy allows outside addresses */
+    struct vg_ip *block;    /* prefixes no packet may leave the netns for */
+    unsigned nblock;
+};
+
+/* hostaddr.c: the egress filter's list, for this host and policy: every
+ * address of the host's interfaces (exact) that no rule names, and the
+ * loopback, unspecified and IPv4-mapped ranges, which only ever mean the
+ * host when they leave the namespace.  -1 with err when the host's
+ * addresses cannot be read (then nothing is known to be safe). */
+int vg_net_plan_build(struct vg_net_plan *n, const struct vg_policy *pol, struct vg_err *err);
+void vg_net_plan_free(struct vg_net_plan *n);
+
+/* nft.c: in the sandbox's netns, with CAP_NET_ADMIN there (its pid 1):
+ * an nftables output hook that rejects (ICMP administratively
+ * prohibited, so a connect fails at once) every packet for a blocked
+ * prefix that does not go out on loopback.  -1 with err. */
+int vg_nft_block(const struct vg_net_plan *n, struct vg_err *err);
+#endif

@@ -1,0 +1,272 @@
+/* nft.c: the egress filter (net.h), as one nftables transaction sent over
+ * netlink: a table "vigil" of the inet family with an output chain, one
+ * rule per blocked prefix:
+ *     meta oiftype != loopback  meta nfproto ipvX  ip[6] daddr PREFIX
+ *     reject with icmpx admin-prohibited
+ * The output hook sees every packet the namespace sends, whatever route
+ * or device a socket chose (SO_BINDTODEVICE, IP_PKTINFO), and only a
+ * process with CAP_NET_ADMIN in the namespace's user namespace can change
+ * it: the candidate has none and can make no namespace of its own. */
+#include <endian.h>
+#include <errno.h>
+#include <linux/netfilter.h>
+#include <linux/netfilter/nf_tables.h>
+#include <linux/netfilter/nfnetlink.h>
+#include <linux/netlink.h>
+#include <net/if_arp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "net/net.h"
+
+#define NFT_TABLE "vigil"
+#define NFT_CHAIN "egress"
+#define NFT_BUF 65536
+#define NFT_MAX_NEST 8
+/* where the destination address lies in each header */
+#define IPV4_DADDR_OFF 16
+#define IPV6_DADDR_OFF 24
+
+struct nlb {
+    uint8_t buf[NFT_BUF];
+    size_t len;
+    size_t msg;                 /* offset of the open message */
+    size_t nest[NFT_MAX_NEST];  /* offsets of the open nested attributes */
+    unsigned depth;
+    uint32_t seq;
+    bool overflow;
+};
+
+static void *put(struct nlb *b, size_t n)
+{
+    size_t al = NLMSG_ALIGN(n);
+    if (b->len + al > sizeof b->buf) {
+        b->overflow = true;
+        return NULL;
+    }
+    void *p = b->buf + b->len;
+    memset(p, 0, al);
+    b->len += al;
+    return p;
+}
+
+static void msg_begin(struct nlb *b, uint16_t type, uint16_t flags, uint8_t family, uint16_t res)
+{
+    b->msg = b->len;
+    struct nlmsghdr *h = put(b, sizeof *h);
+    struct nfgenmsg *g = put(b, sizeof *g);
+    if (!h || !g)
+        return;
+    h->nlmsg_type = type;
+    h->nlmsg_flags = NLM_F_REQUEST | flags;
+    h->nlmsg_seq = ++b->seq;
+    g->nfgen_family = family;
+    g->version = NFNETLINK_V0;
+    g->res_id = htobe16(res);
+}
+
+static void msg_end(struct nlb *b)
+{
+    if (!b->overflow)
+        ((struct nlmsghdr *)(b->buf + b->msg))->nlmsg_len = (uint32_t)(b->len - b->msg);
+}
+
+static void attr(struct nlb *b, uint16_t type, const void *data, size_t n)
+{
+    struct nlattr *a = put(b, NLA_HDRLEN + n);
+    if (!a)
+        return;
+    a->nla_type = type;
+    a->nla_len = (uint16_t)(NLA_HDRLEN + n);
+    memcpy((uint8_t *)a + NLA_HDRLEN, data, n);
+}
+
+static void attr_str(struct nlb *b, uint16_t type, const char *s)
+{
+    attr(b, type, s, strlen(s) + 1);
+}
+
+static void attr_be32(struct nlb *b, uint16_t type, uint32_t v)
+{
+    uint32_t be = htobe32(v);
+    attr(b, type, &be, sizeof be);
+}
+
+static void nest_begin(struct nlb *b, uint16_t type)
+{
+    size_t at = b->len;
+    struct nlattr *a = put(b, NLA_HDRLEN);
+    if (!a || b->depth == NFT_MAX_NEST) {
+        b->overflow = true;
+        return;
+    }
+    a->nla_type = type | NLA_F_NESTED;
+    b->nest[b->depth++] = at;
+}
+
+static void nest_end(struct nlb *b)
+{
+    if (b->overflow)
+        return;
+    size_t at = b->nest[--b->depth];
+    ((struct nlattr *)(b->buf + at))->nla_len = (uint16_t)(b->len - at);
+}
+
+/* One expression of a rule: its name, then its attributes (the caller
+ * puts them and calls expr_end). */
+static void expr_begin(struct nlb *b, const char *name)
+{
+    nest_begin(b, NFTA_LIST_ELEM);
+    attr_str(b, NFTA_EXPR_NAME, name);
+    nest_begin(b, NFTA_EXPR_DATA);
+}
+
+static void expr_end(struct nlb *b)
+{
+    nest_end(b);
+    nest_end(b);
+}
+
+static void expr_meta(struct nlb *b, uint32_t key)
+{
+    expr_begin(b, "meta");
+    attr_be32(b, NFTA_META_KEY, key);
+    attr_be32(b, NFTA_META_DREG, NFT_REG_1);
+    expr_end(b);
+}
+
+static void expr_payload(struct nlb *b, uint32_t offset, uint32_t len)
+{
+    expr_begin(b, "payload");
+    attr_be32(b, NFTA_PAYLOAD_DREG, NFT_REG_1);
+    attr_be32(b, NFTA_PAYLOAD_BASE, NFT_PAYLOAD_NETWORK_HEADER);
+    attr_be32(b, NFTA_PAYLOAD_OFFSET, offset);
+    attr_be32(b, NFTA_PAYLOAD_LEN, len);
+    expr_end(b);
+}
+
+static void expr_cmp(struct nlb *b, uint32_t op, const void *data, size_t n)
+{
+    expr_begin(b, "cmp");
+    attr_be32(b, NFTA_CMP_SREG, NFT_REG_1);
+    attr_be32(b, NFTA_CMP_OP, op);
+    nest_begin(b, NFTA_CMP_DATA);
+    attr(b, NFTA_DATA_VALUE, data, n);
+    nest_end(b);
+    expr_end(b);
+}
+
+static void expr_reject(struct nlb *b)
+{
+    uint8_t code = NFT_REJECT_ICMPX_ADMIN_PROHIBITED;
+    expr_begin(b, "reject");
+    attr_be32(b, NFTA_REJECT_TYPE, NFT_REJECT_ICMPX_UNREACH);
+    attr(b, NFTA_REJECT_ICMP_CODE, &code, sizeof code);
+    expr_end(b);
+}
+
+#define NFT_MSG(t) ((NFNL_SUBSYS_NFTABLES << 8) | (t))
+
+static void add_table_chain(struct nlb *b)
+{
+    msg_begin(b, NFT_MSG(NFT_MSG_NEWTABLE), NLM_F_CREATE | NLM_F_ACK, NFPROTO_INET, 0);
+    attr_str(b, NFTA_TABLE_NAME, NFT_TABLE);
+    msg_end(b);
+    msg_begin(b, NFT_MSG(NFT_MSG_NEWCHAIN), NLM_F_CREATE | NLM_F_ACK, NFPROTO_INET, 0);
+    attr_str(b, NFTA_CHAIN_TABLE, NFT_TABLE);
+    attr_str(b, NFTA_CHAIN_NAME, NFT_CHAIN);
+    nest_begin(b, NFTA_CHAIN_HOOK);
+    attr_be32(b, NFTA_HOOK_HOOKNUM, NF_INET_LOCAL_OUT);
+    attr_be32(b, NFTA_HOOK_PRIORITY, 0);
+    nest_end(b);
+    attr_be32(b, NFTA_CHAIN_POLICY, NF_ACCEPT);
+    attr_str(b, NFTA_CHAIN_TYPE, "filter");
+    msg_end(b);
+}
+
+static void add_rule(struct nlb *b, const struct vg_ip *ip)
+{
+    uint16_t loopback = ARPHRD_LOOPBACK;
+    uint8_t proto = ip->v6 ? NFPROTO_IPV6 : NFPROTO_IPV4;
+    msg_begin(b, NFT_MSG(NFT_MSG_NEWRULE), NLM_F_CREATE | NLM_F_APPEND | NLM_F_ACK,
+              NFPROTO_INET, 0);
+    attr_str(b, NFTA_RULE_TABLE, NFT_TABLE);
+    attr_str(b, NFTA_RULE_CHAIN, NFT_CHAIN);
+    nest_begin(b, NFTA_RULE_EXPRESSIONS);
+    /* A packet for the sandbox itself (its own copy of the host's
+     * address, its loopback) goes out on lo and stays inside. */
+    expr_meta(b, NFT_META_OIFTYPE);
+    expr_cmp(b, NFT_CMP_NEQ, &loopback, sizeof loopback);
+    expr_meta(b, NFT_META_NFPROTO);
+    expr_cmp(b, NFT_CMP_EQ, &proto, sizeof proto);
+    /* Prefixes here are whole bytes (hostaddr.c): compare that many. */
+    expr_payload(b, ip->v6 ? IPV6_DADDR_OFF : IPV4_DADDR_OFF, ip->prefix / 8u);
+    expr_cmp(b, NFT_CMP_EQ, ip->a, ip->prefix / 8u);
+    expr_reject(b);
+    nest_end(b);
+    msg_end(b);
+}
+
+/* Every message asked for an ack: read them all, the first error wins. */
+static int read_acks(int fd, uint32_t first, uint32_t last, struct vg_err *err)
+{
+    static uint8_t buf[NFT_BUF];
+    uint32_t acked = 0, want = last - first + 1;
+    while (acked < want) {
+        ssize_t n = recv(fd, buf, sizeof buf, 0);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) {
+            vg_errf(err, "egress filter: netlink: %s", n < 0 ? strerror(errno) : "no answer");
+            return -1;
+        }
+        size_t len = (size_t)n;
+        for (struct nlmsghdr *h = (struct nlmsghdr *)buf; NLMSG_OK(h, len); h = NLMSG_NEXT(h, len)) {
+            if (h->nlmsg_type != NLMSG_ERROR)
+                continue;
+            int e = ((struct nlmsgerr *)NLMSG_DATA(h))->error;
+            if (e) {
+                vg_errf(err, "egress filter: nftables refused message %u: %s",
+                        h->nlmsg_seq - first, strerror(-e));
+                return -1;
+            }
+            acked++;
+        }
+    }
+    return 0;
+}
+
+int vg_nft_block(const struct vg_net_plan *n, struct vg_err *err)
+{
+    static struct nlb b; /* 64k: not on init's stack */
+    memset(&b, 0, sizeof b);
+    msg_begin(&b, NFNL_MSG_BATCH_BEGIN, 0, AF_UNSPEC, NFNL_SUBSYS_NFTABLES);
+    msg_end(&b);
+    uint32_t first = b.seq + 1;
+    add_table_chain(&b);
+    for (unsigned i = 0; i < n->nblock; i++)
+        add_rule(&b, &n->block[i]);
+    uint32_t last = b.seq;
+    msg_begin(&b, NFNL_MSG_BATCH_END, 0, AF_UNSPEC, NFNL_SUBSYS_NFTABLES);
+    msg_end(&b);
+    if (b.overflow) {
+        vg_errf(err, "egress filter: %u addresses are too many for one transaction", n->nblock);
+        return -1;
+    }
+    int fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_NETFILTER);
+    if (fd < 0) {
+        vg_errf(err, "egress filter: netlink socket: %s", strerror(errno));
+        return -1;
+    }
+    struct sockaddr_nl to = {.nl_family = AF_NETLINK};
+    int rc = -1;
+    if (sendto(fd, b.buf, b.len, 0, (struct sockaddr *)&to, sizeof to) != (ssize_t)b.len)
+        vg_errf(err, "egress filter: netlink send: %s", strerror(errno));
+    else
+        rc = read_acks(fd, first, last, err);
+    close(fd);
+    return rc;
+}
