@@ -180,6 +180,7 @@ struct vg_syscall_ev {
     int32_t err;         /* errno the call was made to fail with, 0 if none */
     const struct vg_frame *stack;
     uint32_t nstack;
+    bool probe;          /* a read/exec lookup of something that does not exist */
 };
 
 struct vg_proc_ev {
@@ -302,6 +303,7 @@ struct vg_record {
 #define VG_K_MODULE "module"
 #define VG_K_SYM "sym"
 #define VG_K_OFF "off"
+#define VG_K_PROBE "probe"         /* true: a lookup that found nothing */
 /* proc */
 #define VG_K_KIND "kind"
 #define VG_K_PARENT "parent"

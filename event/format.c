@@ -230,6 +230,8 @@ static void summary_syscall(const struct vg_syscall_ev *e, struct vg_buf *b, boo
         vg_buf_puts(b, " (default)");
     }
     put_errno(b, e->err);
+    if (e->probe)
+        vg_buf_puts(b, " [probe]");
 }
 
 static void put_signal(struct vg_buf *b, int sig)

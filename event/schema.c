@@ -140,6 +140,7 @@ static const struct vg_field syscall_f[] = {
     FLD(VG_K_ERRNO, VG_F_I32, struct vg_syscall_ev, err, .omit = VG_OM_ZERO),
     FLD(VG_K_STACK, VG_F_STRUCTV, struct vg_syscall_ev, stack,
         NFLD(struct vg_syscall_ev, nstack), .sub = &frame_s),
+    FLD(VG_K_PROBE, VG_F_BOOL, struct vg_syscall_ev, probe),
 };
 SCHEMA(syscall_s, struct vg_syscall_ev, syscall_f);
 

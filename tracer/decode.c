@@ -181,7 +181,7 @@ const char *vg_resolve_at(struct vg_tracee *t, struct vg_call *c, int dirfd,
         }
     }
     struct vg_canon_ctx cx = {.root_fd = t->root_fd, .cache = t->cache,
-                              .nspid = t->nspid, .nstid = t->nstid};
+                              .nspid = t->nspid, .nstid = t->nstid, .missing = &c->missing};
     char *r = vg_canon_at(&cx, base, path, follow);
     free(base);
     return r ? to_arena(c, r) : canon_error(c);
