@@ -367,3 +367,8 @@ void vg_record_text(const struct vg_record *r, struct vg_buf *out, bool color)
     vg_buf_printf(out, " %-7s ", col);
     summary(r, out, color);
 }
+
+void vg_text_escaped(struct vg_buf *out, const char *s)
+{
+    put_escaped(out, s ? s : "?");
+}
