@@ -42,6 +42,11 @@ static bool matches_any(const char *const *globs, size_t n, const char *path)
     return false;
 }
 
+bool vg_sum_is_secret(const char *path)
+{
+    return matches_any(secret_globs, VG_ARRAY_LEN(secret_globs), path);
+}
+
 static bool is_delete(const char *name)
 {
     for (size_t i = 0; name && i < VG_ARRAY_LEN(delete_calls); i++)
@@ -210,8 +215,7 @@ static void add_syscall(struct vg_summary *s, const struct vg_syscall_ev *e, con
                         .source = src.len ? src.data : NULL};
     const char *path = e->args.resolved;
     bool file = e->cls == VG_CLASS_READ || e->cls == VG_CLASS_WRITE || e->cls == VG_CLASS_EXEC;
-    if (file && (matches_any(secret_globs, VG_ARRAY_LEN(secret_globs), path) ||
-                 matches_any(secret_globs, VG_ARRAY_LEN(secret_globs), e->args.resolved2)))
+    if (file && (vg_sum_is_secret(path) || vg_sum_is_secret(e->args.resolved2)))
         count(&s->cat[VG_SUM_SECRETS], path ? path : e->args.resolved2, &a);
     if (e->cls == VG_CLASS_EXEC)
         add_exec(s, e, a.source);

@@ -69,4 +69,6 @@ void vg_summary_text(const struct vg_summary *s, struct vg_buf *out);
 struct vg_json;
 void vg_summary_json(const struct vg_summary *s, struct vg_json *j);
 const char *vg_sum_cat_name(enum vg_sum_cat c);
+/* Is path (sandbox view) a secret or a home path (the table in summary.c)? */
+bool vg_sum_is_secret(const char *path);
 #endif

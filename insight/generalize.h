@@ -1,0 +1,15 @@
+/* generalize.h: from one path a run used to the pattern a person would
+ * write in a policy for it (`vigil learn`): the policy's variables for the
+ * candidate's own places, system trees as globs, exact paths elsewhere. */
+#ifndef VG_INSIGHT_GENERALIZE_H
+#define VG_INSIGHT_GENERALIZE_H
+#include "event/event.h"
+#include "policy/policy.h"
+#include "util/util.h"
+
+/* Append the pattern for an access of class cls (read, write, exec) to
+ * path (absolute, canonical, sandbox view) to out.  places: the run's
+ * $WORK, $TMP and ~ (any may be NULL). */
+void vg_generalize(enum vg_class cls, const char *path, const struct vg_places *places,
+                   struct vg_buf *out);
+#endif
