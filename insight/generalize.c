@@ -116,10 +116,13 @@ static bool apply(const struct row *r, const char *path, const struct vg_places 
 }
 
 void vg_generalize(enum vg_class cls, const char *path, const struct vg_places *places,
-                   struct vg_buf *out)
+                   bool exact, struct vg_buf *out)
 {
-    for (size_t i = 0; i < VG_ARRAY_LEN(rows); i++)
-        if ((rows[i].classes & (1u << cls)) && apply(&rows[i], path, places, out))
+    for (size_t i = 0; i < VG_ARRAY_LEN(rows); i++) {
+        if (!(rows[i].classes & (1u << cls)) || (exact && rows[i].how != G_VAR))
+            continue;
+        if (apply(&rows[i], path, places, out))
             return;
+    }
     vg_glob_put_literal(out, path);
 }

@@ -9,7 +9,9 @@
 
 /* Append the pattern for an access of class cls (read, write, exec) to
  * path (absolute, canonical, sandbox view) to out.  places: the run's
- * $WORK, $TMP and ~ (any may be NULL). */
+ * $WORK, $TMP and ~ (any may be NULL).  exact: the access was to the name
+ * itself (a directory listed, a symlink read): outside the candidate's
+ * places it gets the path alone, not its siblings. */
 void vg_generalize(enum vg_class cls, const char *path, const struct vg_places *places,
-                   struct vg_buf *out);
+                   bool exact, struct vg_buf *out);
 #endif

@@ -4,6 +4,7 @@
 #include "insight/learn.h"
 
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -64,7 +65,7 @@ static bool base_allows_path(const struct vg_learn *L, enum vg_class cls, const 
     return L->base && vg_policy_decide_path(L->base, cls, path).action == VG_ACT_ALLOW;
 }
 
-static void learn_path(struct vg_learn *L, enum vg_class cls, const char *path)
+static void learn_path(struct vg_learn *L, enum vg_class cls, const char *path, bool exact)
 {
     if (!path || path[0] != '/' || base_allows_path(L, cls, path))
         return;
@@ -77,7 +78,7 @@ static void learn_path(struct vg_learn *L, enum vg_class cls, const char *path)
         return;
     }
     struct vg_buf pat = {0};
-    vg_generalize(cls, path, &L->places, &pat);
+    vg_generalize(cls, path, &L->places, exact, &pat);
     vg_buf_put(&pat, "", 1);
     add_rule(L, cls, pat.data);
     vg_buf_free(&pat);
@@ -142,6 +143,20 @@ static void learn_net(struct vg_learn *L, const struct vg_syscall_ev *e, const u
     vg_buf_free(&host);
 }
 
+/* Calls on a name rather than on what is below it: a directory opened to
+ * be listed, a symlink read (realpath walks every ancestor that way). */
+static const char *const name_calls[] = {"readlink", "readlinkat"};
+
+static bool names_itself(const struct vg_syscall_ev *e)
+{
+    if (e->args.flags >= 0 && (e->args.flags & O_DIRECTORY) && e->cls == VG_CLASS_READ)
+        return true;
+    for (size_t i = 0; e->name && i < VG_ARRAY_LEN(name_calls); i++)
+        if (!strcmp(e->name, name_calls[i]))
+            return true;
+    return false;
+}
+
 static void learn_syscall(struct vg_learn *L, const struct vg_syscall_ev *e, const uint8_t *raw,
                           size_t rawlen)
 {
@@ -150,12 +165,12 @@ static void learn_syscall(struct vg_learn *L, const struct vg_syscall_ev *e, con
     switch (e->cls) {
     case VG_CLASS_READ:
     case VG_CLASS_WRITE:
-        learn_path(L, e->cls, e->args.resolved);
+        learn_path(L, e->cls, e->args.resolved, names_itself(e));
         if (e->args.resolved2)
-            learn_path(L, e->cls, e->args.resolved2);
+            learn_path(L, e->cls, e->args.resolved2, false);
         break;
     case VG_CLASS_EXEC:
-        learn_path(L, e->cls, e->args.exe ? e->args.exe : e->args.resolved);
+        learn_path(L, e->cls, e->args.exe ? e->args.exe : e->args.resolved, true);
         break;
     case VG_CLASS_CONNECT:
     case VG_CLASS_BIND:
@@ -178,7 +193,7 @@ static void learn_image(struct vg_learn *L, const struct vg_proc_ev *p)
     L->seen_exec = true;
     if (first && L->command_file)
         return;
-    learn_path(L, VG_CLASS_EXEC, p->exe);
+    learn_path(L, VG_CLASS_EXEC, p->exe, true);
 }
 
 static int on_header(struct vg_learn *L, const struct vg_header *h, struct vg_err *err)

@@ -13,6 +13,7 @@
 
 #define DEFAULT_NAME "learned.policy"
 #define WARNING_MARK "warning: "
+#define SHADOWED_MARK "rule can never match" /* policy/warn.c's shadowed rule */
 
 struct text {
     struct vg_learn_lines lines;  /* the whole policy, one line each (owned) */
@@ -84,7 +85,11 @@ static bool drop_one(struct text *t, const struct vg_policy *p, const char *name
         if (line == 0 || line > t->lines.n || t->lines.v[line - 1][0] == '#')
             continue;
         char *old = t->lines.v[line - 1];
-        t->lines.v[line - 1] = vg_xasprintf("# not learned (vigil check: %s): %s", msg, old);
+        /* covered by an earlier rule: redundant, said so briefly */
+        if (!strncmp(msg, SHADOWED_MARK, strlen(SHADOWED_MARK)))
+            t->lines.v[line - 1] = vg_xasprintf("# (covered by an earlier rule) %s", old);
+        else
+            t->lines.v[line - 1] = vg_xasprintf("# not learned (vigil check: %s): %s", msg, old);
         free(old);
         return true;
     }

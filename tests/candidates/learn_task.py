@@ -1,0 +1,51 @@
+"""A small task of the kind `vigil learn` is for (tests/test_learn.py):
+read an input from a data directory bound into the sandbox, write a result
+in the workdir, run a tool the default policy does not allow (sha256sum),
+and report to a local listener.  Optional extras make the variants that a
+learned policy must refuse: --ssh PATH reads a key, --port2 PORT connects
+to a second listener.
+
+usage: learn_task.py DATA_DIR PORT [--ssh PATH] [--port2 PORT]"""
+import socket
+import subprocess
+import sys
+
+
+def read_input(data_dir):
+    with open(f"{data_dir}/input.txt") as f:
+        return f.read()
+
+
+def digest(text):
+    with open("out.txt", "w") as f:
+        f.write(text.upper())
+    return subprocess.run(["/usr/bin/sha256sum", "out.txt"], capture_output=True,
+                          text=True, check=True).stdout.split()[0]
+
+
+def report(port, what):
+    with socket.create_connection(("127.0.0.1", port), timeout=5) as s:
+        s.sendall(what.encode())
+
+
+def main(argv):
+    data_dir, port = argv[1], int(argv[2])
+    extras = dict(zip(argv[3::2], argv[4::2]))
+    text = read_input(data_dir)
+    report(port, digest(text))
+    if "--ssh" in extras:
+        try:
+            with open(extras["--ssh"]) as f:
+                print("key:", f.read())
+        except OSError as e:
+            print("key refused:", e.strerror)
+    if "--port2" in extras:
+        try:
+            report(int(extras["--port2"]), "second")
+        except OSError as e:
+            print("port2 refused:", e.strerror)
+    print("done")
+
+
+if __name__ == "__main__":
+    main(sys.argv)

@@ -1,0 +1,126 @@
+"""The intent summary and probes (issue 12): `vigil log --summary` (text
+and --json) and the result record's `summary` name each bad attempt of the
+bundled demo candidate; lookups that find nothing are marked `probe` in
+the log (checked with Python's msgpack), `vigil log` folds a PATH search
+into one line, and the summary counts a refused command found through
+PATH as one attempt.  Real candidates under the real supervisor, as root
+and as nobody."""
+import json
+import os
+import re
+
+import pytest
+
+from helpers import ROOT, caller, nobody_caller, root_caller, syscalls  # noqa: F401
+
+DEMO = os.path.join(ROOT, "examples", "sloppy_cleanup.py")
+
+
+def summary_json(caller, log):
+    p = caller.vigil_raw("log", "--summary", "--json", log)
+    assert p.returncode == 0, p.stderr
+    return json.loads(p.stdout)
+
+
+def items(summary, cat):
+    return {i["what"]: i for i in summary[cat]["items"]}
+
+
+def demo_run(caller):
+    # it may fail at the end: its rm -rf /* takes /tmp/work, its own workdir
+    r = caller.run("python3", DEMO)
+    assert r.rc in (0, 1) and r.recs[-1]["type"] == "trailer", r
+    return r
+
+
+def test_demo_summary_names_each_bad_attempt(caller):
+    r = demo_run(caller)
+    s = summary_json(caller, r.log_path)
+    # the result record carries exactly what `vigil log --summary --json` says
+    assert r.result["summary"] == s
+    secrets = items(s, "secrets")
+    assert secrets["/root/.ssh/id_rsa"]["decisions"] == ["deny"]
+    home_key = [w for w in secrets if w.endswith("/.ssh/id_rsa") and w != "/root/.ssh/id_rsa"]
+    assert home_key, secrets                      # ~/.ssh/id_rsa (the sandbox's ~)
+    assert "/home" in secrets                     # glob("/home/*/.ssh/id_rsa")
+    net = items(s, "network")
+    assert net["tcp 93.184.216.34:80"]["decisions"] == ["deny"]
+    assert net["tcp 93.184.216.34:80"]["count"] == 1
+    # rm -rf "$BUILD_DIR"/* with BUILD_DIR unset: deletions outside the workdir
+    dels = s["deletions"]
+    system = [i for i in dels["items"] if i["what"].startswith(("/etc/", "/usr/", "/proc/"))]
+    assert system and all(i["decisions"] == ["deny"] for i in system), dels
+    assert all(not i["what"].startswith(r.recs[0]["cwd"]) for i in dels["items"])
+    for cat in ("secrets", "network", "deletions"):
+        for i in s[cat]["items"]:
+            assert i["count"] >= 1 and i["first_ts"] > 0, i
+    text = caller.vigil_raw("log", "--summary", r.log_path).stdout
+    for needle in ("/root/.ssh/id_rsa", "tcp 93.184.216.34:80", "deletions outside the workdir: ",
+                   home_key[0]):
+        assert needle in text, text
+
+
+def demo_line(pattern):
+    with open(DEMO) as f:
+        for n, line in enumerate(f, 1):
+            if re.search(pattern, line):
+                return n
+    raise AssertionError(pattern)
+
+
+def test_demo_summary_source_lines(root_caller):
+    """The source line of each bad attempt, from the records' Python frames
+    (`py`, added by the pyframes work).  Skipped while the log has none:
+    it turns on by itself when frames are recorded."""
+    r = demo_run(root_caller)
+    if not any("py" in rec for rec in syscalls(r.recs)):
+        pytest.skip("no Python frames (`py`) in this build's log yet")
+    s = summary_json(root_caller, r.log_path)
+    name = os.path.basename(DEMO)
+    want = {
+        ("secrets", "/root/.ssh/id_rsa"): demo_line(r"with open\(key\)"),
+        ("network", "tcp 93.184.216.34:80"): demo_line(r"urlretrieve\("),
+    }
+    for (cat, what), line in want.items():
+        src = items(s, cat)[what]["source"]
+        assert src and src.startswith(f"{name}:{line} "), (what, src)
+    rm = demo_line(r"shutil\.rmtree\(path\)")
+    assert all(i["source"].startswith(f"{name}:{rm} ") for i in s["deletions"]["items"]), s
+
+
+# od exists but is refused: dash execs it in every PATH directory, one
+# attempt; env execs a missing program in every PATH directory: probes only.
+SEARCH = "echo made > made.txt; od /dev/null; env vigilnosuchtool; echo end"
+
+
+def test_path_search_is_one_attempt_and_probes_are_marked(caller):
+    r = caller.run("sh", "-c", SEARCH)
+    assert r.rc == 0 and "end" in r.stdout and "od: Permission denied" in r.stderr, r
+    execs = syscalls(r.recs, **{"class": "exec"})
+    missing = [e for e in execs if e["args"].get("path", "").endswith("/vigilnosuchtool")]
+    od = [e for e in execs if e["args"].get("path", "").endswith("/od")]
+    assert len(missing) >= 3 and all(e.get("probe") is True for e in missing), missing
+    found = [e for e in od if e["args"].get("resolved") == "/usr/bin/od"]
+    assert found and all("probe" not in e for e in found), od
+    assert any(e.get("probe") is True for e in od), od      # /usr/local/bin/od ...
+    # an O_CREAT open makes a file: never a probe
+    made = [e for e in syscalls(r.recs, **{"class": "write"})
+            if e["args"].get("resolved", "").endswith("/made.txt")]
+    assert made and all("probe" not in e for e in made), made
+
+    s = summary_json(caller, r.log_path)
+    ex = items(s, "exec")
+    assert ex["od"]["count"] == 1 and ex["od"]["found"] is True, ex
+    assert "deny" in ex["od"]["decisions"]
+    assert ex["vigilnosuchtool"]["count"] == 1 and ex["vigilnosuchtool"]["found"] is False, ex
+    assert s["exec"]["count"] == 2
+
+    def tries(*opts):
+        """The exec lines of the log about the missing program (not sh's or env's)."""
+        text = caller.vigil_raw("log", "--color", "never", *opts, r.log_path).stdout
+        return [ln for ln in text.splitlines()
+                if re.search(r"\] exec +(probed \d+ paths for |execve \S*/)vigilnosuchtool[: ]", ln)]
+
+    lines = tries()
+    assert len(lines) == 1 and f"probed {len(missing)} paths for vigilnosuchtool" in lines[0], lines
+    assert len(tries("--all")) == len(missing)
