@@ -22,7 +22,8 @@ static const char usage_text[] =
     "(probes) and secrets (~/.ssh, /etc/shadow, tokens...) never become\n"
     "rules.  When the run's policy was a shipped one, the result includes it\n"
     "and adds only what it did not allow.  The output passes 'vigil check':\n"
-    "a line the checker would warn about is written as a comment saying why.\n"
+    "a line the checker would warn about is written as a comment saying why\n"
+    "(a rule an earlier one covers is left out).\n"
     "  -o, --output POLICY  write it to POLICY (a new file, or one vigil wrote\n"
     "                       before) instead of stdout\n"
     "      --diff POLICY    print only the rules POLICY lacks for this run\n";

@@ -160,8 +160,17 @@ static bool names_itself(const struct vg_syscall_ev *e)
 static void learn_syscall(struct vg_learn *L, const struct vg_syscall_ev *e, const uint8_t *raw,
                           size_t rawlen)
 {
-    if (e->probe || (e->rule_file && !strcmp(e->rule_file, ARTIFACT_RULE_FILE)))
-        return; /* nothing was found; or allowed by being named on the command line */
+    if (e->probe)
+        return; /* nothing was found */
+    if (e->rule_file && !strcmp(e->rule_file, ARTIFACT_RULE_FILE)) {
+        /* Named on the command line: the supervisor allows it anyway, but
+         * the kernel's Landlock layer only knows the policy's rules, so
+         * the file itself is granted (exactly); the command's exec needs
+         * nothing (vigil grants it in Landlock too). */
+        if (e->cls == VG_CLASS_READ)
+            learn_path(L, e->cls, e->args.resolved, true);
+        return;
+    }
     switch (e->cls) {
     case VG_CLASS_READ:
     case VG_CLASS_WRITE:

@@ -1,9 +1,9 @@
 /* learn_check.c: the learned policy's text, made to pass `vigil check`.
  * The text is parsed as the checker parses it; a line of ours that draws a
  * warning (a grant that defeats the sandbox, such as running programs
- * from $WORK; a rule an earlier one shadows) becomes a comment that says
- * why, and the text is parsed again, until nothing of ours is warned
- * about.  So what is written is what the parser accepts, not what this
+ * from $WORK) becomes a comment that says
+ * why (a rule an earlier one covers is left out), and the text is parsed
+ * again, until nothing of ours is warned about.  So what is written is what the parser accepts, not what this
  * file guesses it would. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,7 +17,7 @@
 
 struct text {
     struct vg_learn_lines lines;  /* the whole policy, one line each (owned) */
-    size_t first_rule, nrules;    /* where the learned rules are */
+    size_t first_rule;            /* where the learned rules start */
 };
 
 static void push(struct vg_learn_lines *l, char *line)
@@ -45,7 +45,6 @@ static void build(struct vg_learn *L, struct text *t)
     t->first_rule = t->lines.n;
     for (size_t i = 0; i < L->rules.n; i++)
         push(&t->lines, vg_xstrdup(L->rules.v[i]));
-    t->nrules = L->rules.n;
     for (size_t i = 0; i < L->skipped.n; i++)
         push(&t->lines, vg_xstrdup(L->skipped.v[i]));
     if (L->include)
@@ -85,11 +84,14 @@ static bool drop_one(struct text *t, const struct vg_policy *p, const char *name
         if (line == 0 || line > t->lines.n || t->lines.v[line - 1][0] == '#')
             continue;
         char *old = t->lines.v[line - 1];
-        /* covered by an earlier rule: redundant, said so briefly */
-        if (!strncmp(msg, SHADOWED_MARK, strlen(SHADOWED_MARK)))
-            t->lines.v[line - 1] = vg_xasprintf("# (covered by an earlier rule) %s", old);
-        else
+        if (!strncmp(msg, SHADOWED_MARK, strlen(SHADOWED_MARK))) {
+            /* covered by an earlier rule: redundant, left out */
+            memmove(&t->lines.v[line - 1], &t->lines.v[line],
+                    (t->lines.n - line) * sizeof *t->lines.v);
+            t->lines.n--;
+        } else {
             t->lines.v[line - 1] = vg_xasprintf("# not learned (vigil check: %s): %s", msg, old);
+        }
         free(old);
         return true;
     }
