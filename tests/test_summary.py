@@ -124,3 +124,52 @@ def test_path_search_is_one_attempt_and_probes_are_marked(caller):
     lines = tries()
     assert len(lines) == 1 and f"probed {len(missing)} paths for vigilnosuchtool" in lines[0], lines
     assert len(tries("--all")) == len(missing)
+
+
+def scroll_until(t, text, most=8):
+    """Press Right until text shows (a line longer than the screen)."""
+    for _ in range(most):
+        t.keys("Right")
+        try:
+            return t.wait(text, timeout=1)
+        except AssertionError:
+            continue
+    return t.wait(text, timeout=1)
+
+
+def test_viewer_tried_line_and_horizontal_scroll(root_caller):
+    """In the viewer (a real terminal, tmux): the process tree says what a
+    process tried and was refused, one line for a PATH search; Right
+    scrolls a line longer than the screen so that its end shows, 0 goes
+    back."""
+    import shutil
+    if not shutil.which("tmux"):
+        pytest.skip("tmux is not installed")
+    from test_viewer import Term
+    end = "VIGILENDMARK"
+    long_arg = "x" * 150 + end
+    r = root_caller.run("sh", "-c", f"od /dev/null {long_arg}; echo end")
+    assert "end" in r.stdout, r
+    t = Term([r.log_path], width=100, height=30)
+    try:
+        t.wait("[events]")
+        t.keys("p")
+        s = t.wait("tried:")
+        tried = [ln for ln in s.split("\n") if "tried:" in ln]
+        assert len(tried) == 1 and "tried: od /dev/null" in tried[0], s
+        scroll_until(t, "(refused, a PATH search)")  # past the long argument
+        t.keys("0")
+        t.wait("tried: od /dev/null")
+        t.keys("p")
+        t.wait("[events]")
+        t.keys("/")
+        t.type("od /dev/null")
+        t.keys("Enter")
+        s = t.wait(lambda s: "execve /usr/bin/od" in s, what="the od row")
+        assert end not in s
+        s = scroll_until(t, end)
+        assert "scrolled" in s
+        t.keys("0")
+        s = t.wait(lambda s: end not in s and "execve /usr/bin/od" in s, what="back at column 0")
+    finally:
+        t.close()
