@@ -173,3 +173,30 @@ def test_viewer_tried_line_and_horizontal_scroll(root_caller):
         s = t.wait(lambda s: end not in s and "execve /usr/bin/od" in s, what="back at column 0")
     finally:
         t.close()
+
+
+def test_source_line_and_host_from_the_records_own_keys(root_caller, tmp_path):
+    """`py` (Python frames) and `args.host` (the connect's name) come from
+    other parts of vigil; the summary and `vigil learn` read them from the
+    record itself, so a log that has them (here written by this test with
+    Python's msgpack, from a real run) gets source lines and names."""
+    import msgpack
+    r = demo_run(root_caller)
+    frames = [{"file": "/usr/lib/python3.11/urllib/request.py", "func": "urlopen", "line": 216},
+              {"file": "/tmp/work/cand.py", "func": "fetch_binary", "line": 14},
+              {"file": "/tmp/work/cand.py", "func": "<module>", "line": 40}]
+    out = tmp_path / "py.msgpack"
+    with open(out, "wb") as f:
+        for rec in r.recs:
+            if rec["type"] == "syscall" and rec["class"] == "connect":
+                rec = dict(rec, py=frames, args=dict(rec["args"], host="example.org"))
+            f.write(msgpack.packb(rec, use_bin_type=True))
+    os.chmod(out, 0o644)
+    s = summary_json(root_caller, str(out))
+    item = items(s, "network")["tcp 93.184.216.34:80"]
+    assert item["source"] == "cand.py:14 in fetch_binary", item   # stdlib frame skipped
+    assert item["host"] == "example.org", item
+    text = root_caller.vigil_raw("log", "--summary", str(out)).stdout
+    assert "tcp 93.184.216.34:80 (example.org)" in text and "from cand.py:14 in fetch_binary" in text
+    learned = root_caller.vigil_raw("learn", str(out)).stdout
+    assert "allow connect tcp example.org:80" in learned, learned
