@@ -11,19 +11,59 @@
 #include "event/reader.h"
 #include "insight/extra.h"
 
-/* Secrets and home directories, as the sandbox names them (fnmatch
- * without FNM_PATHNAME: `*` crosses '/').  The sandbox's HOME is its
- * workdir, so ~/.ssh of the candidate is $WORK/.ssh: `*` in front. */
-static const char *const secret_globs[] = {
-    "/root", "/root/*", "/home", "/home/*",
-    "*/.ssh", "*/.ssh/*", "*/.gnupg", "*/.gnupg/*", "*/.aws", "*/.aws/*",
-    "*/.config/gcloud/*", "*/.azure/*", "*/.kube/config", "*/.docker/config.json",
-    "*/.netrc", "*/.git-credentials", "*/.npmrc", "*/.pypirc", "*/.pgpass",
-    "*/.env", "*/*token", "*/.*token*", "*/id_rsa*", "*/id_ed25519*", "/etc/ssl/private/*",
-    "/etc/shadow", "/etc/shadow-", "/etc/gshadow", "/etc/gshadow-", "/etc/sudoers",
-    "/etc/sudoers.d/*", "/etc/ssh/ssh_host_*", "/proc/*/environ",
-    "/run/secrets/*", "/var/run/secrets/*",
+/* Secrets and home directories, as the sandbox names them.  Each row is
+ * one test on the canonical path; plain string tests, not globs: every
+ * file record of a log goes through them. */
+enum secret_how {
+    S_TREE,        /* the directory and everything below it */
+    S_EXACT,       /* the path itself */
+    S_COMPONENT,   /* a component of that name anywhere: $WORK/.ssh/id_rsa */
+    S_SUFFIX,      /* the path ends so: components, anywhere */
+    S_BASE,        /* the last component is exactly this */
+    S_BASE_PREFIX, /* the last component starts so */
+    S_BASE_SUFFIX, /* the last component ends so */
 };
+
+static const struct {
+    enum secret_how how;
+    const char *s;
+} secrets[] = {
+    {S_TREE, "/root"}, {S_TREE, "/home"}, {S_TREE, "/etc/sudoers.d"},
+    {S_TREE, "/etc/ssl/private"}, {S_TREE, "/run/secrets"}, {S_TREE, "/var/run/secrets"},
+    {S_EXACT, "/etc/shadow"}, {S_EXACT, "/etc/shadow-"}, {S_EXACT, "/etc/gshadow"},
+    {S_EXACT, "/etc/gshadow-"}, {S_EXACT, "/etc/sudoers"},
+    {S_COMPONENT, ".ssh"}, {S_COMPONENT, ".gnupg"}, {S_COMPONENT, ".aws"},
+    {S_COMPONENT, ".azure"}, {S_COMPONENT, "gcloud"},
+    {S_SUFFIX, "/.kube/config"}, {S_SUFFIX, "/.docker/config.json"},
+    {S_BASE, ".netrc"}, {S_BASE, ".git-credentials"}, {S_BASE, ".npmrc"}, {S_BASE, ".pypirc"},
+    {S_BASE, ".pgpass"}, {S_BASE, ".env"}, {S_BASE, "environ"}, /* /proc/PID/environ */
+    {S_BASE_PREFIX, "id_rsa"}, {S_BASE_PREFIX, "id_ed25519"}, {S_BASE_PREFIX, "id_ecdsa"},
+    {S_BASE_PREFIX, "ssh_host_"}, {S_BASE_SUFFIX, "token"}, {S_BASE_SUFFIX, "_token.json"},
+};
+
+static bool has_component(const char *path, const char *name)
+{
+    size_t n = strlen(name);
+    for (const char *p = strstr(path, name); p; p = strstr(p + 1, name))
+        if (p > path && p[-1] == '/' && (p[n] == '/' || p[n] == 0))
+            return true;
+    return false;
+}
+
+static bool secret_row(enum secret_how how, const char *s, const char *path, const char *base)
+{
+    size_t n = strlen(s), pl = strlen(path), bl = strlen(base);
+    switch (how) {
+    case S_TREE: return !strncmp(path, s, n) && (path[n] == '/' || path[n] == 0);
+    case S_EXACT: return !strcmp(path, s);
+    case S_COMPONENT: return has_component(path, s);
+    case S_SUFFIX: return pl >= n && !strcmp(path + pl - n, s);
+    case S_BASE: return !strcmp(base, s);
+    case S_BASE_PREFIX: return !strncmp(base, s, n);
+    case S_BASE_SUFFIX: return bl >= n && !strcmp(base + bl - n, s);
+    }
+    return false;
+}
 
 /* Writes nobody needs to review: the sandbox's own devices and ttys. */
 static const char *const harmless_write_globs[] = {
@@ -44,7 +84,13 @@ static bool matches_any(const char *const *globs, size_t n, const char *path)
 
 bool vg_sum_is_secret(const char *path)
 {
-    return matches_any(secret_globs, VG_ARRAY_LEN(secret_globs), path);
+    if (!path || path[0] != '/')
+        return false;
+    const char *slash = strrchr(path, '/');
+    for (size_t i = 0; i < VG_ARRAY_LEN(secrets); i++)
+        if (secret_row(secrets[i].how, secrets[i].s, path, slash + 1))
+            return true;
+    return false;
 }
 
 static bool is_delete(const char *name)
@@ -86,13 +132,28 @@ static struct vg_sum_item *find_item(struct vg_sum_list *l, const char *what)
 }
 
 /* What every attempt adds to its item: count, first time, decision, and
- * the first source line and host name known. */
+ * the first source line and host name known.  Those two are read from the
+ * record's bytes (insight/extra.c) only while the item lacks them: most
+ * attempts repeat a known one. */
 struct attempt {
     uint64_t ts;
     unsigned decisions;
-    bool found;
-    const char *source, *host;
+    bool found, net;
+    const uint8_t *raw;
+    size_t rawlen;
 };
+
+/* A malloc'd copy of what fn finds in the record, or NULL. */
+static char *extra(const struct attempt *a, bool (*fn)(const uint8_t *, size_t, struct vg_buf *))
+{
+    struct vg_buf b = {0};
+    if (!a->raw || !fn(a->raw, a->rawlen, &b)) {
+        vg_buf_free(&b);
+        return NULL;
+    }
+    vg_buf_put(&b, "", 1);
+    return b.data;
+}
 
 static void count(struct vg_sum_list *l, const char *what, const struct attempt *a)
 {
@@ -106,10 +167,10 @@ static void count(struct vg_sum_list *l, const char *what, const struct attempt 
         it->first_ts = a->ts;
     it->decisions |= a->decisions;
     it->found |= a->found;
-    if (!it->source && a->source)
-        it->source = vg_xstrdup(a->source);
-    if (!it->host && a->host)
-        it->host = vg_xstrdup(a->host);
+    if (!it->source)
+        it->source = extra(a, vg_extra_source);
+    if (!it->host && a->net)
+        it->host = extra(a, vg_extra_host);
 }
 
 /* ---- PATH searches: execve tries of one name in a row, one attempt ---- */
@@ -141,6 +202,10 @@ static void close_try(struct vg_summary *s, size_t i)
         struct vg_sum_item *it = find_item(l, t->base);
         if (it && it->paths.len == 0 && t->paths.len)
             vg_buf_put(&it->paths, t->paths.data, t->paths.len);
+        if (it && !it->source) {
+            it->source = t->source;
+            t->source = NULL;
+        }
     }
     free(t->base);
     free(t->source);
@@ -163,7 +228,21 @@ static void end_try(struct vg_summary *s, uint64_t proc)
         close_try(s, i);
 }
 
-static void add_exec(struct vg_summary *s, const struct vg_syscall_ev *e, const char *source)
+/* Is path one of the space-separated words of b? */
+static bool listed(const struct vg_buf *b, const char *path)
+{
+    size_t n = strlen(path);
+    for (const char *p = b->data; p && p < b->data + b->len;) {
+        const char *e = memchr(p, ' ', (size_t)(b->data + b->len - p));
+        size_t len = e ? (size_t)(e - p) : (size_t)(b->data + b->len - p);
+        if (len == n && !memcmp(p, path, n))
+            return true;
+        p += len + 1;
+    }
+    return false;
+}
+
+static void add_exec(struct vg_summary *s, const struct vg_syscall_ev *e, const struct attempt *a)
 {
     const char *path = e->args.exe ? e->args.exe : e->args.resolved;
     const char *base = base_name(e->args.path ? e->args.path : path);
@@ -185,9 +264,10 @@ static void add_exec(struct vg_summary *s, const struct vg_syscall_ev *e, const 
     t->a.decisions |= 1u << e->decision;
     t->a.found |= !e->probe;
     t->refused |= is_refusal(e->decision);
-    if (!t->source && source)
-        t->a.source = t->source = vg_xstrdup(source);
-    if (t->npaths++ < VG_SUM_MAX_PATHS && path) {
+    if (!t->source)
+        t->source = extra(a, vg_extra_source);
+    if (t->npaths < VG_SUM_MAX_PATHS && path && !listed(&t->paths, path)) {
+        t->npaths++;
         if (t->paths.len)
             vg_buf_puts(&t->paths, " ");
         vg_buf_puts(&t->paths, path);
@@ -205,35 +285,47 @@ static void net_what(const struct vg_args *a, struct vg_buf *b)
         vg_buf_printf(b, ":%d", a->port);
 }
 
+/* Which category a record counts in, and under what name; -1: none.
+ * (A secret counts as a secret, whatever else it is.) */
+static int category(const struct vg_summary *s, const struct vg_syscall_ev *e, struct vg_buf *what)
+{
+    const char *path = e->args.resolved;
+    bool file = e->cls == VG_CLASS_READ || e->cls == VG_CLASS_WRITE || e->cls == VG_CLASS_EXEC;
+    if (file && (vg_sum_is_secret(path) || vg_sum_is_secret(e->args.resolved2))) {
+        vg_buf_puts(what, path ? path : e->args.resolved2);
+        return VG_SUM_SECRETS;
+    }
+    if (e->cls == VG_CLASS_EXEC)
+        return VG_SUM_EXEC;
+    if (e->cls == VG_CLASS_CONNECT || e->cls == VG_CLASS_SEND || e->cls == VG_CLASS_BIND) {
+        net_what(&e->args, what);
+        return VG_SUM_NETWORK;
+    }
+    if (e->cls != VG_CLASS_WRITE || !path || path[0] != '/' || in_workdir(s, path))
+        return -1;
+    vg_buf_puts(what, path);
+    if (is_delete(e->name))
+        return VG_SUM_DELETIONS;
+    return matches_any(harmless_write_globs, VG_ARRAY_LEN(harmless_write_globs), path)
+               ? -1 : VG_SUM_WRITES;
+}
+
+/* The record's msgpack is unpacked again (insight/extra.c) only for the
+ * records a category keeps, and only while their item lacks what it gives. */
 static void add_syscall(struct vg_summary *s, const struct vg_syscall_ev *e, const uint8_t *raw,
                         size_t rawlen)
 {
-    struct vg_buf src = {0}, host = {0}, what = {0};
-    if (raw && vg_extra_source(raw, rawlen, &src))
-        vg_buf_put(&src, "", 1);
-    struct attempt a = {.ts = e->ts_ns, .decisions = 1u << e->decision, .found = !e->probe,
-                        .source = src.len ? src.data : NULL};
-    const char *path = e->args.resolved;
-    bool file = e->cls == VG_CLASS_READ || e->cls == VG_CLASS_WRITE || e->cls == VG_CLASS_EXEC;
-    if (file && (vg_sum_is_secret(path) || vg_sum_is_secret(e->args.resolved2)))
-        count(&s->cat[VG_SUM_SECRETS], path ? path : e->args.resolved2, &a);
-    if (e->cls == VG_CLASS_EXEC)
-        add_exec(s, e, a.source);
-    else if (e->cls == VG_CLASS_CONNECT || e->cls == VG_CLASS_SEND || e->cls == VG_CLASS_BIND) {
-        if (raw && vg_extra_host(raw, rawlen, &host))
-            vg_buf_put(&host, "", 1);
-        a.host = host.len ? host.data : NULL;
-        net_what(&e->args, &what);
+    struct vg_buf what = {0};
+    int c = category(s, e, &what);
+    if (c >= 0) {
         vg_buf_put(&what, "", 1);
-        count(&s->cat[VG_SUM_NETWORK], what.data, &a);
-    } else if (e->cls == VG_CLASS_WRITE && path && path[0] == '/' && !in_workdir(s, path)) {
-        if (is_delete(e->name))
-            count(&s->cat[VG_SUM_DELETIONS], path, &a);
-        else if (!matches_any(harmless_write_globs, VG_ARRAY_LEN(harmless_write_globs), path))
-            count(&s->cat[VG_SUM_WRITES], path, &a);
+        struct attempt a = {.ts = e->ts_ns, .decisions = 1u << e->decision, .found = !e->probe,
+                            .net = c == VG_SUM_NETWORK, .raw = raw, .rawlen = rawlen};
+        if (c == VG_SUM_EXEC)
+            add_exec(s, e, &a);
+        else
+            count(&s->cat[c], what.data, &a);
     }
-    vg_buf_free(&src);
-    vg_buf_free(&host);
     vg_buf_free(&what);
 }
 
