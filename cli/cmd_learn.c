@@ -64,6 +64,8 @@ static int parse_args(int argc, char **argv, struct learn_args *a)
     }
     if (optind != argc - 1)
         return usage_error("%s", "give exactly one LOG");
+    if (a->out && a->diff)
+        return usage_error("%s", "-o writes a policy, --diff prints rules: give one of them");
     a->log = argv[optind];
     return 0;
 }
@@ -104,7 +106,7 @@ int vg_cmd_learn(int argc, char **argv)
         vg_buf_free(&b);
         return 1;
     }
-    if (a.out && !a.diff)
+    if (a.out)
         rc = write_out(a.out, &b);
     else
         rc = fwrite(b.data, 1, b.len, stdout) == b.len && fflush(stdout) == 0 ? 0 : 1;

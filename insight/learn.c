@@ -133,7 +133,10 @@ static void learn_net(struct vg_learn *L, const struct vg_syscall_ev *e, const u
         return;
     struct vg_buf b = {0}, host = {0};
     bool v6 = ss.ss_family == AF_INET6;
-    if (raw && vg_extra_host(raw, rawlen, &host) && (vg_buf_put(&host, "", 1), writable(host.data)))
+    bool named = raw && vg_extra_host(raw, rawlen, &host);
+    if (named)
+        vg_buf_put(&host, "", 1);
+    if (named && writable(host.data)) /* the name the candidate asked for */
         vg_buf_printf(&b, "%s %s:%d", proto, host.data, a->port);
     else
         vg_buf_printf(&b, "%s %s%s%s:%d", proto, v6 ? "[" : "", a->addr, v6 ? "]" : "", a->port);
