@@ -14,6 +14,7 @@
 #include "insight/generalize.h"
 #include "insight/learn_int.h"
 #include "insight/summary.h"
+#include "policy/glob.h"
 #include "policy/policy.h"
 
 #define ARTIFACT_RULE_FILE "(command line)"
@@ -119,7 +120,7 @@ static void learn_net(struct vg_learn *L, const struct vg_syscall_ev *e, const u
         if (a->addr && a->addr[0] == '/' && writable(a->addr)) {
             struct vg_buf b = {0};
             vg_buf_puts(&b, "unix ");
-            vg_buf_puts(&b, a->addr);
+            vg_glob_put_literal(&b, a->addr); /* a name the candidate chose: no wildcards */
             vg_buf_put(&b, "", 1);
             add_rule(L, e->cls, b.data);
             vg_buf_free(&b);
