@@ -1,7 +1,8 @@
 /* cmd_learn.c: `vigil learn LOG [-o POLICY] [--diff POLICY]`: the policy
  * that would have allowed what a run did (insight/learn.h).  Exit 0, 1
  * when the log or a policy cannot be read or the output not written, 2
- * for usage errors. */
+ * for usage errors, 3 when the log is truncated or corrupt (the policy is
+ * written all the same, for what its complete records did). */
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,7 +27,11 @@ static const char usage_text[] =
     "(a rule an earlier one covers is left out).\n"
     "  -o, --output POLICY  write it to POLICY (a new file, or one vigil wrote\n"
     "                       before) instead of stdout\n"
-    "      --diff POLICY    print only the rules POLICY lacks for this run\n";
+    "      --diff POLICY    print only the rules POLICY lacks for this run\n"
+    "Exit status: 0; 3 when LOG is truncated or corrupt (the policy covers its\n"
+    "complete records); 1 when LOG or a policy cannot be read; 2 usage.\n";
+
+#define EXIT_INCOMPLETE 3 /* as `vigil log`: a truncated or corrupt log */
 
 static const struct vg_outfile_kind policy_kind = {
     .what = "-o", .signature = "# vigil learn:", .siglen = 14, .within = 1,
@@ -101,7 +106,8 @@ int vg_cmd_learn(int argc, char **argv)
                               .home = getenv("HOME")};
     struct vg_buf b = {0};
     struct vg_err err;
-    if (vg_learn(&o, &b, &err) < 0) {
+    int learned = vg_learn(&o, &b, &err);
+    if (learned < 0) {
         fprintf(stderr, "vigil: learn: %s\n", err.msg);
         vg_buf_free(&b);
         return 1;
@@ -111,5 +117,7 @@ int vg_cmd_learn(int argc, char **argv)
     else
         rc = fwrite(b.data, 1, b.len, stdout) == b.len && fflush(stdout) == 0 ? 0 : 1;
     vg_buf_free(&b);
-    return rc;
+    if (learned > 0)
+        fprintf(stderr, "vigil: learn: warning: %s\n", err.msg);
+    return rc ? rc : learned > 0 ? EXIT_INCOMPLETE : 0;
 }

@@ -164,6 +164,16 @@ static bool selected(const struct log_opts *o, const struct vg_record *r)
     return true;
 }
 
+/* Print the open group of probes, if any, and close it. */
+static void flush_probes(struct vg_probe_group *g)
+{
+    struct vg_buf b = {0};
+    vg_probe_flush(g, &b);
+    if (b.len)
+        fwrite(b.data, 1, b.len, stdout);
+    vg_buf_free(&b);
+}
+
 /* One record's line, or (text without --all) its part in a group of
  * probes, which is printed when the group ends. */
 static void print_record(const struct log_opts *o, const struct vg_record *r, struct vg_buf *b,
@@ -178,26 +188,14 @@ static void print_record(const struct log_opts *o, const struct vg_record *r, st
     }
     vg_record_text(r, b, o->color);
     bool group = !o->all && vg_is_probe(r);
-    if (!group || !vg_probe_joins(g, r)) {
-        struct vg_buf flushed = {0};
-        vg_probe_flush(g, &flushed);
-        fwrite(flushed.data, 1, flushed.len, stdout);
-        vg_buf_free(&flushed);
-    }
+    if (!group || !vg_probe_joins(g, r))
+        flush_probes(g);
     if (group) {
         vg_probe_add(g, r, b);
         return;
     }
     vg_buf_put(b, "\n", 1);
     fwrite(b->data, 1, b->len, stdout);
-}
-
-static void flush_probes(struct vg_probe_group *g)
-{
-    struct vg_buf b = {0};
-    vg_probe_flush(g, &b);
-    fwrite(b.data, 1, b.len, stdout);
-    vg_buf_free(&b);
 }
 
 static void nap(void)
@@ -269,7 +267,8 @@ static int print_summary(const struct log_opts *o)
 {
     struct vg_summary s;
     struct vg_err err;
-    if (vg_summary_of_log(o->file, &s, &err) < 0) {
+    int done = vg_summary_of_log(o->file, &s, &err);
+    if (done < 0) {
         fprintf(stderr, "vigil: %s\n", err.msg);
         return 2;
     }
@@ -285,7 +284,11 @@ static int print_summary(const struct log_opts *o)
     fwrite(b.data, 1, b.len, stdout);
     vg_buf_free(&b);
     vg_summary_free(&s);
-    return fflush(stdout) != 0 && errno != EPIPE ? 1 : 0;
+    if (fflush(stdout) != 0 && errno != EPIPE)
+        return 1;
+    if (done)
+        fprintf(stderr, "vigil: %s\n", err.msg);
+    return done ? EXIT_TRUNC : 0;
 }
 
 int vg_cmd_log(int argc, char **argv)

@@ -225,7 +225,9 @@ static int read_log(struct vg_learn *L, struct vg_err *err)
         return -1;
     struct vg_decoded d;
     int rc, n = 0, bad = 0;
+    bool trailer = false;
     while (!bad && (rc = vg_reader_next(rd, &d)) > 0) {
+        trailer |= d.rec.type == VG_REC_TRAILER;
         const uint8_t *raw;
         size_t len;
         vg_reader_raw(rd, &raw, &len);
@@ -245,6 +247,10 @@ static int read_log(struct vg_learn *L, struct vg_err *err)
         vg_errf(err, "%s: not a vigil log (%s)", L->o->log, vg_reader_error(rd));
         bad = 1;
     }
+    if (!bad && (rc < 0 || !trailer || vg_reader_status(rd) == VG_MP_TRUNCATED))
+        snprintf(L->incomplete, sizeof L->incomplete, "%s is %s at byte %llu: the policy "
+                 "covers only what the records before it did", L->o->log,
+                 rc < 0 ? "corrupt" : "truncated", (unsigned long long)vg_reader_offset(rd));
     vg_reader_close(rd);
     return bad ? -1 : 0;
 }
@@ -262,6 +268,10 @@ int vg_learn(const struct vg_learn_opts *o, struct vg_buf *out, struct vg_err *e
     int rc = read_log(&L, err);
     if (rc == 0)
         rc = vg_learn_write(&L, out, err);
+    if (rc == 0 && L.incomplete[0]) {
+        vg_errf(err, "%s", L.incomplete);
+        rc = 1;
+    }
     free_lines(&L.rules);
     free_lines(&L.skipped);
     vg_policy_free(L.base);

@@ -18,7 +18,8 @@ struct vg_learn_opts {
     const char *home;      /* the invoking user's home (~), or NULL */
 };
 
-/* The policy text (or, with diff, the rules to add) into out.  -1 with err
- * when the log or a policy cannot be read. */
+/* The policy text (or, with diff, the rules to add) into out: 0; 1 with
+ * err saying so when the log is truncated or corrupt (out then covers its
+ * complete records); -1 with err when the log or a policy cannot be read. */
 int vg_learn(const struct vg_learn_opts *o, struct vg_buf *out, struct vg_err *err);
 #endif

@@ -24,6 +24,7 @@ struct vg_learn {
     char *include;                /* the include line's argument, or NULL: standalone */
     struct vg_learn_lines rules;  /* "allow CLASS PATTERN", in first-seen order */
     struct vg_learn_lines skipped; /* "# not learned (why): ..." */
+    char incomplete[600];         /* the log has no trailer or a corrupt tail: why */
 };
 
 /* The base policy: the run's own when it is a shipped one (same SHA-256

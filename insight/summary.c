@@ -382,8 +382,10 @@ int vg_summary_of_log(const char *path, struct vg_summary *s, struct vg_err *err
         return -1;
     struct vg_decoded d;
     uint64_t n = 0;
+    bool trailer = false;
     int rc;
     while ((rc = vg_reader_next(rd, &d)) > 0) {
+        trailer |= d.rec.type == VG_REC_TRAILER;
         if (n++ == 0 && d.rec.type != VG_REC_HEADER) {
             vg_decoded_free(&d);
             vg_reader_close(rd);
@@ -401,7 +403,14 @@ int vg_summary_of_log(const char *path, struct vg_summary *s, struct vg_err *err
         vg_reader_close(rd);
         return -1;
     }
+    int done = 0;
+    if (rc < 0 || !trailer || vg_reader_status(rd) == VG_MP_TRUNCATED) {
+        vg_errf(err, "%s: %s at byte %llu (%s): the summary covers the records before it", path,
+                rc < 0 ? "corrupt" : "truncated", (unsigned long long)vg_reader_offset(rd),
+                rc < 0 ? vg_reader_error(rd) : "no trailer");
+        done = 1;
+    }
     vg_reader_close(rd);
     vg_summary_finish(s);
-    return 0;
+    return done;
 }

@@ -59,9 +59,9 @@ void vg_summary_add(struct vg_summary *s, const struct vg_record *r, const uint8
 /* After the last record: close the PATH searches still open. */
 void vg_summary_finish(struct vg_summary *s);
 void vg_summary_free(struct vg_summary *s);
-/* Read a whole log into s (init, add, finish).  -1 with err when the file
- * cannot be opened or is not a vigil log; a truncated or corrupt log gives
- * the summary of its complete records. */
+/* Read a whole log into s (init, add, finish).  0; 1 with err saying so
+ * when the log is truncated or corrupt (s then has its complete records);
+ * -1 with err when the file cannot be opened or is not a vigil log. */
 int vg_summary_of_log(const char *path, struct vg_summary *s, struct vg_err *err);
 
 /* Rendering (summary_fmt.c).  color: ANSI colours for the decisions. */

@@ -261,7 +261,7 @@ static bool read_summary(const struct run *r, struct vg_summary *s)
     if (r->log_fd < 0)
         return false;
     snprintf(path, sizeof path, "/proc/self/fd/%d", r->log_fd);
-    if (vg_summary_of_log(path, s, &err) == 0)
+    if (vg_summary_of_log(path, s, &err) >= 0)
         return true;
     vg_summary_free(s);
     return false;

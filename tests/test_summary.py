@@ -200,3 +200,19 @@ def test_source_line_and_host_from_the_records_own_keys(root_caller, tmp_path):
     assert "tcp 93.184.216.34:80 (example.org)" in text and "from cand.py:14 in fetch_binary" in text
     learned = root_caller.vigil_raw("learn", str(out)).stdout
     assert "allow connect tcp example.org:80" in learned, learned
+
+
+def test_truncated_log_is_summarised_and_says_so(root_caller, tmp_path):
+    """A log cut off mid-record (a killed supervisor): the summary and the
+    learned policy cover its complete records, say so, and exit 3."""
+    r = demo_run(root_caller)
+    with open(r.log_path, "rb") as f:
+        data = f.read()
+    cut = tmp_path / "cut.msgpack"
+    cut.write_bytes(data[:-5])   # into the trailer: every other record is whole
+    os.chmod(cut, 0o644)
+    p = root_caller.vigil_raw("log", "--summary", "--json", str(cut))
+    assert p.returncode == 3 and "truncated" in p.stderr, p
+    assert json.loads(p.stdout)["secrets"]["count"] >= 1
+    p = root_caller.vigil_raw("learn", str(cut))
+    assert p.returncode == 3 and "truncated" in p.stderr and "version 1" in p.stdout, p
