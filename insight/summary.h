@@ -69,6 +69,10 @@ void vg_summary_text(const struct vg_summary *s, struct vg_buf *out);
 struct vg_json;
 void vg_summary_json(const struct vg_summary *s, struct vg_json *j);
 const char *vg_sum_cat_name(enum vg_sum_cat c);
-/* Is path (sandbox view) a secret or a home path (the table in summary.c)? */
+/* classify.c.  Is path (sandbox view) a secret or a home path? */
 bool vg_sum_is_secret(const char *path);
+/* The category record e counts in, its item's name appended to what
+ * (nothing for exec: the PATH search names it); -1 for none.  workdir:
+ * the header's cwd. */
+int vg_sum_category(const char *workdir, const struct vg_syscall_ev *e, struct vg_buf *what);
 #endif
