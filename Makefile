@@ -48,14 +48,14 @@ Q =
 say =
 endif
 
-LAYERS  := util event policy net launcher tracer tracer/ptrace tracer/notify tracer/py run viewer batch cli
+LAYERS  := util event policy net launcher tracer tracer/ptrace tracer/notify tracer/py insight run viewer batch cli
 SRCS    := $(foreach d,$(LAYERS),$(wildcard $(d)/*.c))
 OBJS    := $(SRCS:%.c=$(BUILD)/%.o) $(BUILD)/gen/default_policy.o
 LIBOBJS := $(filter-out $(BUILD)/cli/main.o,$(OBJS))
 UNITS   := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/test_*.c))
 BENCHES := $(patsubst bench/%.c,$(BUILD)/bench/%,$(wildcard bench/*.c))
 
-MAN1    := vigil vigil-run vigil-check vigil-log vigil-view vigil-batch
+MAN1    := vigil vigil-run vigil-check vigil-log vigil-view vigil-batch vigil-learn
 MAN5    := vigil-policy vigil-log
 MAN7    := vigil-security
 MANS    := $(MAN1:%=$(BUILD)/man/%.1) $(MAN5:%=$(BUILD)/man/%.5) $(MAN7:%=$(BUILD)/man/%.7)

@@ -7,4 +7,5 @@ int vg_cmd_check(int argc, char **argv);
 int vg_cmd_log(int argc, char **argv);
 int vg_cmd_view(int argc, char **argv);
 int vg_cmd_batch(int argc, char **argv);
+int vg_cmd_learn(int argc, char **argv);
 #endif

@@ -13,13 +13,16 @@
 
 #include "cli/cli.h"
 #include "event/reader.h"
+#include "insight/probes.h"
+#include "insight/summary.h"
+#include "util/json.h"
 #include "util/statedir.h"
 
 #define EXIT_TRUNC 3
 
 static const char usage_text[] =
     "usage: vigil log [FILE] [--json] [--deny] [--class CLASS] [--pid PID]\n"
-    "                      [--follow] [--color auto|always|never]\n"
+    "                      [--follow] [--color auto|always|never] [--all] [--summary]\n"
     "Print a run log (run.msgpack) one record per line; without FILE, the\n"
     "latest log vigil run wrote to its state directory (named on stderr).\n"
     "  --json         JSON Lines, one object per record, keys as on disk\n"
@@ -30,13 +33,21 @@ static const char usage_text[] =
     "  --pid PID      only records of this pid (as the candidate sees it)\n"
     "  --follow       keep reading as the log grows, until its trailer\n"
     "  --color WHEN   colour decisions: auto (a terminal, NO_COLOR unset), always, never\n"
+    "  --all          one line per probe too: the text groups consecutive probes\n"
+    "                 (lookups that found nothing) of one process for one name\n"
+    "                 into one line, \"probed 6 paths for curl: ...\"\n"
+    "  --summary      what the candidate tried, by category (secrets and home\n"
+    "                 paths, network, programs refused, writes and deletions\n"
+    "                 outside the workdir), each with a count, the first time,\n"
+    "                 the decisions and the source line when known; with --json\n"
+    "                 one JSON object, the result record's \"summary\"\n"
     "Exit status: 0 complete log, 3 truncated or corrupt, 2 usage or not a log.\n";
 
 /* What to print.  A filter given on the command line applies to every
  * record, so header and trailer only pass a --class that names them. */
 struct log_opts {
     const char *file;
-    bool json, deny, follow, color;
+    bool json, deny, follow, color, all, summary;
     bool have_class;
     bool cls[VG_CLASS_NCLASSES];
     bool rtype[VG_REC_NTYPES];   /* --class proc / note / header / trailer */
@@ -93,6 +104,7 @@ static int parse_args(int argc, char **argv, struct log_opts *o)
         {"class", required_argument, 0, 'c'}, {"pid", required_argument, 0, 'p'},
         {"follow", no_argument, 0, 'f'}, {"color", required_argument, 0, 'C'},
         {"colour", required_argument, 0, 'C'}, {"help", no_argument, 0, 'h'},
+        {"all", no_argument, 0, 'a'}, {"summary", no_argument, 0, 's'},
         {0, 0, 0, 0},
     };
     const char *color = "auto";
@@ -105,6 +117,8 @@ static int parse_args(int argc, char **argv, struct log_opts *o)
         case 'j': o->json = true; break;
         case 'd': o->deny = true; break;
         case 'f': o->follow = true; break;
+        case 'a': o->all = true; break;
+        case 's': o->summary = true; break;
         case 'C': color = optarg; break;
         case 'h': return 1;
         case 'c':
@@ -150,13 +164,36 @@ static bool selected(const struct log_opts *o, const struct vg_record *r)
     return true;
 }
 
-static void print_record(const struct log_opts *o, const struct vg_record *r, struct vg_buf *b)
+/* Print the open group of probes, if any, and close it. */
+static void flush_probes(struct vg_probe_group *g)
+{
+    struct vg_buf b = {0};
+    vg_probe_flush(g, &b);
+    if (b.len)
+        fwrite(b.data, 1, b.len, stdout);
+    vg_buf_free(&b);
+}
+
+/* One record's line, or (text without --all) its part in a group of
+ * probes, which is printed when the group ends. */
+static void print_record(const struct log_opts *o, const struct vg_record *r, struct vg_buf *b,
+                         struct vg_probe_group *g)
 {
     b->len = 0;
-    if (o->json)
+    if (o->json) {
         vg_record_json(r, b);
-    else
-        vg_record_text(r, b, o->color);
+        vg_buf_put(b, "\n", 1);
+        fwrite(b->data, 1, b->len, stdout);
+        return;
+    }
+    vg_record_text(r, b, o->color);
+    bool group = !o->all && vg_is_probe(r);
+    if (!group || !vg_probe_joins(g, r))
+        flush_probes(g);
+    if (group) {
+        vg_probe_add(g, r, b);
+        return;
+    }
     vg_buf_put(b, "\n", 1);
     fwrite(b->data, 1, b->len, stdout);
 }
@@ -172,6 +209,7 @@ static void nap(void)
 static int dump(const struct log_opts *o, struct vg_reader *rd)
 {
     struct vg_buf line = {0};
+    struct vg_probe_group probes = {0};
     struct vg_decoded d;
     uint64_t nrec = 0;
     bool trailer = false;
@@ -179,6 +217,7 @@ static int dump(const struct log_opts *o, struct vg_reader *rd)
     for (;;) {
         rc = vg_reader_next(rd, &d);
         if (rc == 0 && o->follow && !trailer) {
+            flush_probes(&probes);
             fflush(stdout);
             nap();
             continue;
@@ -194,9 +233,11 @@ static int dump(const struct log_opts *o, struct vg_reader *rd)
         }
         trailer = d.rec.type == VG_REC_TRAILER;
         if (selected(o, &d.rec))
-            print_record(o, &d.rec, &line);
+            print_record(o, &d.rec, &line, &probes);
         vg_decoded_free(&d);
     }
+    flush_probes(&probes);
+    vg_probe_free(&probes);
     vg_buf_free(&line);
     if (fflush(stdout) != 0 && errno != EPIPE) {
         fprintf(stderr, "vigil: write: %s\n", strerror(errno));
@@ -220,6 +261,36 @@ static int dump(const struct log_opts *o, struct vg_reader *rd)
     return 0;
 }
 
+/* --summary: the whole log, then one summary.  A truncated or corrupt
+ * log is summarised up to its last complete record, and says so. */
+static int print_summary(const struct log_opts *o)
+{
+    struct vg_summary s;
+    struct vg_err err;
+    int done = vg_summary_of_log(o->file, &s, &err);
+    if (done < 0) {
+        fprintf(stderr, "vigil: %s\n", err.msg);
+        return 2;
+    }
+    struct vg_buf b = {0};
+    if (o->json) {
+        struct vg_json j;
+        vg_json_init(&j, &b, false);
+        vg_summary_json(&s, &j);
+        vg_buf_puts(&b, "\n");
+    } else {
+        vg_summary_text(&s, &b);
+    }
+    fwrite(b.data, 1, b.len, stdout);
+    vg_buf_free(&b);
+    vg_summary_free(&s);
+    if (fflush(stdout) != 0 && errno != EPIPE)
+        return 1;
+    if (done)
+        fprintf(stderr, "vigil: %s\n", err.msg);
+    return done ? EXIT_TRUNC : 0;
+}
+
 int vg_cmd_log(int argc, char **argv)
 {
     struct log_opts o = {0};
@@ -238,6 +309,11 @@ int vg_cmd_log(int argc, char **argv)
             return 2;
         }
         fprintf(stderr, "vigil: log %s\n", latest);
+    }
+    if (o.summary) {
+        rc = print_summary(&o);
+        free(latest);
+        return rc;
     }
     struct vg_reader *rd = vg_reader_open(o.file, &err);
     if (!rd) {

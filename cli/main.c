@@ -15,6 +15,7 @@ static const struct {
     {"log", vg_cmd_log, "print a run log as text or JSON Lines"},
     {"view", vg_cmd_view, "replay a run log in the terminal"},
     {"batch", vg_cmd_batch, "run many candidates, each in its own sandbox"},
+    {"learn", vg_cmd_learn, "write the policy a run needed, from its log"},
 };
 
 static void usage(FILE *f)

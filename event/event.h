@@ -197,6 +197,7 @@ struct vg_syscall_ev {
     const struct vg_pyframe *py; /* innermost first */
     uint32_t npy;
     bool py_trunc;       /* the Python stack had more frames than kept */
+    bool probe;          /* a read/exec lookup of something that does not exist */
 };
 
 struct vg_proc_ev {
@@ -340,6 +341,7 @@ struct vg_record {
 #define VG_K_PY "py"               /* [{"file","func","line"}] innermost first */
 #define VG_K_FUNC "func"
 #define VG_K_PY_TRUNC "py_trunc"
+#define VG_K_PROBE "probe"         /* true: a lookup that found nothing */
 /* proc */
 #define VG_K_KIND "kind"
 #define VG_K_PARENT "parent"

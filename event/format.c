@@ -265,6 +265,8 @@ static void summary_syscall(const struct vg_syscall_ev *e, struct vg_buf *b, boo
     put_args(b, &e->args);
     put_decided(b, e->decision, e->rule_file, e->rule_line, "default", color);
     put_errno(b, e->err);
+    if (e->probe)
+        vg_buf_puts(b, " [probe]");
     put_py_origin(b, e);
 }
 
@@ -412,4 +414,9 @@ void vg_record_text(const struct vg_record *r, struct vg_buf *out, bool color)
                                                 : vg_rec_type_name(r->type);
     vg_buf_printf(out, " %-7s ", col);
     summary(r, out, color);
+}
+
+void vg_text_escaped(struct vg_buf *out, const char *s)
+{
+    put_escaped(out, s ? s : "?");
 }

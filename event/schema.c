@@ -154,6 +154,7 @@ static const struct vg_field syscall_f[] = {
     FLD(VG_K_PY, VG_F_STRUCTV, struct vg_syscall_ev, py,
         NFLD(struct vg_syscall_ev, npy), .sub = &pyframe_s),
     FLD(VG_K_PY_TRUNC, VG_F_BOOL, struct vg_syscall_ev, py_trunc),
+    FLD(VG_K_PROBE, VG_F_BOOL, struct vg_syscall_ev, probe),
 };
 SCHEMA(syscall_s, struct vg_syscall_ev, syscall_f);
 

@@ -17,6 +17,9 @@ echo
 echo "== what the candidate tried and was refused (vigil log --deny)"
 ./vigil log --deny --color never "$log"
 echo
+echo "== what it tried, by intent (vigil log --summary)"
+./vigil log --summary "$log"
+echo
 echo "== the same candidate as a dry run: nothing refused, everything recorded"
 ./vigil run -q --dry-run -o "$out/dry.msgpack" -- python3 examples/sloppy_cleanup.py >/dev/null 2>&1 || true
 ./vigil log --deny --color never "$out/dry.msgpack"

@@ -11,6 +11,7 @@
  *     candidate could delete or rewrite its own record.
  * A refusal is one line and exit 125, with nothing created. */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -157,6 +158,7 @@ int vg_run_outputs(struct run *r)
     }
     if (vg_outfile_reserve(&r->log_out, r->log_path, &log_kind, &r->err) < 0)
         goto out;
+    r->log_fd = fcntl(r->log_out.fd, F_DUPFD_CLOEXEC, 0);
     r->log = vg_log_from_fd(r->log_out.fd, r->log_path);
     r->log_out.fd = -1; /* the log owns it now */
     rc = 0;

@@ -283,6 +283,11 @@ static void body(struct vg_json *j, const struct vg_result_in *in)
     vg_json_key(j, "sha256"); vg_json_str(j, in->policy_sha256);
     vg_json_obj_end(j);
     counts(j, in->outcome);
+    vg_json_key(j, "summary");
+    if (in->summary)
+        vg_summary_json(in->summary, j);
+    else
+        vg_json_null(j);
     vg_json_key(j, "log"); vg_json_str(j, in->log_path);
     vg_json_key(j, "workdir"); vg_json_str(j, in->workdir);
     vg_json_key(j, "workdir_kept"); vg_json_bool(j, in->workdir_kept);

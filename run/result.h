@@ -9,6 +9,7 @@
 #include "launcher/limits.h"
 #include "run/run.h"
 #include "util/outfile.h"
+#include "insight/summary.h"
 
 struct vg_ending {
     const char *status;     /* ok nonzero signal timeout limit killed error */
@@ -42,6 +43,7 @@ struct vg_result_in {
     const struct vg_ending *end;
     char *const *warnings;  /* what vigil warned about (files it did not show, ...) */
     unsigned nwarnings;
+    const struct vg_summary *summary; /* the log's intent summary, or NULL */
 };
 
 /* Work out status and exit code from what the supervisor, the I/O thread

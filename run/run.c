@@ -280,6 +280,23 @@ static int start_dns(struct run *r, struct vg_sandbox *sb, struct vg_dns_server 
     return *out ? 0 : -1;
 }
 
+/* The result's summary, read back from the finished log through the fd
+ * kept since it was created (never by its name, which others could swap).
+ * Reading the log once at the end costs nothing per call, and gives the
+ * result exactly what `vigil log --summary` says of the same log. */
+static bool read_summary(const struct run *r, struct vg_summary *s)
+{
+    char path[64];
+    struct vg_err err;
+    if (r->log_fd < 0)
+        return false;
+    snprintf(path, sizeof path, "/proc/self/fd/%d", r->log_fd);
+    if (vg_summary_of_log(path, s, &err) >= 0)
+        return true;
+    vg_summary_free(s);
+    return false;
+}
+
 static int supervise(struct run *r, struct vg_ending *end)
 {
     struct vg_sandbox sb = {.out_fd = -1, .err_fd = -1, .report_fd = -1, .listener_chan = -1,
@@ -352,6 +369,8 @@ static int supervise(struct run *r, struct vg_ending *end)
     }
     r->log = NULL;
     if (r->o->result_path) {
+        struct vg_summary sum;
+        bool have_sum = read_summary(r, &sum);
         struct vg_result_in in = {
             .opts = r->o, .limits = &r->limits, .enforce = &r->enf, .artifacts = r->artifacts,
             .nartifacts = r->nartifacts, .policy_path = r->policy_name,
@@ -361,11 +380,14 @@ static int supervise(struct run *r, struct vg_ending *end)
             .engine = engine->name, .engine_note = r->engine_note,
             .outcome = &ctx.out, .io = &io, .end = end,
             .warnings = r->warnings, .nwarnings = r->nwarnings,
+            .summary = have_sum ? &sum : NULL,
         };
         if (vg_result_write(&r->result_out, &in, &r->err) < 0) {
             fprintf(stderr, "vigil: %s\n", r->err.msg);
             end->exit_code = VG_EXIT_SETUP;
         }
+        if (have_sum)
+            vg_summary_free(&sum);
     }
     summary(r, &ctx, end);
     vg_io_free(&io);
@@ -374,6 +396,8 @@ static int supervise(struct run *r, struct vg_ending *end)
 
 static void cleanup(struct run *r)
 {
+    if (r->log_fd >= 0)
+        close(r->log_fd);
     vg_enforce_undo(&r->enf);
     if (r->log)
         vg_log_close(r->log);
@@ -407,7 +431,7 @@ static void cleanup(struct run *r)
 
 int vg_run(struct vg_run_opts *o)
 {
-    struct run r = {.o = o, .log_out = {.fd = -1}, .result_out = {.fd = -1}};
+    struct run r = {.o = o, .log_out = {.fd = -1}, .log_fd = -1, .result_out = {.fd = -1}};
     r.start_wall = vg_now_wall_ns();
     r.start_mono = vg_now_mono_ns();
     vg_dns_table_init(&r.dns_table);

@@ -28,6 +28,8 @@ struct run {
     char *log_path;
     struct vg_log *log;
     struct vg_outfile log_out;    /* the log until it is renamed into place */
+    int log_fd;                   /* the log's file, kept to read it back for the
+                                   * result's summary (never by its name); -1 */
     struct vg_outfile result_out; /* reserved before anything runs */
     bool result_refused;          /* --result itself refused: no record goes there */
     struct vg_artifact *artifacts;

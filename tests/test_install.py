@@ -15,7 +15,8 @@ import pytest
 from helpers import ROOT, decode_log
 
 MAN_PAGES = ["man1/vigil.1", "man1/vigil-run.1", "man1/vigil-check.1", "man1/vigil-log.1",
-             "man1/vigil-view.1", "man1/vigil-batch.1", "man5/vigil-policy.5", "man5/vigil-log.5",
+             "man1/vigil-view.1", "man1/vigil-batch.1", "man1/vigil-learn.1", "man5/vigil-policy.5",
+             "man5/vigil-log.5",
              "man7/vigil-security.7"]
 SHIPPED = sorted(os.path.basename(p) for p in glob.glob(os.path.join(ROOT, "policies", "*.policy")))
 # Top-level entries of the checkout that are build output, not source.

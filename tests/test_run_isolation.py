@@ -229,7 +229,7 @@ def test_killing_vigil_kills_the_whole_sandbox(caller):
         shutil.rmtree(recs[0]["cwd"], ignore_errors=True)
     assert all(x["type"] != "trailer" for x in recs)
     assert [x["seq"] for x in recs] == list(range(len(recs)))
-    out = caller.vigil_raw("log", log)
+    out = caller.vigil_raw("log", "--all", log)  # --all: one line per record, probes too
     assert out.returncode == 3, out
     assert "no trailer" in out.stderr and "truncated" in out.stderr, out.stderr
     assert len(out.stdout.splitlines()) == len(recs)

@@ -29,6 +29,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "tracer/canon.h"
@@ -143,6 +144,17 @@ char *vg_canon_cached(struct vg_canon_cache *cache, int root_fd, const char *bas
     return vg_canon_at(&cx, base, path, follow_last);
 }
 
+/* A last component the kernel will not follow is never read as a link,
+ * so whether it exists is asked separately, and only when the caller wants
+ * to know (cx->missing: the probe mark of the log, tracer/verdict.c). */
+static void note_missing_last(struct walk *w)
+{
+    struct stat st;
+    if (fstatat(w->cx->root_fd, w->len ? w->out + 1 : ".", &st, AT_SYMLINK_NOFOLLOW) < 0 &&
+        (errno == ENOENT || errno == ENOTDIR))
+        w->lexical = true;
+}
+
 static char *walk_result(const struct walk *w)
 {
     if (w->why[0])
@@ -184,12 +196,17 @@ char *vg_canon_at(const struct vg_canon_ctx *cx, const char *base, const char *p
         if (walk_push(&w, p, n) < 0)
             return NULL;
         /* A trailing slash makes the kernel follow the last component too. */
-        bool skip = w.lexical || (*end == '\0' && !follow_last);
+        bool last_unfollowed = *end == '\0' && !follow_last;
+        bool skip = w.lexical || last_unfollowed;
+        if (last_unfollowed && !w.lexical && cx->missing)
+            note_missing_last(&w);
         int r = skip ? 0 : walk_link(&w, in_proc, rest, sizeof(rest), end, prev_len);
         if (r < 0 && !w.why[0])
             return NULL;
         p = r > 0 ? rest : end;
     }
+    if (cx->missing)
+        *cx->missing = w.lexical && !w.why[0];
     return walk_result(&w);
 }
 

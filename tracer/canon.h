@@ -28,6 +28,10 @@ struct vg_canon_ctx {
     int32_t nspid, nstid;         /* the caller's sandbox pid and tid, for
                                    * /proc/self and /proc/thread-self; 0 when
                                    * unknown (those then are unresolvable) */
+    bool *missing;                /* out, when not NULL: the walk found that the
+                                   * final object does not exist (a component is
+                                   * missing); false when it exists, or when the
+                                   * path is unresolvable */
 };
 
 /* root_fd: a directory fd acting as "/" (the sandbox root); symlinks and ".."

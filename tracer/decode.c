@@ -180,8 +180,12 @@ const char *vg_resolve_at(struct vg_tracee *t, struct vg_call *c, int dirfd,
             return r;
         }
     }
-    struct vg_canon_ctx cx = {.root_fd = t->root_fd, .cache = t->cache,
-                              .nspid = t->nspid, .nstid = t->nstid};
+    /* Only a lookup can be a probe (tracer/verdict.c): a write's walk is
+     * not asked, which spares it a stat of a last component it does not
+     * follow. */
+    bool lookup = c->cls == VG_CLASS_READ || c->cls == VG_CLASS_EXEC;
+    struct vg_canon_ctx cx = {.root_fd = t->root_fd, .cache = t->cache, .nspid = t->nspid,
+                              .nstid = t->nstid, .missing = lookup ? &c->missing : NULL};
     char *r = vg_canon_at(&cx, base, path, follow);
     free(base);
     return r ? to_arena(c, r) : canon_error(c);

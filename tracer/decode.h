@@ -81,6 +81,9 @@ struct vg_call {
     const char *undecidable;
     int deny_errno;
     bool on_open_fd;               /* a lookup on an fd (fstat): decided at open */
+    bool missing;                  /* the first path names nothing in the sandbox
+                                    * (its canonical walk found a component
+                                    * missing): what makes a lookup a probe */
     struct vg_arena arena;
 };
 

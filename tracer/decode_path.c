@@ -64,9 +64,11 @@ int vg_decode_paths(struct vg_tracee *t, struct vg_call *c, bool follow)
     int r = decode_one(t, c, p->fd, p->path, follow, &c->args.path, &c->args.resolved);
     c->check_path = c->args.resolved;
     if (p->path2 != VG_ARG_NONE) {
+        bool missing = c->missing; /* of the first path: the second's is not asked */
         /* rename/link destinations are never followed. */
         r |= decode_one(t, c, p->fd2, p->path2, false, &c->args.path2,
                         &c->args.resolved2);
+        c->missing = missing;
         c->check_path2 = c->args.resolved2;
         c->check_cls2 = c->cls;
     }

@@ -198,6 +198,17 @@ static bool target_missing(int root_fd, enum vg_class cls, const char *path)
     return fstatat(root_fd, buf, &st, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT;
 }
 
+/* A probe: a read or exec lookup (open without O_CREAT, stat, access,
+ * exec) whose object does not exist in the sandbox's view, as the
+ * canonical walk found it (call->missing).  A PATH search, a package.json
+ * walk, a locale lookup.  Informational only: the decision is the same,
+ * and the candidate may create the file a moment later.  Writes (O_CREAT
+ * opens included) are never probes: they make things. */
+static bool is_probe(const struct vg_call *c)
+{
+    return c->missing && (c->cls == VG_CLASS_READ || c->cls == VG_CLASS_EXEC);
+}
+
 static const struct vg_rule_src artifact_rule = {
     .file = "(command line)", .line = 0, .text = "allow the files named on the command line",
 };
@@ -351,6 +362,7 @@ void vg_decide_call(const struct vg_engine_ctx *ctx, struct vg_call *call, int r
         v->rule_text = "unresolvable path";
         return;
     }
+    v->probe = is_probe(call);
     if ((call->cls == VG_CLASS_READ && is_artifact(ctx, path)) ||
         (call->cls == VG_CLASS_EXEC && exec_of_command(ctx, root_fd, path)))
         pv = (struct vg_verdict){.action = VG_ACT_ALLOW, .rule = &artifact_rule};

@@ -20,6 +20,7 @@ struct vg_call_verdict {
     uint32_t rule_line;
     const char *rule_text;
     char text_buf[96];         /* rule_text when vigil wrote it itself */
+    bool probe;                /* a lookup that found nothing (is_probe, verdict.c) */
 };
 
 /* root_fd: the sandbox's "/", used to tell a refused call on a path that

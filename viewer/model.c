@@ -35,6 +35,7 @@ static void fill_meta(struct vw_meta *mt, const struct vg_record *r)
         mt->proc = r->u.sys.proc;
         mt->cls = (uint8_t)r->u.sys.cls;
         mt->decision = (uint8_t)r->u.sys.decision;
+        mt->probe = r->u.sys.probe;
         break;
     case VG_REC_PROC:
         mt->ts_ns = r->u.proc.ts_ns;

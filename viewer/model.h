@@ -35,6 +35,7 @@ struct vw_meta {
     uint8_t type;      /* enum vg_rec_type, or VW_TYPE_BAD */
     uint8_t cls;       /* enum vg_class (syscall records) */
     uint8_t decision;  /* enum vg_decision (syscall records) */
+    uint8_t probe;     /* a syscall record marked probe: shown dim */
 };
 
 enum vw_tail {

@@ -103,6 +103,20 @@ static void on_exitrec(struct vw_proctree *t, const struct vg_proc_ev *e)
     p->core = e->core;
 }
 
+/* A refused exec; the same command tried again right after (the next
+ * directory of PATH) is the same attempt. */
+static void on_refused_exec(struct vw_proctree *t, struct vw_proc *p, const struct vg_syscall_ev *s)
+{
+    const char *cmd = s->args.argc ? join_argv(t, s->args.argv, s->args.argc)
+                                   : intern(t, s->args.path ? s->args.path : "?");
+    if (p->ntried && p->tried[p->ntried - 1].cmd == cmd) {
+        p->tried[p->ntried - 1].tries++;
+        return;
+    }
+    p->tried = vg_xrealloc(p->tried, (p->ntried + 1) * sizeof *p->tried);
+    p->tried[p->ntried++] = (struct vw_tried){.cmd = cmd, .tries = 1};
+}
+
 void vw_tree_add(struct vw_proctree *t, const struct vg_record *r)
 {
     if (r->type == VG_REC_SYSCALL) {
@@ -111,6 +125,8 @@ void vw_tree_add(struct vw_proctree *t, const struct vg_record *r)
         p->events++;
         if (vw_refused(s->decision))
             p->denials++;
+        if (vw_refused(s->decision) && s->cls == VG_CLASS_EXEC)
+            on_refused_exec(t, p, s);
         return;
     }
     if (r->type != VG_REC_PROC)
@@ -190,6 +206,10 @@ static void render_one(struct render *r, size_t i, bool last, bool root)
         vw_lines_add(r->out, VW_ST_DIM, p->id, "%s%s%sexec %s  (+%.3fs, replaced)",
                      r->prefix.data ? r->prefix.data : "", cont, r->g->exec,
                      p->execs[k].cmd, p->execs[k].ts_ns / 1e9);
+    for (uint32_t k = 0; k < p->ntried; k++)
+        vw_lines_add(r->out, VW_ST_DENY, p->id, "%s%s%stried: %s  (refused%s)",
+                     r->prefix.data ? r->prefix.data : "", cont, r->g->exec, p->tried[k].cmd,
+                     p->tried[k].tries > 1 ? ", a PATH search" : "");
     for (size_t c = r->first_child[i]; c; c = r->next_sibling[c - 1])
         render_one(r, c - 1, !r->next_sibling[c - 1], false);
     r->prefix.len = plen;
@@ -236,8 +256,10 @@ void vw_tree_lines(const struct vw_proctree *t, struct vw_lines *out, bool utf8)
 
 void vw_tree_free(struct vw_proctree *t)
 {
-    for (size_t i = 0; i < t->n; i++)
+    for (size_t i = 0; i < t->n; i++) {
         free(t->v[i].execs);
+        free(t->v[i].tried);
+    }
     free(t->v);
     vw_slots_free(&t->slots);
     vw_strtab_free(&t->strings);

@@ -20,6 +20,13 @@ struct vw_exec {
     uint64_t ts_ns;
 };
 
+/* A refused exec: what the process tried to run.  The tries of one
+ * command in a row (a PATH search) are one entry. */
+struct vw_tried {
+    const char *cmd;  /* argv joined with spaces, interned */
+    uint32_t tries;
+};
+
 struct vw_proc {
     uint64_t id, parent;        /* identities, never reused in a run */
     int32_t pid, ppid;
@@ -30,6 +37,8 @@ struct vw_proc {
     struct vw_exec *execs;      /* the exec chain, in order */
     uint32_t nexec;
     uint64_t events, denials;   /* syscall records, and refused ones */
+    struct vw_tried *tried;     /* refused execs, in order */
+    uint32_t ntried;
 };
 
 struct vw_proctree {
@@ -45,7 +54,8 @@ const struct vw_proc *vw_tree_find(const struct vw_proctree *t, uint64_t id);
 /* The command a process runs now: its last exec, else what it inherited. */
 const char *vw_proc_cmd(const struct vw_proc *p);
 /* The tree as text, one line per process (ref = its identity) plus one per
- * further exec; children in order of appearance. */
+ * further exec and one per refused command ("tried: curl -o x ..."),
+ * children in order of appearance. */
 void vw_tree_lines(const struct vw_proctree *t, struct vw_lines *out, bool utf8);
 void vw_tree_free(struct vw_proctree *t);
 

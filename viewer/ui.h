@@ -69,6 +69,7 @@ struct ui {
     int body_h;                 /* rows the current view had last time */
     bool detail;                /* detail pane open */
     size_t detail_rec, detail_top;
+    int hscroll;                /* columns of long lines scrolled off to the left */
     struct vw_lines detail_lines;
     bool detail_valid;
     char *search;               /* last search text */
@@ -107,6 +108,10 @@ void ui_colors_init(struct ui *ui);
  * the rest of the w columns with spaces.  Returns the columns used. */
 int ui_put(const struct ui *ui, int y, int x, int w, const char *s, enum vw_style st,
            bool reverse, bool pad);
+/* The same for a line that may be longer than the screen: its first
+ * ui->hscroll columns are scrolled off to the left (Left/Right). */
+int ui_put_long(const struct ui *ui, int y, int x, int w, const char *s, enum vw_style st,
+                bool reverse, bool pad);
 
 /* ui_pager.c */
 void ui_pager_draw(struct ui *ui, struct ui_pager *p, int y, int h);

@@ -53,15 +53,48 @@ static bool put_wc(wchar_t wc, int cw, int *used, int w)
     return true;
 }
 
+#define VG_ESCAPED_COLS 4 /* \xNN */
+
 static bool put_escaped(unsigned char c, int *used, int w)
 {
     static const char hex[] = "0123456789abcdef";
-    if (*used + 4 > w)
+    if (*used + VG_ESCAPED_COLS > w)
         return false;
-    char e[5] = {'\\', 'x', hex[c >> 4], hex[c & 15], 0};
+    char e[VG_ESCAPED_COLS + 1] = {'\\', 'x', hex[c >> 4], hex[c & 15], 0};
     addstr(e);
-    *used += 4;
+    *used += VG_ESCAPED_COLS;
     return true;
+}
+
+/* Columns one character takes as ui_put shows it, and its bytes (*k). */
+static int char_cols(const char *s, size_t len, mbstate_t *ps, size_t *k)
+{
+    wchar_t wc;
+    *k = mbrtowc(&wc, s, len, ps);
+    int cw = (*k == 0 || *k > len) ? -1 : wcwidth(wc);
+    if (cw < 0 || iswcntrl((wint_t)wc)) {
+        memset(ps, 0, sizeof *ps);
+        *k = 1;
+        return VG_ESCAPED_COLS;
+    }
+    return cw;
+}
+
+/* s without its first `skip` columns (a character cut in two goes too). */
+static const char *skip_cols(const char *s, int skip)
+{
+    size_t len = strlen(s), k;
+    mbstate_t ps;
+    memset(&ps, 0, sizeof ps);
+    for (int done = 0; len && done < skip; s += k, len -= k)
+        done += char_cols(s, len, &ps, &k);
+    return s;
+}
+
+int ui_put_long(const struct ui *ui, int y, int x, int w, const char *s, enum vw_style st,
+                bool reverse, bool pad)
+{
+    return ui_put(ui, y, x, w, skip_cols(s, ui->hscroll), st, reverse, pad);
 }
 
 int ui_put(const struct ui *ui, int y, int x, int w, const char *s, enum vw_style st,

@@ -30,6 +30,17 @@ static void act_move(struct ui *ui, long arg)
     ui_current(ui)->go(ui, d);
 }
 
+/* Long lines: half a screen to the right or left, or (0) back to the start. */
+static void act_hscroll(struct ui *ui, long dir)
+{
+    int step = COLS / 2 > 1 ? COLS / 2 : 1;
+    ui->hscroll = dir == 0 ? 0 : ui->hscroll + (int)dir * step;
+    if (ui->hscroll < 0)
+        ui->hscroll = 0;
+    if (ui->hscroll)
+        ui_message(ui, false, "lines scrolled %d columns to the right (0: back)", ui->hscroll);
+}
+
 static void act_enter(struct ui *ui, long arg)
 {
     (void)arg;
@@ -186,6 +197,10 @@ static const struct ui_key keymap[] = {
     {{FK(KEY_PPAGE), CTRL('b')}, UI_SC_ANY, act_move, -MV_PAGE, "Moving", "previous page"},
     {{'g', FK(KEY_HOME)}, UI_SC_ANY, act_move, -MV_END, "Moving", "first line"},
     {{'G', FK(KEY_END)}, UI_SC_ANY, act_move, MV_END, "Moving", "last line"},
+    {{'l', FK(KEY_RIGHT)}, UI_SC_ANY, act_hscroll, 1, "Moving",
+     "scroll long lines right (half a screen)"},
+    {{'h', FK(KEY_LEFT)}, UI_SC_ANY, act_hscroll, -1, "Moving", "scroll long lines left"},
+    {{'0'}, UI_SC_ANY, act_hscroll, 0, "Moving", "back to the start of the lines"},
     {{'\n', '\r', FK(KEY_ENTER)}, UI_SC_LIST, act_enter, 0, "Views",
      "open/close the detail pane of the selected event"},
     {{'\n', '\r', FK(KEY_ENTER)}, UI_SC_TREE, act_enter, 0, "Views",
@@ -245,6 +260,7 @@ static const struct {
 } key_names[] = {
     {FK(KEY_DOWN), "Down"}, {FK(KEY_UP), "Up"}, {FK(KEY_NPAGE), "PgDn"},
     {FK(KEY_PPAGE), "PgUp"}, {FK(KEY_HOME), "Home"}, {FK(KEY_END), "End"},
+    {FK(KEY_LEFT), "Left"}, {FK(KEY_RIGHT), "Right"},
     {FK(KEY_ENTER), NULL}, {'\r', NULL}, {'\n', "Enter"}, {'\t', "Tab"}, {' ', "Space"},
     {27, "Esc"}, {FK(KEY_F(1)), "F1"},
 };

@@ -57,8 +57,9 @@ static void draw_row(struct ui *ui, int y, size_t rec, bool sel, int tw)
     const char *dec = decided ? vg_decision_name((enum vg_decision)mt->decision) : "";
     enum vw_style st = decided ? vw_decision_style((enum vg_decision)mt->decision) : VW_ST_NORMAL;
     x += ui_put(ui, y, x, DEC_W, dec, st, sel, true);
-    ui_put(ui, y, x, COLS - x, vw_model_summary(ui->m, rec),
-           mt->type == VW_TYPE_BAD ? VW_ST_WARN : VW_ST_NORMAL, sel, true);
+    ui_put_long(ui, y, x, COLS - x, vw_model_summary(ui->m, rec),
+                mt->type == VW_TYPE_BAD ? VW_ST_WARN : mt->probe ? VW_ST_DIM : VW_ST_NORMAL, sel,
+                true);
 }
 
 static void draw_columns(struct ui *ui, int y, int tw)
@@ -105,7 +106,7 @@ static void draw_detail(struct ui *ui, int y, int h, size_t nvis)
         if (i >= ui->detail_lines.n)
             break;
         const struct vw_line *l = &ui->detail_lines.v[i];
-        ui_put(ui, y + r, 1, COLS - 1, l->text, (enum vw_style)l->style, false, false);
+        ui_put_long(ui, y + r, 1, COLS - 1, l->text, (enum vw_style)l->style, false, false);
     }
 }
 

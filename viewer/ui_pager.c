@@ -23,7 +23,7 @@ void ui_pager_draw(struct ui *ui, struct ui_pager *p, int y, int h)
         if (i >= p->lines.n)
             break;
         const struct vw_line *l = &p->lines.v[i];
-        ui_put(ui, y + r, 0, COLS, l->text, (enum vw_style)l->style, p->cursor && i == p->cur,
+        ui_put_long(ui, y + r, 0, COLS, l->text, (enum vw_style)l->style, p->cursor && i == p->cur,
                p->cursor && i == p->cur);
     }
 }

@@ -140,6 +140,7 @@ void vg_pt_fill_event(struct engine *e, const struct vg_task *t, const struct vg
         .proc = t->proc, .nr = c->nr, .name = c->ent ? c->ent->name : "unknown", .cls = c->cls,
         .args = c->args, .decision = v->decision, .rule_file = v->rule_file,
         .rule_line = v->rule_line, .rule_text = v->rule_text, .err = v->refuse ? v->err : 0,
+        .probe = v->probe,
     };
 }
 

@@ -1,0 +1,123 @@
+/* cmd_learn.c: `vigil learn LOG [-o POLICY] [--diff POLICY]`: the policy
+ * that would have allowed what a run did (insight/learn.h).  Exit 0, 1
+ * when the log or a policy cannot be read or the output not written, 2
+ * for usage errors, 3 when the log is truncated or corrupt (the policy is
+ * written all the same, for what its complete records did). */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "insight/learn.h"
+#include "util/outfile.h"
+
+static const char usage_text[] =
+    "usage: vigil learn LOG [-o POLICY] [--diff POLICY]\n"
+    "Write a policy that would have allowed what the run of LOG did (make the\n"
+    "run a --dry-run to see everything it tries), generalised as a person\n"
+    "would write it: the workdir, /tmp and the home directory as $WORK, $TMP\n"
+    "and ~, system trees as globs (/usr/lib/**, /etc/**), programs by their\n"
+    "path, connections as proto host:port.  Lookups that found nothing\n"
+    "(probes) and secrets (~/.ssh, /etc/shadow, tokens...) never become\n"
+    "rules.  When the run's policy was a shipped one, the result includes it\n"
+    "and adds only what it did not allow.  The output passes 'vigil check':\n"
+    "a line the checker would warn about is written as a comment saying why\n"
+    "(a rule an earlier one covers is left out).\n"
+    "  -o, --output POLICY  write it to POLICY (a new file, or one vigil wrote\n"
+    "                       before) instead of stdout\n"
+    "      --diff POLICY    print only the rules POLICY lacks for this run\n"
+    "Exit status: 0; 3 when LOG is truncated or corrupt (the policy covers its\n"
+    "complete records); 1 when LOG or a policy cannot be read; 2 usage.\n";
+
+#define EXIT_INCOMPLETE 3 /* as `vigil log`: a truncated or corrupt log */
+
+static const struct vg_outfile_kind policy_kind = {
+    .what = "-o", .signature = "# vigil learn:", .siglen = 14, .within = 1,
+};
+
+struct learn_args {
+    const char *log, *out, *diff;
+};
+
+static int usage_error(const char *fmt, const char *arg)
+{
+    fputs("vigil learn: ", stderr);
+    fprintf(stderr, fmt, arg);
+    fputs(" (try 'vigil learn --help')\n", stderr);
+    return 2;
+}
+
+/* 0 to go on, 1 for --help, 2 for a usage error. */
+static int parse_args(int argc, char **argv, struct learn_args *a)
+{
+    static const struct option lopts[] = {
+        {"output", required_argument, 0, 'o'}, {"diff", required_argument, 0, 'D'},
+        {"help", no_argument, 0, 'h'}, {0, 0, 0, 0},
+    };
+    opterr = 0;
+    optind = 1;
+    int ch;
+    while ((ch = getopt_long(argc, argv, "ho:", lopts, NULL)) != -1) {
+        switch (ch) {
+        case 'o': a->out = optarg; break;
+        case 'D': a->diff = optarg; break;
+        case 'h': return 1;
+        default: return usage_error("unknown or incomplete option '%s'", argv[optind - 1]);
+        }
+    }
+    if (optind != argc - 1)
+        return usage_error("%s", "give exactly one LOG");
+    if (a->out && a->diff)
+        return usage_error("%s", "-o writes a policy, --diff prints rules: give one of them");
+    a->log = argv[optind];
+    return 0;
+}
+
+static int write_out(const char *path, const struct vg_buf *b)
+{
+    struct vg_outfile f = {.fd = -1};
+    struct vg_err err;
+    int rc = vg_outfile_reserve(&f, path, &policy_kind, &err);
+    if (rc == 0 && vg_write_all(f.fd, b->data, b->len) < 0) {
+        vg_errf(&err, "write %s: %m", path);
+        rc = -1;
+    }
+    if (rc == 0)
+        rc = vg_outfile_commit(&f, &err);
+    vg_outfile_discard(&f);
+    if (rc < 0)
+        fprintf(stderr, "vigil: %s\n", err.msg);
+    return rc < 0 ? 1 : 0;
+}
+
+int vg_cmd_learn(int argc, char **argv)
+{
+    struct learn_args a = {0};
+    int rc = parse_args(argc, argv, &a);
+    if (rc == 1) {
+        fputs(usage_text, stdout);
+        return 0;
+    }
+    if (rc)
+        return rc;
+    struct vg_learn_opts o = {.log = a.log, .diff = a.diff, .name = a.out,
+                              .home = getenv("HOME")};
+    struct vg_buf b = {0};
+    struct vg_err err;
+    int learned = vg_learn(&o, &b, &err);
+    if (learned < 0) {
+        fprintf(stderr, "vigil: learn: %s\n", err.msg);
+        vg_buf_free(&b);
+        return 1;
+    }
+    if (a.out)
+        rc = write_out(a.out, &b);
+    else
+        rc = fwrite(b.data, 1, b.len, stdout) == b.len && fflush(stdout) == 0 ? 0 : 1;
+    vg_buf_free(&b);
+    if (learned > 0)
+        fprintf(stderr, "vigil: learn: warning: %s\n", err.msg);
+    return rc ? rc : learned > 0 ? EXIT_INCOMPLETE : 0;
+}

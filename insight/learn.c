@@ -1,0 +1,282 @@
+/* learn.c: see learn.h.  One pass over the log collects the accesses
+ * (deduplicated as the patterns they become), then the text is written
+ * and checked (learn_check.c). */
+#include "insight/learn.h"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "event/reader.h"
+#include "insight/extra.h"
+#include "insight/generalize.h"
+#include "insight/learn_int.h"
+#include "insight/summary.h"
+#include "policy/glob.h"
+#include "policy/policy.h"
+
+#define ARTIFACT_RULE_FILE "(command line)"
+
+/* Add "line" once (rules and comments alike keep their first order). */
+static void add_line(struct vg_learn_lines *l, const char *line)
+{
+    for (size_t i = 0; i < l->n; i++)
+        if (!strcmp(l->v[i], line))
+            return;
+    if (l->n == l->cap) {
+        l->cap = l->cap ? 2 * l->cap : 16;
+        l->v = vg_xrealloc(l->v, l->cap * sizeof *l->v);
+    }
+    l->v[l->n++] = vg_xstrdup(line);
+}
+
+/* Can the policy language write this path as a literal?  Its words are
+ * split at spaces, `#` starts a comment, `$` and `~` are variables. */
+static bool writable(const char *p)
+{
+    for (; *p; p++)
+        if (*p <= ' ' || *p >= 0x7f || *p == '#' || *p == '$' || *p == '~' || *p == '"')
+            return false;
+    return true;
+}
+
+static void skip(struct vg_learn *L, const char *why, enum vg_class cls, const char *what)
+{
+    struct vg_buf b = {0};
+    vg_buf_printf(&b, "# not learned (%s): %s ", why, vg_class_name(cls));
+    vg_text_escaped(&b, what);
+    vg_buf_put(&b, "", 1);
+    add_line(&L->skipped, b.data);
+    vg_buf_free(&b);
+}
+
+static void add_rule(struct vg_learn *L, enum vg_class cls, const char *pattern)
+{
+    struct vg_buf b = {0};
+    vg_buf_printf(&b, "allow %s %s", vg_class_name(cls), pattern);
+    vg_buf_put(&b, "", 1);
+    add_line(&L->rules, b.data);
+    vg_buf_free(&b);
+}
+
+static bool base_allows_path(const struct vg_learn *L, enum vg_class cls, const char *path)
+{
+    return L->base && vg_policy_decide_path(L->base, cls, path).action == VG_ACT_ALLOW;
+}
+
+static void learn_path(struct vg_learn *L, enum vg_class cls, const char *path, bool exact)
+{
+    if (!path || path[0] != '/' || base_allows_path(L, cls, path))
+        return;
+    if (vg_sum_is_secret(path)) {
+        skip(L, "a secret or a home path: grant it by hand if the task needs it", cls, path);
+        return;
+    }
+    if (!writable(path)) {
+        skip(L, "a name the policy language cannot write", cls, path);
+        return;
+    }
+    struct vg_buf pat = {0};
+    vg_generalize(cls, path, &L->places, exact, &pat);
+    vg_buf_put(&pat, "", 1);
+    add_rule(L, cls, pat.data);
+    vg_buf_free(&pat);
+}
+
+/* The address as a sockaddr, for asking the base policy; false when the
+ * text is not a numeric inet/inet6 address. */
+static bool to_sockaddr(const struct vg_args *a, struct sockaddr_storage *ss, socklen_t *len)
+{
+    memset(ss, 0, sizeof *ss);
+    struct sockaddr_in *in = (struct sockaddr_in *)ss;
+    struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)ss;
+    uint16_t port = htons((uint16_t)(a->port > 0 ? a->port : 0));
+    if (a->addr && inet_pton(AF_INET, a->addr, &in->sin_addr) == 1) {
+        in->sin_family = AF_INET;
+        in->sin_port = port;
+        *len = sizeof *in;
+        return true;
+    }
+    if (a->addr && inet_pton(AF_INET6, a->addr, &in6->sin6_addr) == 1) {
+        in6->sin6_family = AF_INET6;
+        in6->sin6_port = port;
+        *len = sizeof *in6;
+        return true;
+    }
+    return false;
+}
+
+static void learn_net(struct vg_learn *L, const struct vg_syscall_ev *e, const uint8_t *raw,
+                      size_t rawlen)
+{
+    const struct vg_args *a = &e->args;
+    const char *proto = a->proto ? a->proto : "tcp";
+    struct sockaddr_storage ss;
+    socklen_t len;
+    bool unix_path = !strcmp(proto, "unix") || (a->family && !strcmp(a->family, "unix"));
+    if (unix_path) {
+        if (a->addr && a->addr[0] == '/' && writable(a->addr)) {
+            struct vg_buf b = {0};
+            vg_buf_puts(&b, "unix ");
+            vg_glob_put_literal(&b, a->addr); /* a name the candidate chose: no wildcards */
+            vg_buf_put(&b, "", 1);
+            add_rule(L, e->cls, b.data);
+            vg_buf_free(&b);
+        }
+        return;
+    }
+    if (!to_sockaddr(a, &ss, &len) || a->port < 0)
+        return;
+    if (L->base && vg_policy_decide_net(L->base, e->cls, proto, (struct sockaddr *)&ss, len)
+                           .action == VG_ACT_ALLOW)
+        return;
+    struct vg_buf b = {0}, host = {0};
+    bool v6 = ss.ss_family == AF_INET6;
+    bool named = raw && vg_extra_host(raw, rawlen, &host);
+    if (named)
+        vg_buf_put(&host, "", 1);
+    if (named && writable(host.data)) /* the name the candidate asked for */
+        vg_buf_printf(&b, "%s %s:%d", proto, host.data, a->port);
+    else
+        vg_buf_printf(&b, "%s %s%s%s:%d", proto, v6 ? "[" : "", a->addr, v6 ? "]" : "", a->port);
+    vg_buf_put(&b, "", 1);
+    add_rule(L, e->cls, b.data);
+    vg_buf_free(&b);
+    vg_buf_free(&host);
+}
+
+/* Calls on a name rather than on what is below it: a directory opened to
+ * be listed, a symlink read (realpath walks every ancestor that way). */
+static const char *const name_calls[] = {"readlink", "readlinkat"};
+
+static bool names_itself(const struct vg_syscall_ev *e)
+{
+    if (e->args.flags >= 0 && (e->args.flags & O_DIRECTORY) && e->cls == VG_CLASS_READ)
+        return true;
+    for (size_t i = 0; e->name && i < VG_ARRAY_LEN(name_calls); i++)
+        if (!strcmp(e->name, name_calls[i]))
+            return true;
+    return false;
+}
+
+static void learn_syscall(struct vg_learn *L, const struct vg_syscall_ev *e, const uint8_t *raw,
+                          size_t rawlen)
+{
+    if (e->probe)
+        return; /* nothing was found */
+    if (e->rule_file && !strcmp(e->rule_file, ARTIFACT_RULE_FILE)) {
+        /* Named on the command line: the supervisor allows it anyway, but
+         * the kernel's Landlock layer only knows the policy's rules, so
+         * the file itself is granted (exactly); the command's exec needs
+         * nothing (vigil grants it in Landlock too). */
+        if (e->cls == VG_CLASS_READ)
+            learn_path(L, e->cls, e->args.resolved, true);
+        return;
+    }
+    switch (e->cls) {
+    case VG_CLASS_READ:
+    case VG_CLASS_WRITE:
+        learn_path(L, e->cls, e->args.resolved, names_itself(e));
+        if (e->args.resolved2)
+            learn_path(L, e->cls, e->args.resolved2, false);
+        break;
+    case VG_CLASS_EXEC:
+        learn_path(L, e->cls, e->args.exe ? e->args.exe : e->args.resolved, true);
+        break;
+    case VG_CLASS_CONNECT:
+    case VG_CLASS_BIND:
+    case VG_CLASS_SEND:
+        learn_net(L, e, raw, rawlen);
+        break;
+    default:
+        break; /* the baseline: no policy can allow it */
+    }
+}
+
+/* The image an exec really ran (the exec check judges it: a #! script's
+ * interpreter).  The first is vigil's own exec of the command: a file
+ * named on the command line needs no rule. */
+static void learn_image(struct vg_learn *L, const struct vg_proc_ev *p)
+{
+    if (p->kind != VG_PROC_EXEC || !p->exe)
+        return;
+    bool first = !L->seen_exec;
+    L->seen_exec = true;
+    if (first && L->command_file)
+        return;
+    learn_path(L, VG_CLASS_EXEC, p->exe, true);
+}
+
+static int on_header(struct vg_learn *L, const struct vg_header *h, struct vg_err *err)
+{
+    L->work = vg_xstrdup(h->cwd ? h->cwd : "/tmp/work");
+    L->places.work = L->work;
+    L->command_file = h->argc > 0 && h->argv[0] && strchr(h->argv[0], '/');
+    L->run_policy = vg_xstrdup(h->policy_path ? h->policy_path : "?");
+    return vg_learn_base(L, h, err);
+}
+
+static int read_log(struct vg_learn *L, struct vg_err *err)
+{
+    struct vg_reader *rd = vg_reader_open(L->o->log, err);
+    if (!rd)
+        return -1;
+    struct vg_decoded d;
+    int rc, n = 0, bad = 0;
+    bool trailer = false;
+    while (!bad && (rc = vg_reader_next(rd, &d)) > 0) {
+        trailer |= d.rec.type == VG_REC_TRAILER;
+        const uint8_t *raw;
+        size_t len;
+        vg_reader_raw(rd, &raw, &len);
+        if (n++ == 0 && d.rec.type != VG_REC_HEADER) {
+            vg_errf(err, "%s: not a vigil log (no header)", L->o->log);
+            bad = 1;
+        } else if (d.rec.type == VG_REC_HEADER) {
+            bad = on_header(L, &d.rec.u.header, err) < 0;
+        } else if (d.rec.type == VG_REC_SYSCALL) {
+            learn_syscall(L, &d.rec.u.sys, raw, len);
+        } else if (d.rec.type == VG_REC_PROC) {
+            learn_image(L, &d.rec.u.proc);
+        }
+        vg_decoded_free(&d);
+    }
+    if (!bad && n == 0) {
+        vg_errf(err, "%s: not a vigil log (%s)", L->o->log, vg_reader_error(rd));
+        bad = 1;
+    }
+    if (!bad && (rc < 0 || !trailer || vg_reader_status(rd) == VG_MP_TRUNCATED))
+        snprintf(L->incomplete, sizeof L->incomplete, "%s is %s at byte %llu: the policy "
+                 "covers only what the records before it did", L->o->log,
+                 rc < 0 ? "corrupt" : "truncated", (unsigned long long)vg_reader_offset(rd));
+    vg_reader_close(rd);
+    return bad ? -1 : 0;
+}
+
+static void free_lines(struct vg_learn_lines *l)
+{
+    for (size_t i = 0; i < l->n; i++)
+        free(l->v[i]);
+    free(l->v);
+}
+
+int vg_learn(const struct vg_learn_opts *o, struct vg_buf *out, struct vg_err *err)
+{
+    struct vg_learn L = {.o = o, .places = {.home = o->home, .tmp = "/tmp"}};
+    int rc = read_log(&L, err);
+    if (rc == 0)
+        rc = vg_learn_write(&L, out, err);
+    if (rc == 0 && L.incomplete[0]) {
+        vg_errf(err, "%s", L.incomplete);
+        rc = 1;
+    }
+    free_lines(&L.rules);
+    free_lines(&L.skipped);
+    vg_policy_free(L.base);
+    free(L.include);
+    free(L.work);
+    free(L.run_policy);
+    return rc;
+}

@@ -1,0 +1,78 @@
+/* summary.h: the intent summary of a run: what a candidate tried that a
+ * reviewer wants to see first, grouped so that one attempt is one line.
+ * Fed one record at a time (from `vigil log --summary` or, at the end of a
+ * run, from the log it wrote: run/result.c), rendered as text or JSON.
+ *
+ * Categories (docs/FORMAT.md "vigil log --summary" has the exact rules):
+ * secrets and home paths touched, network attempts, programs the policy
+ * does not let run, writes outside the workdir, deletions outside it. */
+#ifndef VG_INSIGHT_SUMMARY_H
+#define VG_INSIGHT_SUMMARY_H
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "event/event.h"
+#include "util/util.h"
+
+enum vg_sum_cat {
+    VG_SUM_SECRETS, VG_SUM_NETWORK, VG_SUM_EXEC, VG_SUM_WRITES, VG_SUM_DELETIONS,
+    VG_SUM_NCATS
+};
+
+/* Distinct things kept per category; attempts on more are only counted. */
+#define VG_SUM_MAX_ITEMS 200
+
+/* One thing tried, with every attempt on it. */
+struct vg_sum_item {
+    char *what;          /* a path, "tcp 93.184.216.34:80", a program's name */
+    char *host;          /* network: the name the record gives, or NULL */
+    char *source;        /* the first attempt's source line ("cand.py:14 in f"), or NULL */
+    struct vg_buf paths; /* exec: the paths tried, space-separated, the first few */
+    uint64_t count;      /* attempts (a PATH search is one) */
+    uint64_t first_ts;   /* ns since the start of the run */
+    unsigned decisions;  /* bit (1 << vg_decision) per decision seen */
+    bool found;          /* some attempt found the object (not only probes) */
+};
+
+struct vg_sum_list {
+    struct vg_sum_item *items;
+    size_t n, cap;
+    uint64_t total;      /* attempts in all */
+    uint64_t more;       /* attempts on things past VG_SUM_MAX_ITEMS */
+};
+
+struct vg_exec_try;      /* an open PATH search (summary.c) */
+
+struct vg_summary {
+    struct vg_sum_list cat[VG_SUM_NCATS];
+    char *workdir;       /* the header's cwd */
+    struct vg_exec_try *tries;
+    size_t ntries, captries;
+};
+
+void vg_summary_init(struct vg_summary *s);
+/* raw/rawlen: the record's msgpack bytes, for the optional keys
+ * (insight/extra.h); NULL/0 when not at hand. */
+void vg_summary_add(struct vg_summary *s, const struct vg_record *r, const uint8_t *raw,
+                    size_t rawlen);
+/* After the last record: close the PATH searches still open. */
+void vg_summary_finish(struct vg_summary *s);
+void vg_summary_free(struct vg_summary *s);
+/* Read a whole log into s (init, add, finish).  0; 1 with err saying so
+ * when the log is truncated or corrupt (s then has its complete records);
+ * -1 with err when the file cannot be opened or is not a vigil log. */
+int vg_summary_of_log(const char *path, struct vg_summary *s, struct vg_err *err);
+
+/* Rendering (summary_fmt.c).  color: ANSI colours for the decisions. */
+void vg_summary_text(const struct vg_summary *s, struct vg_buf *out);
+struct vg_json;
+void vg_summary_json(const struct vg_summary *s, struct vg_json *j);
+const char *vg_sum_cat_name(enum vg_sum_cat c);
+/* classify.c.  Is path (sandbox view) a secret or a home path? */
+bool vg_sum_is_secret(const char *path);
+/* The category record e counts in, its item's name appended to what
+ * (nothing for exec: the PATH search names it); -1 for none.  workdir:
+ * the header's cwd. */
+int vg_sum_category(const char *workdir, const struct vg_syscall_ev *e, struct vg_buf *what);
+#endif
