@@ -4,11 +4,15 @@
 #include "launcher/landlock.h"
 
 #include <errno.h>
+#include <linux/magic.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/statvfs.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -49,10 +53,28 @@ int vg_landlock_abi(void)
     return v > 0 ? (int)v : 0;
 }
 
-/* Open the path, or for a beneath rule its nearest existing ancestor. */
+/* Can a path missing below this directory appear during the run?  Not on a
+ * read-only mount, and not in procfs or sysfs (the kernel makes their
+ * entries, the candidate cannot): there the rule grants nothing. */
+static bool can_gain_children(int dirfd)
+{
+    struct statfs sf;
+    if (fstatfs(dirfd, &sf) < 0)
+        return false;
+    return !(sf.f_flags & ST_RDONLY) && sf.f_type != PROC_SUPER_MAGIC &&
+           sf.f_type != SYSFS_MAGIC;
+}
+
+/* Open the path, or for a beneath rule whose path does not exist yet
+ * ($WORK/out/ and below, before out/ is made) its nearest existing
+ * ancestor, the only place Landlock can hold a rule for it.  Only where the
+ * missing part can still be created: climbing out of a read-only tree
+ * would turn a read rule on /sys/devices/system/cpu and below, in a
+ * sandbox without /sys, into a rule on "/": every file readable. */
 static int open_rule_path(const struct vg_landlock_rule *r)
 {
     char *p = vg_xstrdup(r->path);
+    bool climbed = false;
     int fd;
     while ((fd = open(p, O_PATH | O_CLOEXEC)) < 0 && errno == ENOENT && !r->exact) {
         char *slash = strrchr(p, '/');
@@ -62,8 +84,14 @@ static int open_rule_path(const struct vg_landlock_rule *r)
             slash[1] = 0;
         else
             *slash = 0;
+        climbed = true;
     }
     free(p);
+    if (fd >= 0 && climbed && !can_gain_children(fd)) {
+        close(fd);
+        errno = ENOENT;
+        return -1;
+    }
     return fd;
 }
 

@@ -93,6 +93,13 @@ void vg_landlock_plan_exec_file(struct vg_landlock_plan *plan, const char *path)
             LANDLOCK_ACCESS_FS_EXECUTE | (plan->handled_fs & LANDLOCK_ACCESS_FS_READ_FILE), true);
 }
 
+void vg_landlock_plan_read(struct vg_landlock_plan *plan, const char *path, bool tree)
+{
+    uint64_t want = LANDLOCK_ACCESS_FS_READ_FILE | (tree ? LANDLOCK_ACCESS_FS_READ_DIR : 0);
+    if (path && path[0] == '/' && (plan->handled_fs & want))
+        add(plan, path, strlen(path), plan->handled_fs & want, !tree);
+}
+
 /* Grants for one allow pattern: read-like (rights on what is beneath) or,
  * with write, also the entry rights creating and removing it need. */
 static void add_glob(struct vg_landlock_plan *pl, const struct vg_glob *g,

@@ -130,6 +130,12 @@ static int prepare_workdir(struct run *r, const char *home)
     return r->workdir ? 0 : -1;
 }
 
+/* Where a bind shows its source (the same path unless it names one). */
+static const char *bind_dst(const struct vg_bind *b)
+{
+    return b->dst ? b->dst : b->src;
+}
+
 static int build_sandbox(struct run *r)
 {
     struct vg_enforce_in how = {.pid = getpid(), .host_workdir = !r->plan.private_workdir,
@@ -158,6 +164,12 @@ static int build_sandbox(struct run *r)
             return -1;
         }
         vg_landlock_plan_exec_file(&r->plan.landlock, r->command_path);
+        for (unsigned i = 0; i < r->nartifacts; i++)
+            vg_landlock_plan_read(&r->plan.landlock, r->artifact_paths[i], false);
+        for (unsigned i = 0; i < r->o->nbinds; i++)
+            vg_landlock_plan_read(&r->plan.landlock, bind_dst(&r->o->binds[i]), true);
+        for (uint32_t i = 0; i < vg_policy_nbinds(r->pol); i++)
+            vg_landlock_plan_read(&r->plan.landlock, bind_dst(vg_policy_bind(r->pol, i)), true);
     }
     for (int c = 0; c < VG_CLASS_NCLASSES; c++)
         r->audit.cls[c] = vg_policy_audits(r->pol, c);
