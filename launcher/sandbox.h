@@ -16,7 +16,7 @@
 
 struct vg_sandbox {
     /* in: the notify engine wants a listener (installed with these
-     * SECCOMP_FILTER_FLAG_*) and an opener in the sandbox */
+     * SECCOMP_FILTER_FLAG_*) */
     bool notify;
     unsigned long filter_flags;
     /* out */
@@ -24,8 +24,8 @@ struct vg_sandbox {
     int out_fd;       /* read end of the candidate's stdout */
     int err_fd;       /* read end of the candidate's stderr */
     int report_fd;    /* setup failures from inside; EOF once exec'd */
-    int listener_chan; /* notify: the candidate sends its listener's fd number; else -1 */
-    int opener_fd;    /* notify: requests to the opener (tracer/notify/opener.h); else -1 */
+    int listener_chan; /* notify: the candidate sends its listener's and Landlock
+                        * ruleset's fd numbers; else -1 */
 };
 
 /* A failure report from inside the sandbox: the exit code vigil should

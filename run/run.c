@@ -252,8 +252,7 @@ static void summary(const struct run *r, const struct vg_engine_ctx *ctx,
 
 static int supervise(struct run *r, struct vg_ending *end)
 {
-    struct vg_sandbox sb = {.out_fd = -1, .err_fd = -1, .report_fd = -1, .listener_chan = -1,
-                            .opener_fd = -1};
+    struct vg_sandbox sb = {.out_fd = -1, .err_fd = -1, .report_fd = -1, .listener_chan = -1};
     struct vg_io io = {0};
     const struct vg_engine *engine = r->engine;
     sb.notify = engine->notify;
@@ -285,7 +284,6 @@ static int supervise(struct run *r, struct vg_ending *end)
     /* The log takes its name only now: a run that never started leaves
      * nothing where -o pointed, and an older log there is kept. */
     ctx.listener_chan = sb.listener_chan;
-    ctx.opener_fd = sb.opener_fd;
     if (vg_run_log_commit(r) < 0 || vg_io_start(&io, &sb, &caps, &r->err) < 0) {
         kill(sb.init_pid, SIGKILL);
         engine->supervise(&ctx); /* reap */
@@ -295,11 +293,9 @@ static int supervise(struct run *r, struct vg_ending *end)
     }
     engine->supervise(&ctx);
     vg_io_finish(&io);
-    /* the notify engine's sockets; out/err/report belong to io now */
+    /* the notify engine's socket; out/err/report belong to io now */
     if (sb.listener_chan >= 0)
         close(sb.listener_chan);
-    if (sb.opener_fd >= 0)
-        close(sb.opener_fd);
     measure(end, r->start_mono);
     struct vg_cg_usage use;
     vg_cgroup_read(&r->enf.cg, &use);

@@ -30,8 +30,8 @@ struct vg_outcome {
     uint64_t procs;          /* processes seen (not threads) */
     uint64_t max_tasks;      /* most processes+threads alive at once */
     uint64_t own_procs;      /* vigil's own processes under the candidate's uid
-                              * (the notify engine's opener): they count
-                              * against its process limit too */
+                              * (none today): they count against its
+                              * process limit too */
 };
 
 /* The run as the engine sees it. */
@@ -64,7 +64,7 @@ struct vg_engine_ctx {
     const char *const *masked;      /* paths shown empty (see plan.h) */
     unsigned nmasked;
     /* notify engine (tracer/notify/): from vg_sandbox_start, else -1 */
-    int listener_chan, opener_fd;
+    int listener_chan;
     struct vg_outcome out;
 };
 

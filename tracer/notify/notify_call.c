@@ -82,7 +82,7 @@ static void decide_and_answer(struct nt *n, struct vg_task *t, struct vg_call *c
     int fd = -1;
     bool carry = !v.refuse && !v.kill && v.record && vg_nt_carried_out(c->nr);
     if (carry)
-        fd = vg_nt_open(n, t, c, &v);
+        fd = vg_nt_open(n, t, c);
     bool ok;
     record(n, t, c, &v, &ok);
     if (!ok) {
