@@ -138,7 +138,11 @@ static void *notify_thread(void *arg)
             break;
         }
         pthread_mutex_lock(&n->lock);
-        vg_nt_handle(n);
+        /* Once the sandbox is being killed nothing more is decided,
+         * recorded or released: the caller stays waiting until SIGKILL
+         * takes it (as a stopped task does under ptrace). */
+        if (!n->pt.ending)
+            vg_nt_handle(n);
         pthread_mutex_unlock(&n->lock);
     }
     return NULL;
@@ -225,8 +229,13 @@ static int supervise(struct vg_engine_ctx *ctx)
 
 const struct vg_engine vg_engine_notify = {
     .name = "notify",
-    .ptrace_opts = PTRACE_O_EXITKILL | PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK |
-                   PTRACE_O_TRACECLONE | PTRACE_O_TRACEEXEC,
+    /* TRACESECCOMP: vigil's filter never returns RET_TRACE under this
+     * engine (USER_NOTIF outranks it), so a seccomp stop is the
+     * candidate's own filter's on a call vigil lets run; it is continued
+     * as under ptrace (vg_pt_on_stop), not failed with ENOSYS as it would
+     * be for a tracer that does not ask for the stops. */
+    .ptrace_opts = PTRACE_O_EXITKILL | PTRACE_O_TRACESECCOMP | PTRACE_O_TRACEFORK |
+                   PTRACE_O_TRACEVFORK | PTRACE_O_TRACECLONE | PTRACE_O_TRACEEXEC,
     .notify = true,
     /* ptrace is attached for the life of processes: the kernel's SIGSYS
      * reaches vg_pt_on_stop, which records the baseline's refusals */
