@@ -200,7 +200,7 @@ static void judge(struct engine *e, struct vg_task *t, int nr, const uint64_t ar
     vg_pt_log_start(e, t, 0);
     struct vg_tracee tr = {.tid = t->tid, .pid = t->tgid, .nspid = t->nspid,
                            .nstid = t->nstid, .root_fd = e->root_fd,
-                           .cache = e->canon, .pivoted = true};
+                           .cache = e->canon, .pivoted = true, .ptrace_stopped = true};
     struct vg_call call;
     vg_decode_call(&tr, nr, args, &call);
 
