@@ -24,7 +24,6 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
-#include <sys/ptrace.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -394,7 +393,7 @@ static int notify_channels(struct pipes *p, struct vg_err *err)
 }
 
 int vg_sandbox_start(const struct vg_plan *plan, const struct vg_bpf *cand,
-                     const struct vg_bpf *init, unsigned long ptrace_opts,
+                     const struct vg_bpf *init, vg_attach_fn attach,
                      struct vg_sandbox *sb, struct vg_err *err)
 {
     struct pipes p = {{-1, -1}, {-1, -1}, {-1, -1}, {-1, -1}, {-1, -1}, sb->filter_flags};
@@ -426,11 +425,8 @@ int vg_sandbox_start(const struct vg_plan *plan, const struct vg_bpf *cand,
     p.go[0] = -1;
     if (write_id_maps(plan, pid, err) < 0)
         goto kill;
-    if (ptrace(PTRACE_SEIZE, pid, 0, ptrace_opts) < 0) {
-        vg_errf(err, "ptrace the sandbox: %s (is ptrace restricted by Yama or a container?)",
-                strerror(errno));
+    if (attach(pid, err) < 0)
         goto kill;
-    }
     if (write(p.go[1], "g", 1) != 1) {
         vg_errf(err, "start the sandbox: %s", strerror(errno));
         goto kill;

@@ -35,11 +35,15 @@ struct vg_report {
     char msg[500];
 };
 
-/* Clone into new namespaces, map ids, attach ptrace (options: the
- * supervisor's), and let the child run the plan.  The candidate's exec
- * stops in the supervisor, so the caller must start tracing at once. */
+/* How the supervisor follows the sandbox from its pid 1 on (the tracer's
+ * vg_sup_attach): called once pid 1 exists and before it runs the plan. */
+typedef int (*vg_attach_fn)(pid_t pid, struct vg_err *err);
+
+/* Clone into new namespaces, map ids, let the supervisor attach, and let
+ * the child run the plan.  The candidate's exec stops in the supervisor,
+ * so the caller must start tracing at once. */
 int vg_sandbox_start(const struct vg_plan *plan, const struct vg_bpf *cand,
-                     const struct vg_bpf *init, unsigned long ptrace_opts,
+                     const struct vg_bpf *init, vg_attach_fn attach,
                      struct vg_sandbox *sb, struct vg_err *err);
 void vg_sandbox_close(struct vg_sandbox *sb);
 #endif

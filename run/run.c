@@ -20,6 +20,7 @@
 
 #include "event/writer.h"
 #include "tracer/engine.h"
+#include "tracer/supervisor.h"
 #include "launcher/filter.h"
 #include "run/iothread.h"
 #include "launcher/landlock.h"
@@ -278,7 +279,7 @@ static int supervise(struct run *r, struct vg_ending *end)
     ctx.nmasked = vg_plan_masked(&r->plan, masked, VG_ARRAY_LEN(masked));
     ctx.masked = masked;
     block_signals();
-    if (vg_sandbox_start(&r->plan, &r->cand_bpf, &r->init_bpf, engine->ptrace_opts, &sb,
+    if (vg_sandbox_start(&r->plan, &r->cand_bpf, &r->init_bpf, vg_sup_attach, &sb,
                          &r->err) < 0)
         return -1;
     ctx.init_pid = sb.init_pid;

@@ -70,7 +70,6 @@ struct vg_engine_ctx {
 
 struct vg_engine {
     const char *name;
-    unsigned long ptrace_opts;
     /* how its filter refuses the baseline: only an engine that sees the
      * kernel's SIGSYS can record those refusals */
     enum vg_baseline_how baseline;

@@ -27,12 +27,12 @@
 
 void vg_nt_fail(struct nt *n, const char *why, int32_t pid)
 {
-    if (!n->pt.ctx->out.policy_kill) {
-        snprintf(n->pt.ctx->out.kill_reason, sizeof n->pt.ctx->out.kill_reason, "%s", why);
-        n->pt.ctx->out.policy_kill = true;
+    if (!n->sup.ctx->out.policy_kill) {
+        snprintf(n->sup.ctx->out.kill_reason, sizeof n->sup.ctx->out.kill_reason, "%s", why);
+        n->sup.ctx->out.policy_kill = true;
     }
-    vg_pt_note(&n->pt, "error", why, pid);
-    vg_pt_kill_sandbox(&n->pt);
+    vg_sup_note(&n->sup, "error", why, pid);
+    vg_sup_kill_sandbox(&n->sup);
 }
 
 /* Wait for fd to be readable; false when the lifecycle loop said stop. */
@@ -78,20 +78,20 @@ static int start_opener(struct nt *n, pid_t pid, int ruleset, char *why, size_t 
     char path[64];
     struct vg_ident id;
     snprintf(path, sizeof path, "/proc/%d/root", (int)pid);
-    n->pt.root_fd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
-    if (n->pt.root_fd < 0 || vg_ident_read(pid, &id) < 0) {
+    n->sup.root_fd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (n->sup.root_fd < 0 || vg_ident_read(pid, &id) < 0) {
         snprintf(why, len, "notify engine: cannot read the candidate's root and identity: %s",
                  strerror(errno));
         return -1;
     }
-    return vg_opener_start(&n->opener, n->pt.root_fd, &id, ruleset, why, len);
+    return vg_opener_start(&n->opener, n->sup.root_fd, &id, ruleset, why, len);
 }
 
 /* Take copies of the listener and the ruleset, and start the opener.
  * 0: done; 1: the candidate never got that far (nothing to serve). */
 static int take_listener(struct nt *n)
 {
-    int chan = n->pt.ctx->listener_chan, fdnum[2];
+    int chan = n->sup.ctx->listener_chan, fdnum[2];
     pid_t pid;
     bool hup;
     if (!wait_readable(n, chan, &hup))
@@ -141,7 +141,7 @@ static void *notify_thread(void *arg)
         /* Once the sandbox is being killed nothing more is decided,
          * recorded or released: the caller stays waiting until SIGKILL
          * takes it (as a stopped task does under ptrace). */
-        if (!n->pt.ending)
+        if (!n->sup.ending)
             vg_nt_handle(n);
         pthread_mutex_unlock(&n->lock);
     }
@@ -161,20 +161,20 @@ static void lifecycle_loop(struct nt *n)
             break;
         pthread_mutex_lock(&n->lock);
         if (WIFSTOPPED(status))
-            vg_pt_on_stop(&n->pt, tid, status);
+            vg_sup_on_stop(&n->sup, tid, status);
         else if (WIFEXITED(status) || WIFSIGNALED(status))
-            vg_pt_on_exit(&n->pt, tid, status);
+            vg_sup_on_exit(&n->sup, tid, status);
         pthread_mutex_unlock(&n->lock);
     }
 }
 
 static int setup(struct nt *n, struct vg_engine_ctx *ctx)
 {
-    *n = (struct nt){.pt = {.ctx = ctx, .root_fd = -1}, .listener = -1, .stop_fd = -1};
-    vg_tasks_init(&n->pt.tasks);
-    n->pt.unw = vg_unwinder_new();
-    n->pt.canon = vg_canon_cache_new(ctx->immutable, ctx->nimmutable);
-    struct vg_task *init = vg_tasks_add(&n->pt.tasks, ctx->init_pid);
+    *n = (struct nt){.sup = {.ctx = ctx, .root_fd = -1}, .listener = -1, .stop_fd = -1};
+    vg_tasks_init(&n->sup.tasks);
+    n->sup.unw = vg_unwinder_new();
+    n->sup.canon = vg_canon_cache_new(ctx->immutable, ctx->nimmutable);
+    struct vg_task *init = vg_tasks_add(&n->sup.tasks, ctx->init_pid);
     init->attached = true;
     init->tgid = ctx->init_pid;
     init->identified = true;
@@ -195,14 +195,14 @@ static void teardown(struct nt *n)
         close(n->listener);
     if (n->stop_fd >= 0)
         close(n->stop_fd);
-    if (n->pt.root_fd >= 0)
-        close(n->pt.root_fd);
+    if (n->sup.root_fd >= 0)
+        close(n->sup.root_fd);
     free(n->req);
     free(n->resp);
     pthread_mutex_destroy(&n->lock);
-    vg_unwinder_free(n->pt.unw);
-    vg_canon_cache_free(n->pt.canon);
-    vg_tasks_free(&n->pt.tasks);
+    vg_unwinder_free(n->sup.unw);
+    vg_canon_cache_free(n->sup.canon);
+    vg_tasks_free(&n->sup.tasks);
 }
 
 static int supervise(struct vg_engine_ctx *ctx)
@@ -220,7 +220,7 @@ static int supervise(struct vg_engine_ctx *ctx)
     if (threaded) {
         uint64_t one = 1;
         if (write(n.stop_fd, &one, sizeof one) != (ssize_t)sizeof one)
-            vg_pt_kill_sandbox(&n.pt); /* cannot happen with an eventfd; nothing is left anyway */
+            vg_sup_kill_sandbox(&n.sup); /* cannot happen with an eventfd; nothing is left anyway */
         pthread_join(th, NULL);
     }
     teardown(&n);
@@ -229,16 +229,9 @@ static int supervise(struct vg_engine_ctx *ctx)
 
 const struct vg_engine vg_engine_notify = {
     .name = "notify",
-    /* TRACESECCOMP: vigil's filter never returns RET_TRACE under this
-     * engine (USER_NOTIF outranks it), so a seccomp stop is the
-     * candidate's own filter's on a call vigil lets run; it is continued
-     * as under ptrace (vg_pt_on_stop), not failed with ENOSYS as it would
-     * be for a tracer that does not ask for the stops. */
-    .ptrace_opts = PTRACE_O_EXITKILL | PTRACE_O_TRACESECCOMP | PTRACE_O_TRACEFORK |
-                   PTRACE_O_TRACEVFORK | PTRACE_O_TRACECLONE | PTRACE_O_TRACEEXEC,
     .notify = true,
     /* ptrace is attached for the life of processes: the kernel's SIGSYS
-     * reaches vg_pt_on_stop, which records the baseline's refusals */
+     * reaches vg_sup_on_stop, which records the baseline's refusals */
     .baseline = VG_BASELINE_TRAP,
     .supervise = supervise,
 };

@@ -10,14 +10,14 @@
 
 #include "tracer/decode.h"
 #include "tracer/notify/opener.h"
-#include "tracer/ptrace_int.h"
+#include "tracer/supervisor.h"
 #include "tracer/verdict.h"
 
 struct nt {
     /* Tasks, records and the life of processes are the ptrace engine's
      * (ptrace events only: no seccomp stops under this engine). */
-    struct engine pt;
-    /* pt and the log are shared by the two threads: the lifecycle thread
+    struct vg_sup sup;
+    /* sup and the log are shared by the two threads: the lifecycle thread
      * (ptrace must be driven by one thread) and the notification thread. */
     pthread_mutex_t lock;
     int listener;          /* -1 until the candidate handed it over */
