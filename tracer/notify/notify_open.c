@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -68,6 +69,15 @@ static int caller_umask(pid_t tid, mode_t *mask)
     return 0;
 }
 
+/* Does the task n->req came from still wait in that call?  (Killed, by
+ * the run's timeout say, it does not.) */
+static bool caller_waits(void *arg)
+{
+    struct nt *n = arg;
+    uint64_t id = n->req->id;
+    return ioctl(n->listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &id) == 0;
+}
+
 /* The flags open(2) and openat(2) act on: the kernel drops any other bit
  * there (openat2 refuses them, and so does the candidate's openat2). */
 #define VALID_OPEN_FLAGS                                                                      \
@@ -92,5 +102,5 @@ int vg_nt_open(struct nt *n, struct vg_task *t, struct vg_call *c)
             return -EACCES; /* gone, or /proc unreadable: do not guess */
         mode = (uint32_t)c->args.mode & PERM_BITS & ~(uint32_t)mask;
     }
-    return vg_opener_open(&n->opener, path, flags, mode);
+    return vg_opener_open(&n->opener, path, flags, mode, caller_waits, n);
 }

@@ -9,6 +9,8 @@
 
 #include <errno.h>
 #include <sched.h>
+#include <signal.h>
+#include <time.h>
 #include <fcntl.h>
 #include <linux/futex.h>
 #include <linux/openat2.h>
@@ -30,6 +32,16 @@ enum {
     OP_FAILED,  /* start-up: it could not become the candidate (why) */
 };
 
+/* An open can block for good (a FIFO with no peer, whose peer's own open
+ * waits behind it for the notification thread; the run's timeout kills
+ * the caller, but the open would go on).  The requester looks every
+ * CHECK_NS whether the caller still waits; once it does not, the opener
+ * is interrupted with ABORT_SIG, which it alone takes: its handler does
+ * nothing, and without SA_RESTART the open fails EINTR. */
+#define ABORT_SIG SIGUSR2
+#define CHECK_NS 50000000L
+#define ABORT_RETRY_NS 10000000L /* re-sent until the open is seen to end */
+
 /* /dev/tty is "the caller's controlling terminal": opened by the opener
  * it would be the supervisor's (the user's terminal), never the
  * candidate's, which has none of its own (setsid in the sandbox). */
@@ -41,13 +53,21 @@ static void futex_wake(_Atomic uint32_t *w)
     syscall(SYS_futex, w, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
 }
 
-/* Wait while *w == v; returns the new value. */
-static uint32_t wait_change(_Atomic uint32_t *w, uint32_t v)
+/* Wait while *w == v, at most timeout (NULL: for ever); returns the
+ * value then. */
+static uint32_t wait_change_for(_Atomic uint32_t *w, uint32_t v, const struct timespec *timeout)
 {
     uint32_t now;
     while ((now = atomic_load_explicit(w, memory_order_acquire)) == v)
-        syscall(SYS_futex, w, FUTEX_WAIT_PRIVATE, v, NULL, NULL, 0); /* EAGAIN/EINTR: look again */
-    return now;
+        if (syscall(SYS_futex, w, FUTEX_WAIT_PRIVATE, v, timeout, NULL, 0) < 0 &&
+            errno == ETIMEDOUT)
+            return atomic_load_explicit(w, memory_order_acquire);
+    return now; /* EAGAIN/EINTR: looked again */
+}
+
+static uint32_t wait_change(_Atomic uint32_t *w, uint32_t v)
+{
+    return wait_change_for(w, v, NULL);
 }
 
 static void set_state(struct vg_opener *op, uint32_t v)
@@ -85,9 +105,33 @@ static int do_open(const struct vg_opener *op)
     return fd;
 }
 
+static void on_abort(int sig)
+{
+    (void)sig;
+}
+
+/* Take ABORT_SIG in this thread only (the others keep it blocked). */
+static int take_abort_signal(void)
+{
+    struct sigaction sa = {.sa_handler = on_abort}; /* no SA_RESTART */
+    sigset_t set;
+    sigemptyset(&sa.sa_mask);
+    sigemptyset(&set);
+    sigaddset(&set, ABORT_SIG);
+    if (sigaction(ABORT_SIG, &sa, NULL) < 0)
+        return -1;
+    return pthread_sigmask(SIG_UNBLOCK, &set, NULL) == 0 ? 0 : -1;
+}
+
 static void *opener_main(void *arg)
 {
     struct vg_opener *op = arg;
+    if (take_abort_signal() < 0) {
+        snprintf(op->why, sizeof op->why, "notify engine: opener thread signal: %s",
+                 strerror(errno));
+        set_state(op, OP_FAILED);
+        return NULL;
+    }
     if (vg_ident_take(&op->id, op->ruleset, op->why, sizeof op->why) < 0) {
         set_state(op, OP_FAILED);
         return NULL;
@@ -111,6 +155,11 @@ int vg_opener_start(struct vg_opener *op, int root_fd, const struct vg_ident *id
 {
     *op = (struct vg_opener){.root_fd = root_fd, .id = *id, .ruleset = ruleset, .cpu = -1};
     atomic_init(&op->state, OP_IDLE);
+    /* blocked in this thread, and so in the opener until it unblocks it */
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, ABORT_SIG);
+    pthread_sigmask(SIG_BLOCK, &set, NULL);
     int e = pthread_create(&op->th, NULL, opener_main, op);
     if (e) {
         snprintf(why, n, "notify engine: cannot start the opener thread: %s", strerror(e));
@@ -143,7 +192,8 @@ static void follow_cpu(struct vg_opener *op)
         op->cpu = cpu;
 }
 
-int vg_opener_open(struct vg_opener *op, const char *path, uint32_t flags, uint32_t mode)
+int vg_opener_open(struct vg_opener *op, const char *path, uint32_t flags, uint32_t mode,
+                   bool (*wanted)(void *), void *arg)
 {
     if (!op->started)
         return -EIO;
@@ -152,7 +202,16 @@ int vg_opener_open(struct vg_opener *op, const char *path, uint32_t flags, uint3
     op->mode = mode;
     follow_cpu(op);
     set_state(op, OP_ASKED);
-    wait_change(&op->state, OP_ASKED);
+    struct timespec check = {0, CHECK_NS}, pause = {0, ABORT_RETRY_NS};
+    while (wait_change_for(&op->state, OP_ASKED, &check) == OP_ASKED) {
+        if (wanted(arg))
+            continue;
+        /* the caller is gone: interrupt the open (the signal may come
+         * before the open starts: sent again until it ends) */
+        while (atomic_load_explicit(&op->state, memory_order_acquire) == OP_ASKED &&
+               pthread_kill(op->th, ABORT_SIG) == 0)
+            nanosleep(&pause, NULL);
+    }
     return op->result;
 }
 

@@ -66,8 +66,11 @@ int vg_opener_start(struct vg_opener *op, int root_fd, const struct vg_ident *id
 
 /* One open of the canonical path (absolute, sandbox view) with the call's
  * O_* flags and, for O_CREAT/O_TMPFILE, the mode with the caller's umask
- * applied.  Returns the fd (O_CLOEXEC, the supervisor's) or -errno. */
-int vg_opener_open(struct vg_opener *op, const char *path, uint32_t flags, uint32_t mode);
+ * applied.  Returns the fd (O_CLOEXEC, the supervisor's) or -errno.  An
+ * open that blocks (a FIFO) is failed with EINTR once wanted(arg) says
+ * the caller no longer waits for it. */
+int vg_opener_open(struct vg_opener *op, const char *path, uint32_t flags, uint32_t mode,
+                   bool (*wanted)(void *), void *arg);
 
 void vg_opener_stop(struct vg_opener *op);
 #endif
