@@ -159,8 +159,9 @@ int vg_opener_start(struct vg_opener *op, int root_fd, const struct vg_ident *id
     sigset_t set;
     sigemptyset(&set);
     sigaddset(&set, ABORT_SIG);
-    pthread_sigmask(SIG_BLOCK, &set, NULL);
-    int e = pthread_create(&op->th, NULL, opener_main, op);
+    int e = pthread_sigmask(SIG_BLOCK, &set, NULL);
+    if (!e)
+        e = pthread_create(&op->th, NULL, opener_main, op);
     if (e) {
         snprintf(why, n, "notify engine: cannot start the opener thread: %s", strerror(e));
         return -1;
