@@ -342,6 +342,10 @@ static void summary_header(const struct vg_header *h, struct vg_buf *b)
         vg_buf_puts(b, " cwd ");
         put_quoted(b, h->cwd);
     }
+    if (h->engine_note) {
+        vg_buf_puts(b, " engine_note ");
+        put_quoted(b, h->engine_note);
+    }
     vg_buf_puts(b, " cmd ");
     put_strv(b, h->argv, h->argc);
 }

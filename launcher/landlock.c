@@ -151,8 +151,10 @@ static int fill_ruleset(int rfd, const struct vg_landlock_plan *plan, uint64_t h
     return 0;
 }
 
-int vg_landlock_apply(const struct vg_landlock_plan *plan, int abi, struct vg_err *err)
+int vg_landlock_apply(const struct vg_landlock_plan *plan, int abi, int *keep, struct vg_err *err)
 {
+    if (keep)
+        *keep = -1;
     struct ll_ruleset_attr attr = {
         .handled_access_fs = plan->handled_fs & fs_rights_of_abi(abi),
         .handled_access_net = abi >= 4 ? plan->handled_net : 0,
@@ -176,6 +178,9 @@ int vg_landlock_apply(const struct vg_landlock_plan *plan, int abi, struct vg_er
         vg_errf(err, "landlock: restrict_self: %s", strerror(errno));
         rc = -1;
     }
-    close(rfd);
+    if (!rc && keep)
+        *keep = rfd; /* O_CLOEXEC (the kernel's): gone at exec */
+    else
+        close(rfd);
     return rc;
 }

@@ -24,7 +24,6 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
-#include <sys/ptrace.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -35,14 +34,13 @@
 #include "launcher/landlock.h"
 #include "net/dns.h"
 #include "net/net.h"
-#include "tracer/notify/opener.h"
 
 struct pipes {
     int out[2], err[2], go[2], report[2];
     /* notify engine only (else -1): the candidate tells the supervisor
-     * its listener's fd number here (the kernel adds its pid), and the
-     * opener serves the supervisor on the other */
-    int chan[2], opener[2];
+     * its listener's and its Landlock ruleset's fd numbers here (the
+     * kernel adds its pid) */
+    int chan[2];
     unsigned long filter_flags;
 };
 
@@ -171,9 +169,10 @@ static void default_signals(void)
 }
 
 /* The candidate's identity and restrictions: no capabilities, uid/gid
- * VG_SANDBOX_*, no_new_privs, Landlock.  The opener (notify engine) gets
- * the same, so what it opens for the candidate the candidate could open. */
-static int lock_down(const struct vg_plan *plan, struct vg_err *err)
+ * VG_SANDBOX_*, no_new_privs, Landlock.  *ruleset keeps the Landlock
+ * ruleset (or -1): the notify engine's opener thread restricts itself
+ * with it, so what it opens for the candidate the candidate could open. */
+static int lock_down(const struct vg_plan *plan, int *ruleset, struct vg_err *err)
 {
     if (drop_bounding_caps() < 0)
         return vg_errf(err, "drop capabilities: %s", strerror(errno)), -1;
@@ -187,24 +186,27 @@ static int lock_down(const struct vg_plan *plan, struct vg_err *err)
     if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
         return vg_errf(err, "no_new_privs: %s", strerror(errno)), -1;
     struct vg_err lerr = {{0}};
-    if (plan->landlock_abi > 0 && vg_landlock_apply(&plan->landlock, plan->landlock_abi, &lerr) < 0)
+    *ruleset = -1;
+    if (plan->landlock_abi > 0 &&
+        vg_landlock_apply(&plan->landlock, plan->landlock_abi, ruleset, &lerr) < 0)
         return vg_errf(err, "landlock: %s", lerr.msg), -1;
     return 0;
 }
 
 /* Notify engine: install the filter with a listener and let the
- * supervisor take a copy of it (pidfd_getfd) before exec closes ours.
- * Only write and read from here on: neither is audited, so nothing waits
- * on a listener nobody holds yet. */
-static void hand_over_listener(const struct vg_bpf *cand, const struct pipes *p, int rep)
+ * supervisor take a copy of it and of the Landlock ruleset (pidfd_getfd)
+ * before exec closes ours.  Only write and read from here on: neither is
+ * audited, so nothing waits on a listener nobody holds yet. */
+static void hand_over_listener(const struct vg_bpf *cand, const struct pipes *p, int ruleset,
+                               int rep)
 {
-    int fd = vg_filter_install_flags(cand, p->filter_flags);
-    if (fd < 0)
+    int fds[2] = {vg_filter_install_flags(cand, p->filter_flags), ruleset};
+    if (fds[0] < 0)
         report_exit(rep, VG_EXIT_SETUP, "seccomp listener: %s", strerror(errno));
     char ack;
-    if (write(p->chan[1], &fd, sizeof fd) != (ssize_t)sizeof fd || read(p->chan[1], &ack, 1) != 1)
+    if (write(p->chan[1], fds, sizeof fds) != (ssize_t)sizeof fds || read(p->chan[1], &ack, 1) != 1)
         report_exit(rep, VG_EXIT_SETUP, "hand the listener to vigil: %s", strerror(errno));
-    close(fd);
+    close(fds[0]);
     close(p->chan[1]);
 }
 
@@ -224,7 +226,8 @@ static _Noreturn void candidate_main(const struct vg_plan *plan, const struct vg
         report_exit(rep, VG_EXIT_SETUP, "close_range: %s", strerror(errno));
     if (chdir(plan->cwd) < 0)
         report_exit(rep, VG_EXIT_SETUP, "chdir %s: %s", plan->cwd, strerror(errno));
-    if (lock_down(plan, &err) < 0)
+    int ruleset;
+    if (lock_down(plan, &ruleset, &err) < 0)
         report_exit(rep, VG_EXIT_SETUP, "%s", err.msg);
 
     int code;
@@ -232,9 +235,11 @@ static _Noreturn void candidate_main(const struct vg_plan *plan, const struct vg
     if (!prog)
         report_exit(rep, code, "%s: command not found in the sandbox", plan->argv[0]);
     if (p->chan[1] >= 0)
-        hand_over_listener(cand, p, rep);
+        hand_over_listener(cand, p, ruleset, rep);
     else if (vg_filter_install(cand) < 0)
         report_exit(rep, VG_EXIT_SETUP, "seccomp: %s", strerror(errno));
+    if (ruleset >= 0)
+        close(ruleset);
     /* Last, so that nothing of ours has to live within the candidate's
      * address-space and file limits (a sanitizer build could not). */
     if (apply_rlimits(&plan->limits, plan->enforce) < 0)
@@ -254,39 +259,6 @@ static void set_name(const struct vg_plan *plan, const char *name)
         return;
     memset(plan->argv_area, 0, plan->argv_area_len);
     memcpy(plan->argv_area, name, n);
-}
-
-/* Notify engine: the process that carries out opens for the candidate
- * (tracer/notify/opener_child.c).  A child of pid 1 (the candidate must
- * not see it as its own child), not traced (CLONE_UNTRACED: no records of
- * its own), as locked down as the candidate, and not dumpable, so the
- * candidate can neither read nor write its memory.  Its failure is the
- * supervisor's to notice: its socket reads EOF. */
-static void start_opener(const struct vg_plan *plan, struct pipes *p)
-{
-    pid_t pid = (pid_t)syscall(SYS_clone, CLONE_UNTRACED | SIGCHLD, NULL, NULL, NULL, NULL);
-    if (pid < 0)
-        report_exit(p->report[1], VG_EXIT_SETUP, "start the opener: %s", strerror(errno));
-    if (pid > 0) {
-        close(p->opener[1]);
-        p->opener[1] = -1;
-        return;
-    }
-    struct vg_err err = {{0}};
-    int keep = p->opener[1];
-    set_name(plan, "vigil-opener");
-    default_signals();
-    if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0 || lock_down(plan, &err) < 0)
-        _exit(VG_EXIT_SETUP);
-    /* Nothing of init's but its own socket (pipes, stdio: an open write
-     * end would keep the supervisor from seeing EOF). */
-    if (keep < 3 || (keep > 3 && syscall(SYS_close_range, 0, keep - 1, 0) < 0) ||
-        syscall(SYS_close_range, keep + 1, ~0u, 0) < 0)
-        _exit(VG_EXIT_SETUP);
-    if (keep == 3)
-        for (int fd = 0; fd < 3; fd++)
-            close(fd);
-    vg_opener_serve(keep);
 }
 
 /* pid 1: reap until the candidate is gone, then leave (which ends every
@@ -340,12 +312,8 @@ static _Noreturn void init_main(const struct vg_plan *plan, const struct vg_bpf 
     if (c == 0)
         candidate_main(plan, cand, p);
     /* The plan's argv lives in this memory: blank it once the candidate
-     * has its copy, and before the opener is made (a copy too). */
+     * has its copy. */
     set_name(plan, "vigil-init");
-    /* After the candidate, which stays pid 2 under both engines; requests
-     * sent before the opener runs wait in its socket. */
-    if (p->opener[1] >= 0)
-        start_opener(plan, p);
     if (p->chan[1] >= 0)
         close(p->chan[1]);
 
@@ -416,14 +384,13 @@ static const char *userns_hint(int e)
     return "";
 }
 
-/* The notify engine's two sockets.  SO_PASSCRED on the supervisor's end
+/* The notify engine's socket.  SO_PASSCRED on the supervisor's end
  * of chan: the kernel then says which process sent the listener's number,
  * as a pid of the supervisor's own namespace. */
 static int notify_channels(struct pipes *p, struct vg_err *err)
 {
     int one = 1;
     if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, p->chan) < 0 ||
-        socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, p->opener) < 0 ||
         setsockopt(p->chan[0], SOL_SOCKET, SO_PASSCRED, &one, sizeof one) < 0) {
         vg_errf(err, "notify engine sockets: %s", strerror(errno));
         return -1;
@@ -432,11 +399,10 @@ static int notify_channels(struct pipes *p, struct vg_err *err)
 }
 
 int vg_sandbox_start(const struct vg_plan *plan, const struct vg_bpf *cand,
-                     const struct vg_bpf *init, unsigned long ptrace_opts,
+                     const struct vg_bpf *init, vg_attach_fn attach,
                      struct vg_sandbox *sb, struct vg_err *err)
 {
-    struct pipes p = {{-1, -1}, {-1, -1}, {-1, -1}, {-1, -1}, {-1, -1}, {-1, -1},
-                      sb->filter_flags};
+    struct pipes p = {{-1, -1}, {-1, -1}, {-1, -1}, {-1, -1}, {-1, -1}, sb->filter_flags};
     if (pipe2(p.out, O_CLOEXEC) < 0 || pipe2(p.err, O_CLOEXEC) < 0 ||
         pipe2(p.go, O_CLOEXEC) < 0 || pipe2(p.report, O_CLOEXEC) < 0) {
         vg_errf(err, "pipe: %s", strerror(errno));
@@ -466,11 +432,8 @@ int vg_sandbox_start(const struct vg_plan *plan, const struct vg_bpf *cand,
     p.go[0] = -1;
     if (write_id_maps(plan, pid, err) < 0)
         goto kill;
-    if (ptrace(PTRACE_SEIZE, pid, 0, ptrace_opts) < 0) {
-        vg_errf(err, "ptrace the sandbox: %s (is ptrace restricted by Yama or a container?)",
-                strerror(errno));
+    if (attach(pid, err) < 0)
         goto kill;
-    }
     /* pasta connects the namespace while pid 1 builds the mounts */
     if (plan->net.egress && vg_egress_start(&sb->egress, pid, err) < 0)
         goto kill;
@@ -496,12 +459,9 @@ int vg_sandbox_start(const struct vg_plan *plan, const struct vg_bpf *cand,
     close(p.out[1]);
     close(p.err[1]);
     close(p.report[1]);
-    if (sb->notify) {
+    if (sb->notify)
         close(p.chan[1]);
-        close(p.opener[1]);
-    }
     sb->listener_chan = p.chan[0];
-    sb->opener_fd = p.opener[0];
     sb->init_pid = pid;
     sb->out_fd = p.out[0];
     sb->err_fd = p.err[0];
@@ -521,14 +481,12 @@ fail:
     close_pair(p.go);
     close_pair(p.report);
     close_pair(p.chan);
-    close_pair(p.opener);
     return -1;
 }
 
 void vg_sandbox_close(struct vg_sandbox *sb)
 {
-    int *fds[] = {&sb->out_fd, &sb->err_fd, &sb->report_fd, &sb->listener_chan, &sb->opener_fd,
-                  &sb->dns_fd};
+    int *fds[] = {&sb->out_fd, &sb->err_fd, &sb->report_fd, &sb->listener_chan, &sb->dns_fd};
     for (size_t i = 0; i < VG_ARRAY_LEN(fds); i++)
         if (*fds[i] >= 0) {
             close(*fds[i]);

@@ -17,7 +17,7 @@
 
 struct vg_sandbox {
     /* in: the notify engine wants a listener (installed with these
-     * SECCOMP_FILTER_FLAG_*) and an opener in the sandbox */
+     * SECCOMP_FILTER_FLAG_*) */
     bool notify;
     unsigned long filter_flags;
     /* out */
@@ -25,8 +25,8 @@ struct vg_sandbox {
     int out_fd;       /* read end of the candidate's stdout */
     int err_fd;       /* read end of the candidate's stderr */
     int report_fd;    /* setup failures from inside; EOF once exec'd */
-    int listener_chan; /* notify: the candidate sends its listener's fd number; else -1 */
-    int opener_fd;    /* notify: requests to the opener (tracer/notify/opener.h); else -1 */
+    int listener_chan; /* notify: the candidate sends its listener's and Landlock
+                        * ruleset's fd numbers; else -1 */
     int dns_fd;       /* plan->dns: vigil's resolver socket, bound inside the sandbox's
                        * network namespace before the candidate starts; else -1 */
     struct vg_egress egress; /* pasta, when the plan has egress; vg_egress_stop at the end */
@@ -39,11 +39,15 @@ struct vg_report {
     char msg[500];
 };
 
-/* Clone into new namespaces, map ids, attach ptrace (options: the
- * supervisor's), and let the child run the plan.  The candidate's exec
- * stops in the supervisor, so the caller must start tracing at once. */
+/* How the supervisor follows the sandbox from its pid 1 on (the tracer's
+ * vg_sup_attach): called once pid 1 exists and before it runs the plan. */
+typedef int (*vg_attach_fn)(pid_t pid, struct vg_err *err);
+
+/* Clone into new namespaces, map ids, let the supervisor attach, and let
+ * the child run the plan.  The candidate's exec stops in the supervisor,
+ * so the caller must start tracing at once. */
 int vg_sandbox_start(const struct vg_plan *plan, const struct vg_bpf *cand,
-                     const struct vg_bpf *init, unsigned long ptrace_opts,
+                     const struct vg_bpf *init, vg_attach_fn attach,
                      struct vg_sandbox *sb, struct vg_err *err);
 void vg_sandbox_close(struct vg_sandbox *sb);
 /* Bring up `lo` in the caller's network namespace (-1 with errno). */

@@ -20,6 +20,7 @@
 
 #include "event/writer.h"
 #include "tracer/engine.h"
+#include "tracer/supervisor.h"
 #include "launcher/filter.h"
 #include "run/iothread.h"
 #include "launcher/landlock.h"
@@ -186,18 +187,25 @@ static int build_sandbox(struct run *r)
     return rc;
 }
 
-/* --engine notify runs only where the kernel has what it needs (see
- * tracer/notify/probe.h); otherwise ptrace, and the note says why. */
+/* The notify engine (the default, and --engine notify) runs only where
+ * the kernel has what it needs (see tracer/notify/probe.h); otherwise
+ * ptrace, and the note says why.  --stacks asks for a stack on every
+ * call, which only a ptrace stop gives: by default it picks ptrace. */
 static void choose_engine(struct run *r)
 {
     r->engine = &vg_engine_ptrace;
-    if (r->o->engine != VG_ENGINE_NOTIFY)
+    if (r->o->engine == VG_ENGINE_PTRACE)
         return;
+    if (r->o->engine == VG_ENGINE_DEFAULT && r->o->stacks_all) {
+        snprintf(r->engine_note, sizeof r->engine_note,
+                 "ptrace engine: --stacks needs ptrace stops (--engine notify records none)");
+        return;
+    }
     vg_notify_probe(&r->notify);
     if (vg_notify_describe(&r->notify, r->engine_note, sizeof r->engine_note))
         r->engine = &vg_engine_notify;
-    else if (!r->o->quiet)
-        fprintf(stderr, "vigil: %s\n", r->engine_note);
+    else if (!r->o->quiet && r->o->engine == VG_ENGINE_NOTIFY)
+        fprintf(stderr, "vigil: %s\n", r->engine_note); /* asked for: say so */
 }
 
 /* --cpuset LIST, or a CPU bandwidth no cgroup holds: keep vigil (and so
@@ -312,7 +320,7 @@ static bool read_summary(const struct run *r, struct vg_summary *s)
 static int supervise(struct run *r, struct vg_ending *end)
 {
     struct vg_sandbox sb = {.out_fd = -1, .err_fd = -1, .report_fd = -1, .listener_chan = -1,
-                            .opener_fd = -1, .dns_fd = -1};
+                            .dns_fd = -1};
     struct vg_dns_server *dns = NULL;
     struct vg_io io = {0};
     const struct vg_engine *engine = r->engine;
@@ -333,7 +341,7 @@ static int supervise(struct run *r, struct vg_ending *end)
     ctx.nmasked = vg_plan_masked(&r->plan, masked, VG_ARRAY_LEN(masked));
     ctx.masked = masked;
     block_signals();
-    if (vg_sandbox_start(&r->plan, &r->cand_bpf, &r->init_bpf, engine->ptrace_opts, &sb,
+    if (vg_sandbox_start(&r->plan, &r->cand_bpf, &r->init_bpf, vg_sup_attach, &sb,
                          &r->err) < 0)
         return -1;
     ctx.init_pid = sb.init_pid;
@@ -346,7 +354,6 @@ static int supervise(struct run *r, struct vg_ending *end)
     /* The log takes its name only now: a run that never started leaves
      * nothing where -o pointed, and an older log there is kept. */
     ctx.listener_chan = sb.listener_chan;
-    ctx.opener_fd = sb.opener_fd;
     if (vg_run_log_commit(r) < 0 || vg_io_start(&io, &sb, &caps, &r->err) < 0 ||
         start_dns(r, &sb, &dns) < 0) {
         kill(sb.init_pid, SIGKILL);
@@ -364,11 +371,9 @@ static int supervise(struct run *r, struct vg_ending *end)
     if (vg_egress_note(&sb.egress, r->start_mono, netnote, sizeof netnote))
         vg_run_note(r, "network", netnote);
     vg_io_finish(&io);
-    /* the notify engine's sockets; out/err/report belong to io now */
+    /* the notify engine's socket; out/err/report belong to io now */
     if (sb.listener_chan >= 0)
         close(sb.listener_chan);
-    if (sb.opener_fd >= 0)
-        close(sb.opener_fd);
     measure(end, r->start_mono);
     struct vg_cg_usage use;
     vg_cgroup_read(&r->enf.cg, &use);

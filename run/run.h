@@ -19,7 +19,11 @@
 
 enum vg_mode { VG_MODE_ENFORCE, VG_MODE_DRY_RUN };
 /* --engine: how audited calls reach the supervisor (tracer/engine.h). */
-enum vg_engine_kind { VG_ENGINE_PTRACE, VG_ENGINE_NOTIFY };
+enum vg_engine_kind {
+    VG_ENGINE_DEFAULT,  /* notify where the kernel has it, else ptrace (with a note) */
+    VG_ENGINE_PTRACE,
+    VG_ENGINE_NOTIFY,
+};
 /* --py-frames: which records get the caller's Python stack (tracer/py/). */
 enum vg_py_frames { VG_PYF_REFUSED, VG_PYF_ALL, VG_PYF_OFF };
 

@@ -26,8 +26,9 @@ CANDIDATES = os.path.join(ROOT, "tests", "candidates")
 DEFAULT_POLICY = os.path.join(ROOT, "policies", "default.policy")
 NOBODY = 65534          # the unprivileged caller, and the sandbox's host uid under root
 CFLAGS = ["-g", "-O0", "-fno-omit-frame-pointer", "-pthread"]
-# VIGIL_ENGINE=notify|ptrace runs every Caller.run under that engine
-# (tests/test_notify_engine.py runs the decision tests under both).
+# VIGIL_ENGINE=notify|ptrace runs every Caller.run under that engine; by
+# default vigil's own default (notify where the kernel has it), and
+# tests/test_notify_engine.py runs the decision tests again under ptrace.
 ENGINE = os.environ.get("VIGIL_ENGINE")
 ENGINE_OPTS = ["--engine", ENGINE] if ENGINE else []
 

@@ -102,18 +102,37 @@ def test_path_flip_never_reads_the_denied_file(caller, engine):
     assert allowed == []
 
 
-@pytest.mark.parametrize("engine", ENGINES)
-def test_cwd_flip_never_reads_the_denied_file(caller, engine):
-    """Another thread's chdir between the decision and the open: vigil
-    resolves "x" from the cwd at the time of the call and opens that."""
-    work, token, pol, binary = race_setup(caller)
-    r = caller.run(binary, "cwd", str(work), RACE_SECONDS,
+def race_never_reads(caller, engine, mode, work, token, pol, binary):
+    """Run race_open_flip MODE for RACE_SECONDS: many tries, none won,
+    the token never printed."""
+    r = caller.run(binary, mode, str(work), RACE_SECONDS,
                    opts=["-p", pol, "--workdir", str(work), "--engine", engine])
     assert r.rc == 0, r
     check_engine(r, engine)
     assert int(r.stdout.split("tries ")[1].split()[0]) > 1000, r.stdout[-300:]
     assert token not in r.stdout, r.stdout[-300:]
     assert " won 0" in r.stdout, r.stdout[-300:]
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_cwd_flip_never_reads_the_denied_file(caller, engine):
+    """Another thread's chdir between the decision and the open: vigil
+    resolves "x" from the cwd at the time of the call and opens that."""
+    work, token, pol, binary = race_setup(caller)
+    race_never_reads(caller, engine, "cwd", work, token, pol, binary)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_dirfd_flip_never_reads_the_denied_file(caller, engine):
+    """Another thread dup2()s the dirfd between the work dir and its
+    secret/ between the decision and the open: vigil resolves the dirfd
+    as it is at the time of the call and opens that path."""
+    work, token, pol, binary = race_setup(caller)
+    # the directory itself may be opened (first match wins), not what is in it
+    text = pathlib.Path(pol).read_text()
+    pathlib.Path(pol).write_text(text.replace("deny read $WORK/secret/**",
+                                              "allow read $WORK/secret\ndeny read $WORK/secret/**"))
+    race_never_reads(caller, engine, "dirfd", work, token, pol, binary)
 
 
 @pytest.mark.parametrize("engine", ENGINES)
@@ -158,52 +177,129 @@ def test_header_and_result_name_the_engine_and_its_features(caller):
     note = r.recs[0]["engine_note"]
     assert note.startswith("notify engine: listener, ADDFD_FLAG_SEND"), note
     assert r.result["engine_note"] == note
-    p = caller.run("/bin/true")
+    d = caller.run("/bin/true")  # the default, on this kernel
+    assert d.recs[0]["engine"] == "notify" and d.recs[0]["engine_note"] == note
+    p = caller.run("/bin/true", opts=["--engine", "ptrace"])
     assert p.recs[0]["engine"] == "ptrace" and "engine_note" not in p.recs[0]
+    s = caller.run("/bin/true", opts=["--stacks"])
+    assert s.recs[0]["engine"] == "ptrace" and "--stacks" in s.recs[0]["engine_note"]
 
 
-KILL_OPENER = r"""
-import os, signal, time
-for p in os.listdir('/proc'):
-    if p.isdigit():
-        try:
-            cmd = open('/proc/%s/cmdline' % p, 'rb').read()
-        except OSError:
-            continue
-        if cmd.startswith(b'vigil-opener'):
-            os.kill(int(p), signal.SIGKILL)
-            print('killed', p, flush=True)
-time.sleep(0.3)
-try:
-    open('/etc/hostname').read()
-    print('opened')
-except OSError as e:
-    print('refused', e.errno)
-"""
-
-
-def test_killing_the_opener_fails_closed(caller):
-    """The candidate can see and kill vigil's opener (same uid): from then
-    on its opens fail, nothing is let through, and the log says why."""
-    r = caller.run("python3", "-c", KILL_OPENER, opts=["--engine", "notify"])
-    assert "killed" in r.stdout, r
-    assert "refused 5" in r.stdout, r  # EIO
-    assert any(x["type"] == "note" and "opener is gone" in x.get("detail", "")
-               for x in r.recs), r.recs[-3:]
-
-
-# Everything but what this engine does not do: stacks need a ptrace stop
-# (libunwind-ptrace), and the candidate sees vigil's opener in its /proc.
-NOT_UNDER_NOTIFY = "not stack and not sees_only_its_own_world"
+# The decision tests again under the other engine (the suite runs under
+# vigil's default, notify where the kernel has it).  Stacks need a ptrace
+# stop, so the tests of stacks ask for ptrace themselves.
 DECISION_TESTS = ["tests/test_run_audit.py", "tests/test_run_faults.py",
-                  "tests/test_run_result.py", "tests/test_kernel_layer.py"]
+                  "tests/test_run_result.py", "tests/test_kernel_layer.py",
+                  "tests/test_run_isolation.py", "tests/test_policies.py",
+                  "tests/test_attack_exec.py", "tests/test_attack_net.py",
+                  "tests/test_attack_filter.py"]
 
 
 @pytest.mark.skipif(os.environ.get("VIGIL_ENGINE") is not None,
                     reason="already running under a chosen engine")
-def test_decision_tests_pass_under_notify():
-    env = dict(os.environ, VIGIL_ENGINE="notify")
+def test_decision_tests_pass_under_ptrace():
+    env = dict(os.environ, VIGIL_ENGINE="ptrace")
     p = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-x",
-                        "-k", NOT_UNDER_NOTIFY, *DECISION_TESTS],
-                       cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+                        *DECISION_TESTS],
+                       cwd=ROOT, env=env, capture_output=True, text=True, timeout=900)
     assert p.returncode == 0, p.stdout[-3000:]
+
+
+TTY_POLICY = """version 1
+default deny
+allow read /**
+allow write /dev/tty /dev/null
+allow exec /usr/** /bin/**
+"""
+
+
+@pytest.mark.parametrize("engine", ["notify", "ptrace"])
+def test_dev_tty_is_never_the_users_terminal(caller, engine):
+    """/dev/tty is the opener's controlling terminal.  The candidate has
+    none (setsid in the sandbox); vigil run from a terminal has one, and an
+    open carried out by vigil must not hand the user's terminal to the
+    candidate (it could read keystrokes or write to it).  Failed before
+    the fix under notify: the token reached the terminal."""
+    import fcntl
+    import termios
+    token = "TOKEN-" + uuid.uuid4().hex
+    pol = os.path.join(caller.dir("tty"), "tty.policy")
+    with open(pol, "w") as f:
+        f.write(TTY_POLICY)
+    os.chmod(pol, 0o644)
+    master, slave = os.openpty()
+    d = caller.dir("run")
+    args = ["run", "-q", "-o", os.path.join(d, "run.msgpack"), "-p", pol, "--engine", engine,
+            "--", "sh", "-c", f"echo {token} > /dev/tty; echo rc=$?"]
+
+    def own_terminal():
+        fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+
+    p = subprocess.Popen(caller.argv(args), env=caller.env(), cwd=d, stdin=slave,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         start_new_session=True, preexec_fn=own_terminal)
+    os.close(slave)
+    out, err = p.communicate(timeout=60)
+    seen = b""
+    os.set_blocking(master, False)
+    try:
+        while True:
+            chunk = os.read(master, 4096)
+            if not chunk:
+                break
+            seen += chunk
+    except (BlockingIOError, OSError):
+        pass
+    os.close(master)
+    assert "rc=" in out and "rc=0" not in out, (out, err)
+    assert token.encode() not in seen, seen
+
+
+@pytest.mark.parametrize("engine", ["notify", "ptrace"])
+def test_opens_carried_out_have_the_candidates_identity(caller, engine):
+    """The policy allows the file, the kernel's permissions do not: a
+    root-owned 0600 file is not the candidate's to read, and vigil, which
+    opens it on the candidate's behalf, must not read it for it (the
+    opener thread takes the candidate's uid, groups and no capabilities)."""
+    d = pathlib.Path(caller.dir("ident"))
+    token = "TOKEN-" + uuid.uuid4().hex
+    secret = d / "rootonly"
+    secret.write_text(token + "\n")
+    os.chown(secret, 0, 0)
+    secret.chmod(0o600)
+    pol = d / "ident.policy"
+    pol.write_text(TTY_POLICY)
+    pol.chmod(0o644)
+    r = caller.run("sh", "-c", f"cat {secret}; echo rc=$?", opts=["-p", str(pol), "--engine", engine,
+                                                             "--bind", str(d)])
+    assert token not in r.stdout, r
+    assert "rc=1" in r.stdout, r
+    rec = [x for x in syscalls(r.recs) if x.get("args", {}).get("resolved") == str(secret)]
+    assert rec and rec[0]["decision"] == "allow", rec
+
+
+FIFO_POLICY = """version 1
+default deny
+allow read /**
+allow write /tmp/** /dev/null
+allow exec /usr/** /bin/**
+"""
+
+
+@pytest.mark.parametrize("engine", ["notify", "ptrace"])
+def test_fifo_peers_never_hang_the_run(caller, engine):
+    """A reader opens a FIFO before its writer.  Under notify vigil carries
+    out the reader's open, which blocks until a writer comes, and the
+    writer's open waits behind it (docs/SECURITY.md: a known stall): the
+    run must still end by its timeout, never hang.  Failed before the fix:
+    the blocked open outlived the killed caller and vigil never exited."""
+    pol = os.path.join(caller.dir("fifo"), "fifo.policy")
+    with open(pol, "w") as f:
+        f.write(FIFO_POLICY)
+    os.chmod(pol, 0o644)
+    script = "mkfifo /tmp/f && (cat /tmp/f &); sleep 0.3; echo hi > /tmp/f; wait; echo done"
+    r = caller.run("sh", "-c", script, opts=["-p", pol, "--engine", engine, "--timeout", "3s"],
+                   timeout=30)
+    assert r.rc in (0, 124), r
+    if engine == "ptrace" or r.rc == 0:
+        assert r.rc == 0 and "hi" in r.stdout and "done" in r.stdout, r

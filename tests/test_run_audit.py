@@ -249,7 +249,8 @@ def test_dry_run_records_would_deny_and_runs_on(root_caller):
 
 
 def test_refusal_stack_names_the_candidates_functions(root_caller):
-    r = root_caller.run(root_caller.build("secret_stack"))
+    # stacks need a ptrace stop (README, Engines)
+    r = root_caller.run(root_caller.build("secret_stack"), opts=["--engine", "ptrace"])
     assert r.rc == 0 and "secret refused" in r.stdout, r
     denied = syscalls(r.recs, path="/root/.ssh/id_rsa")
     assert len(denied) == 1 and denied[0]["decision"] == "deny"
@@ -264,7 +265,7 @@ def test_refusal_stack_names_the_candidates_functions(root_caller):
 
 
 def test_stacks_flag_adds_stacks_to_allowed_calls(root_caller):
-    r = root_caller.run(root_caller.build("secret_stack"), opts=["--stacks"])
+    r = root_caller.run(root_caller.build("secret_stack"), opts=["--stacks", "--engine", "ptrace"])
     assert r.rc == 0, r
     allowed = syscalls(r.recs, path="/etc/hostname")
     assert len(allowed) == 1 and allowed[0]["decision"] == "allow"

@@ -1,7 +1,7 @@
 /* decode.c: the decoding entry point, tracee memory access and the path
  * helpers every family decoder uses.  Decoding runs on every tracer stop,
- * so it avoids stdio and keeps to the syscalls it needs: one
- * process_vm_readv per string page, a readlink for a relative path's base,
+ * so it avoids stdio and keeps to the syscalls it needs: one memory read
+ * (mem.h) per string page, a readlink for a relative path's base,
  * one readlinkat per path component. */
 #include <errno.h>
 #include <fcntl.h>
@@ -9,7 +9,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ptrace.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -18,60 +17,6 @@
 #include "tracer/decode_impl.h"
 
 #define VG_PAGE 4096u
-
-/* Word-by-word fallback for kernels or setups where process_vm_readv is
- * refused (EPERM from a security module, ENOSYS); ptrace itself still works
- * because the thread is stopped under us. */
-static int peek_read(pid_t tid, uint64_t addr, void *buf, size_t n)
-{
-    unsigned char *out = buf;
-    uint64_t word_at = addr & ~(uint64_t)7;
-    size_t skip = (size_t)(addr - word_at);
-    while (n > 0) {
-        errno = 0;
-        long w = ptrace(PTRACE_PEEKDATA, tid, (void *)(uintptr_t)word_at, NULL);
-        if (w == -1 && errno != 0)
-            return -1;
-        size_t take = sizeof(w) - skip < n ? sizeof(w) - skip : n;
-        memcpy(out, (unsigned char *)&w + skip, take);
-        out += take;
-        n -= take;
-        word_at += sizeof(w);
-        skip = 0;
-    }
-    return 0;
-}
-
-int vg_tracee_readv(struct vg_tracee *t, const struct iovec *local, const struct iovec *remote,
-                    unsigned n)
-{
-    size_t total = 0;
-    for (unsigned i = 0; i < n; i++)
-        total += local[i].iov_len;
-    if (total == 0)
-        return 0;
-    ssize_t got = process_vm_readv(t->tid, local, n, remote, n, 0);
-    if (got == (ssize_t)total)
-        return 0;
-    if (got >= 0) {            /* part of a range is not mapped */
-        errno = EFAULT;
-        return -1;
-    }
-    if (errno != EPERM && errno != ENOSYS)
-        return -1;
-    for (unsigned i = 0; i < n; i++)
-        if (peek_read(t->tid, (uint64_t)(uintptr_t)remote[i].iov_base, local[i].iov_base,
-                      local[i].iov_len) < 0)
-            return -1;
-    return 0;
-}
-
-int vg_tracee_read(struct vg_tracee *t, uint64_t addr, void *buf, size_t n)
-{
-    struct iovec local = { buf, n };
-    struct iovec remote = { (void *)(uintptr_t)addr, n };
-    return vg_tracee_readv(t, &local, &remote, 1);
-}
 
 /* Read a string of at most max bytes into buf (max + 1 bytes), a page at a
  * time so that a string ending just before an unmapped page reads fine.

@@ -23,6 +23,7 @@ struct vg_tracee {
     struct vg_canon_cache *cache; /* lookups under read-only trees, or NULL */
     bool pivoted;       /* the sandbox root is a pivot_root: /proc/TID/{cwd,fd}
                          * already read as the sandbox sees them */
+    bool ptrace_stopped; /* in a ptrace stop: PTRACE_PEEKDATA may read (mem.h) */
 };
 
 /* Small bump allocator: every string of one decoded call lives here and is
@@ -104,10 +105,5 @@ void vg_call_free(struct vg_call *call);
 /* Read a NUL-terminated string of at most max bytes from the tracee. */
 char *vg_tracee_read_str(struct vg_tracee *t, uint64_t addr, size_t max,
                          struct vg_arena *a);
-int vg_tracee_read(struct vg_tracee *t, uint64_t addr, void *buf, size_t n);
-/* n ranges at once (n at most IOV_MAX), remote[i] into local[i], of equal
- * lengths; -1 if any cannot be read whole. */
-struct iovec;
-int vg_tracee_readv(struct vg_tracee *t, const struct iovec *local, const struct iovec *remote,
-                    unsigned n);
+#include "tracer/mem.h"
 #endif

@@ -34,8 +34,8 @@ struct vg_outcome {
                               * ignores or handles the signal (a traced
                               * task's ignored signals still stop) */
     uint64_t own_procs;      /* vigil's own processes under the candidate's uid
-                              * (the notify engine's opener): they count
-                              * against its process limit too */
+                              * (none today): they count against its
+                              * process limit too */
 };
 
 /* The run as the engine sees it. */
@@ -71,13 +71,12 @@ struct vg_engine_ctx {
      * NULL when the run has no resolver (the host's network namespace). */
     struct vg_dns_table *dns;
     /* notify engine (tracer/notify/): from vg_sandbox_start, else -1 */
-    int listener_chan, opener_fd;
+    int listener_chan;
     struct vg_outcome out;
 };
 
 struct vg_engine {
     const char *name;
-    unsigned long ptrace_opts;
     /* how its filter refuses the baseline: only an engine that sees the
      * kernel's SIGSYS can record those refusals */
     enum vg_baseline_how baseline;

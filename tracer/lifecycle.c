@@ -18,8 +18,8 @@
 
 #include "tracer/argv_rec.h"
 #include "tracer/decode.h"
-#include "tracer/ptrace_int.h"
 #include "tracer/py/pyframes.h"
+#include "tracer/supervisor.h"
 #include "tracer/verdict.h"
 
 #define CMDLINE_FIRST 4096 /* first read of /proc/PID/cmdline; grows as needed */
@@ -28,7 +28,7 @@
 /* The start record of a task, written once, at whichever comes first of
  * its parent's fork/clone event and its own first audited call.  Process
  * identities are handed out here, so they count the processes recorded. */
-void vg_pt_log_start(struct engine *e, struct vg_task *t, uint64_t flags)
+void vg_sup_log_start(struct vg_sup *e, struct vg_task *t, uint64_t flags)
 {
     if (t->logged || t->tid == e->ctx->init_pid)
         return;
@@ -39,7 +39,7 @@ void vg_pt_log_start(struct engine *e, struct vg_task *t, uint64_t flags)
     t->proc = t->is_thread && parent ? parent->proc : vg_tasks_new_proc(&e->tasks);
     struct vg_record r = {.type = VG_REC_PROC};
     r.u.proc = (struct vg_proc_ev){
-        .ts_ns = vg_pt_now(e), .kind = VG_PROC_START, .pid = t->is_thread ? t->nstid : t->nspid,
+        .ts_ns = vg_sup_now(e), .kind = VG_PROC_START, .pid = t->is_thread ? t->nstid : t->nspid,
         .hpid = t->tid, .proc = t->proc,
         .parent = parent_is_init ? 0 : parent->proc,
         .ppid = parent_is_init ? 0 : parent->nspid, .clone_flags = flags,
@@ -50,10 +50,10 @@ void vg_pt_log_start(struct engine *e, struct vg_task *t, uint64_t flags)
     /* tasks holds init too, which is not the candidate's */
     if (e->tasks.n - 1 > e->ctx->out.max_tasks)
         e->ctx->out.max_tasks = e->tasks.n - 1;
-    vg_pt_emit(e, &r);
+    vg_sup_emit(e, &r);
 }
 
-void vg_pt_on_new_task(struct engine *e, struct vg_task *parent_task, int event)
+void vg_sup_on_new_task(struct vg_sup *e, struct vg_task *parent_task, int event)
 {
     /* Adding a task may move the table: keep copies, not the pointer. */
     const struct vg_task parent_copy = *parent_task, *parent = &parent_copy;
@@ -63,7 +63,7 @@ void vg_pt_on_new_task(struct engine *e, struct vg_task *parent_task, int event)
         return; /* the creator died meanwhile: release_orphans frees the child */
     if (got < 0 || msg == 0) {
         /* A task we cannot account for: the run ends. */
-        vg_pt_fail(e, parent->nspid, "cannot read the new task of pid %d: %s", parent->nspid,
+        vg_sup_fail(e, parent->nspid, "cannot read the new task of pid %d: %s", parent->nspid,
                    got < 0 ? strerror(errno) : "no tid");
         return;
     }
@@ -81,7 +81,7 @@ void vg_pt_on_new_task(struct engine *e, struct vg_task *parent_task, int event)
     bool known = vg_tasks_get(&e->tasks, tid) != NULL;
     struct vg_task *t = vg_tasks_add(&e->tasks, tid);
     if (!t) {
-        vg_pt_fail(e, parent->nspid, "task table full: cannot follow a new task of pid %d",
+        vg_sup_fail(e, parent->nspid, "task table full: cannot follow a new task of pid %d",
                    parent->nspid);
         return;
     }
@@ -95,13 +95,13 @@ void vg_pt_on_new_task(struct engine *e, struct vg_task *parent_task, int event)
     if (parent->tid == e->ctx->init_pid && !e->cand_pid)
         e->cand_pid = tid;
     t->announced = true;
-    vg_pt_log_start(e, t, flags);
+    vg_sup_log_start(e, t, flags);
     if (t->held) {
         e->nheld--;
         /* It stopped first and waited for this event: let it go now that
          * its start record (with the clone flags) precedes its calls. */
         t->held = false;
-        vg_pt_release(e, tid);
+        vg_sup_release(e, tid);
     }
 }
 
@@ -145,7 +145,7 @@ static int read_cmdline(pid_t pid, struct vg_arena *a, struct vg_proc_ev *ev)
  * /proc/PID/exe cannot be read) and its identity into st.  The
  * candidate's first exec (vigil's own, before any candidate code ran)
  * tells which file the command is.  Returns 0, or the errno. */
-static int read_image(struct engine *e, const struct vg_task *t, char *exe, size_t size,
+static int read_image(struct vg_sup *e, const struct vg_task *t, char *exe, size_t size,
                       struct stat *st)
 {
     char path[64];
@@ -170,16 +170,16 @@ static int read_image(struct engine *e, const struct vg_task *t, char *exe, size
 /* Kill a task stopped at its exec event: SIGKILL ends a ptrace-stopped
  * task without its returning to user mode, so the image never runs one
  * instruction.  Then the run ends. */
-static void kill_at_exec(struct engine *e, struct vg_task *t)
+static void kill_at_exec(struct vg_sup *e, struct vg_task *t)
 {
     if (kill(t->tid, SIGKILL) < 0 && errno != ESRCH)
-        vg_pt_fail(e, t->nspid, "cannot kill pid %d at its exec: %s", t->nspid, strerror(errno));
-    vg_pt_kill_sandbox(e);
+        vg_sup_fail(e, t->nspid, "cannot kill pid %d at its exec: %s", t->nspid, strerror(errno));
+    vg_sup_kill_sandbox(e);
 }
 
 /* The exec check's verdict (tracer/verdict.c) carried out: counted, noted,
  * and the task killed where it stands unless this is a dry run. */
-static bool check_image(struct engine *e, struct vg_task *t, const char *exe,
+static bool check_image(struct vg_sup *e, struct vg_task *t, const char *exe,
                         const struct stat *st)
 {
     struct vg_exec_image img = {.exe = exe[0] ? exe : NULL, .st = exe[0] ? st : NULL};
@@ -187,7 +187,7 @@ static bool check_image(struct engine *e, struct vg_task *t, const char *exe,
     vg_decide_exec_image(e->ctx, &img, &v);
     if (!v.record || v.decision == VG_DEC_ALLOW)
         return false;
-    e->ctx->out.counts[VG_CLASS_EXEC][v.decision]++;
+    vg_sup_count(e, VG_CLASS_EXEC, v.decision);
     char where[300], reason[sizeof e->ctx->out.kill_reason];
     const char *cmd = e->ctx->command_path;
     if (!img.exe)
@@ -196,27 +196,27 @@ static bool check_image(struct engine *e, struct vg_task *t, const char *exe,
         snprintf(reason, sizeof reason,
                  "exec check: %s is running but the policy does not allow executing it%s (%s)", exe,
                  cmd && !strcmp(exe, cmd) ? " (not the command file vigil checked: replaced)" : "",
-                 vg_pt_rule_where(where, sizeof where, v.rule_file, v.rule_line));
+                 vg_sup_rule_where(where, sizeof where, v.rule_file, v.rule_line));
     if (!v.kill) {
         /* A dry run ends nothing, but the reader must learn it would have. */
-        vg_pt_note(e, "would-kill", reason, t->nspid);
+        vg_sup_note(e, "would-kill", reason, t->nspid);
         return false;
     }
     memcpy(e->ctx->out.kill_reason, reason, sizeof reason);
     e->ctx->out.policy_kill = true;
-    vg_pt_note(e, "kill", e->ctx->out.kill_reason, t->nspid);
+    vg_sup_note(e, "kill", e->ctx->out.kill_reason, t->nspid);
     kill_at_exec(e, t);
     return true;
 }
 
 /* After a successful exec: record the new image, and check that what
  * really runs is allowed.  The task is still stopped at the exec event. */
-bool vg_pt_on_exec(struct engine *e, struct vg_task *t)
+bool vg_sup_on_exec(struct vg_sup *e, struct vg_task *t)
 {
     unsigned long former = 0;
     if (ptrace(PTRACE_GETEVENTMSG, t->tid, 0, &former) < 0) {
         if (errno != ESRCH) /* gone: nothing to continue or check */
-            vg_pt_fail(e, t->nspid, "cannot read the exec event of pid %d: %s", t->nspid,
+            vg_sup_fail(e, t->nspid, "cannot read the exec event of pid %d: %s", t->nspid,
                        strerror(errno));
         return true;
     }
@@ -227,7 +227,7 @@ bool vg_pt_on_exec(struct engine *e, struct vg_task *t)
         vg_tasks_del(&e->tasks, (pid_t)former);
         t = vg_tasks_get(&e->tasks, tid);
         if (!t) { /* cannot happen: but an unknown image must not run */
-            vg_pt_fail(e, 0, "exec event of an untracked task (host tid %d)", (int)tid);
+            vg_sup_fail(e, 0, "exec event of an untracked task (host tid %d)", (int)tid);
             kill(tid, SIGKILL);
             return true;
         }
@@ -239,7 +239,7 @@ bool vg_pt_on_exec(struct engine *e, struct vg_task *t)
     int err = read_image(e, t, exe, sizeof exe, &st);
     struct vg_arena a = {0};
     struct vg_record r = {.type = VG_REC_PROC};
-    r.u.proc = (struct vg_proc_ev){.ts_ns = vg_pt_now(e), .kind = VG_PROC_EXEC, .pid = t->nspid,
+    r.u.proc = (struct vg_proc_ev){.ts_ns = vg_sup_now(e), .kind = VG_PROC_EXEC, .pid = t->nspid,
                                    .hpid = t->tid, .proc = t->proc, .exe = exe, .exit_code = -1};
     if (err == ENOENT || err == ESRCH) {
         /* No exe: the task has no memory any more, it is exiting (the
@@ -247,17 +247,17 @@ bool vg_pt_on_exec(struct engine *e, struct vg_task *t)
          * recorded, without the image nobody can read now; nothing of it
          * can run, its exit record follows. */
         r.u.proc.exe = NULL;
-        vg_pt_emit(e, &r);
+        vg_sup_emit(e, &r);
         kill(t->tid, SIGKILL);
         return true;
     }
     int cmdline = read_cmdline(t->tid, &a, &r.u.proc);
-    int emitted = vg_pt_emit(e, &r);
+    int emitted = vg_sup_emit(e, &r);
     vg_arena_free(&a);
     if (cmdline < 0 || emitted < 0) {
         /* What runs cannot be recorded: it does not run. */
         if (cmdline < 0)
-            vg_pt_fail(e, t->nspid, "cannot read the arguments of pid %d at its exec", t->nspid);
+            vg_sup_fail(e, t->nspid, "cannot read the arguments of pid %d at its exec", t->nspid);
         kill_at_exec(e, t);
         return true;
     }
@@ -266,7 +266,7 @@ bool vg_pt_on_exec(struct engine *e, struct vg_task *t)
 
 /* A held task whose creator died before reporting the fork/clone event
  * would wait forever: record it with what /proc told us and let it run. */
-static void release_orphans(struct engine *e)
+static void release_orphans(struct vg_sup *e)
 {
     /* called on every exit: only walk the table when someone waits */
     for (size_t i = 0; e->nheld && i < e->tasks.cap; i++) {
@@ -279,12 +279,12 @@ static void release_orphans(struct engine *e)
         t->held = false;
         e->nheld--;
         t->announced = true;
-        vg_pt_log_start(e, t, 0);
-        vg_pt_release(e, t->tid);
+        vg_sup_log_start(e, t, 0);
+        vg_sup_release(e, t->tid);
     }
 }
 
-void vg_pt_on_exit(struct engine *e, pid_t tid, int status)
+void vg_sup_on_exit(struct vg_sup *e, pid_t tid, int status)
 {
     if (tid == e->ctx->init_pid) {
         e->init_gone = true;
@@ -299,13 +299,13 @@ void vg_pt_on_exit(struct engine *e, pid_t tid, int status)
     if (t && t->logged) {
         struct vg_record r = {.type = VG_REC_PROC};
         r.u.proc = (struct vg_proc_ev){
-            .ts_ns = vg_pt_now(e), .kind = VG_PROC_EXIT, .pid = t->is_thread ? t->nstid : t->nspid,
+            .ts_ns = vg_sup_now(e), .kind = VG_PROC_EXIT, .pid = t->is_thread ? t->nstid : t->nspid,
             .hpid = tid, .proc = t->proc, .thread = t->is_thread,
             .exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1,
             .signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0,
             .core = WIFSIGNALED(status) && WCOREDUMP(status),
         };
-        vg_pt_emit(e, &r);
+        vg_sup_emit(e, &r);
     }
     if (t && !t->is_thread) {
         vg_unwinder_forget(e->unw, t->tgid);

@@ -11,6 +11,9 @@
  *       one thread moves the (shared) working directory between DIR and
  *       DIR/secret while the other opens "x" relative to it: DIR/x is a
  *       decoy, DIR/secret/x the denied file.
+ *   race_open_flip dirfd DIR SECONDS
+ *       one thread dup2()s descriptor FLIP_FD between DIR and DIR/secret
+ *       while the other opens "x" relative to it (openat).
  *   race_open_flip how TARGET SECONDS
  *       openat2 on TARGET (may be read, not written) while the other
  *       thread flips open_how.flags between O_RDONLY and
@@ -34,6 +37,9 @@ static char path[4096];
 static char decoy[4096], secret[4096];
 static struct open_how how;
 static atomic_int stop;
+static int dirfd = AT_FDCWD;      /* what try_path opens relative to */
+static int dir_fds[2];            /* dirfd mode: DIR, DIR/secret */
+#define FLIP_FD 100
 
 static void *flip_path(void *arg)
 {
@@ -51,6 +57,15 @@ static void *flip_cwd(void *arg)
     (void)arg;
     while (!atomic_load(&stop))
         if (chdir(secret) < 0 || chdir(decoy) < 0)
+            break;
+    return NULL;
+}
+
+static void *flip_dirfd(void *arg)
+{
+    (void)arg;
+    while (!atomic_load(&stop))
+        if (dup2(dir_fds[1], FLIP_FD) < 0 || dup2(dir_fds[0], FLIP_FD) < 0)
             break;
     return NULL;
 }
@@ -75,7 +90,7 @@ static double now(void)
 /* One open of the flipping path; 1 when it reached the secret. */
 static int try_path(void)
 {
-    int fd = open(path, O_RDONLY);
+    int fd = openat(dirfd, path, O_RDONLY);
     if (fd < 0)
         return 0;
     char buf[256];
@@ -108,6 +123,7 @@ int main(int argc, char **argv)
         return 2;
     }
     bool by_path = !strcmp(argv[1], "path"), by_cwd = !strcmp(argv[1], "cwd");
+    bool by_dirfd = !strcmp(argv[1], "dirfd");
     double seconds = atof(argv[3]);
     pthread_t th;
     if (by_path) {
@@ -118,15 +134,28 @@ int main(int argc, char **argv)
         snprintf(decoy, sizeof decoy, "%s", argv[2]);
         snprintf(secret, sizeof secret, "%s/secret", argv[2]);
         memcpy(path, "x", 2);
+    } else if (by_dirfd) {
+        snprintf(secret, sizeof secret, "%s/secret", argv[2]);
+        dir_fds[0] = open(argv[2], O_RDONLY | O_DIRECTORY);
+        dir_fds[1] = open(secret, O_RDONLY | O_DIRECTORY);
+        if (dir_fds[0] < 0 || dir_fds[1] < 0 || dup2(dir_fds[0], FLIP_FD) < 0) {
+            perror("open the directories");
+            return 2;
+        }
+        dirfd = FLIP_FD;
+        memcpy(path, "x", 2);
     }
     how.flags = O_RDONLY;
-    void *(*flip)(void *) = by_path ? flip_path : by_cwd ? flip_cwd : flip_how;
+    void *(*flip)(void *) = by_path    ? flip_path
+                            : by_cwd   ? flip_cwd
+                            : by_dirfd ? flip_dirfd
+                                       : flip_how;
     if (pthread_create(&th, NULL, flip, NULL) != 0)
         return 2;
     long tries = 0, won = 0;
     double end = now() + seconds;
     while (now() < end) {
-        won += by_path || by_cwd ? try_path() : try_how(argv[2]);
+        won += by_path || by_cwd || by_dirfd ? try_path() : try_how(argv[2]);
         tries++;
     }
     atomic_store(&stop, 1);

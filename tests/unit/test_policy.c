@@ -483,7 +483,7 @@ static void test_landlock_apply(void)
     if (pid == 0) {
         struct vg_err err;
         char path[300];
-        if (vg_landlock_apply(&pl, abi, &err)) {
+        if (vg_landlock_apply(&pl, abi, NULL, &err)) {
             fprintf(stderr, "%s\n", err.msg);
             _exit(10);
         }

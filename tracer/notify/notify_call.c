@@ -21,15 +21,15 @@
 
 static struct vg_task *caller(struct nt *n, pid_t tid)
 {
-    struct vg_task *t = vg_tasks_get(&n->pt.tasks, tid);
+    struct vg_task *t = vg_tasks_get(&n->sup.tasks, tid);
     if (!t) {
         /* Every task is announced by its creator's ptrace event before it
          * runs (it is held until then), so this is a task whose event is
          * not in yet; identify it from /proc as the ptrace engine does. */
-        t = vg_tasks_add(&n->pt.tasks, tid);
+        t = vg_tasks_add(&n->sup.tasks, tid);
     }
-    if (!vg_task_identify(&n->pt.tasks, t)) {
-        vg_tasks_del(&n->pt.tasks, tid);
+    if (!vg_task_identify(&n->sup.tasks, t)) {
+        vg_tasks_del(&n->sup.tasks, tid);
         return NULL;
     }
     return t;
@@ -68,25 +68,23 @@ static void record(struct nt *n, struct vg_task *t, struct vg_call *c,
     if (!v->record)
         return;
     struct vg_syscall_ev ev;
-    vg_pt_fill_event(&n->pt, t, c, v, &ev);
+    vg_sup_fill_event(&n->sup, t, c, v, &ev);
     /* No native stack: the caller is not in a ptrace stop, and
      * libunwind-ptrace can only walk a stopped tracee (docs/SECURITY.md).
      * Its Python frames can be read: it is blocked in this notification. */
     struct vg_pyframe py[VG_PY_STACK_MAX];
-    vg_pt_py_frames(&n->pt, t, &ev, py, &c->arena);
-    n->pt.ctx->out.counts[c->cls][v->decision]++;
-    struct vg_record r = {.type = VG_REC_SYSCALL, .u.sys = ev};
-    *ok = vg_pt_emit(&n->pt, &r) == 0;
+    vg_sup_py_frames(&n->sup, t, &ev, py, &c->arena);
+    *ok = vg_sup_emit_call(&n->sup, &ev) == 0;
 }
 
 static void decide_and_answer(struct nt *n, struct vg_task *t, struct vg_call *c)
 {
     struct vg_call_verdict v;
-    vg_decide_call(n->pt.ctx, c, n->pt.root_fd, &v);
+    vg_decide_call(n->sup.ctx, c, n->sup.root_fd, &v);
     int fd = -1;
     bool carry = !v.refuse && !v.kill && v.record && vg_nt_carried_out(c->nr);
     if (carry)
-        fd = vg_nt_open(n, t, c, &v);
+        fd = vg_nt_open(n, t, c);
     bool ok;
     record(n, t, c, &v, &ok);
     if (!ok) {
@@ -95,7 +93,7 @@ static void decide_and_answer(struct nt *n, struct vg_task *t, struct vg_call *c
         return; /* never answer a call whose record is not written */
     }
     if (v.kill) {
-        vg_pt_policy_kill(&n->pt, t, c, &v);
+        vg_sup_policy_kill(&n->sup, t, c, &v);
         if (fd >= 0)
             close(fd);
     } else if (v.refuse) {
@@ -117,20 +115,20 @@ void vg_nt_handle(struct nt *n)
     struct vg_task *t = caller(n, (pid_t)n->req->pid);
     if (!t)
         return; /* gone: the kernel already failed its call */
-    if (n->pt.root_fd < 0) {
+    if (n->sup.root_fd < 0) {
         char path[64];
         snprintf(path, sizeof path, "/proc/%d/root", (int)t->tid);
-        n->pt.root_fd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
-        if (n->pt.root_fd < 0) {
+        n->sup.root_fd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (n->sup.root_fd < 0) {
             /* no path could be resolved: fail closed, as the ptrace engine */
-            vg_pt_fail(&n->pt, t->nspid, "cannot open the sandbox root (%s): %s", path,
+            vg_sup_fail(&n->sup, t->nspid, "cannot open the sandbox root (%s): %s", path,
                        strerror(errno));
             return;
         }
     }
-    vg_pt_log_start(&n->pt, t, 0);
+    vg_sup_log_start(&n->sup, t, 0);
     struct vg_tracee tr = {.tid = t->tid, .pid = t->tgid, .nspid = t->nspid, .nstid = t->nstid,
-                           .root_fd = n->pt.root_fd, .cache = n->pt.canon, .pivoted = true};
+                           .root_fd = n->sup.root_fd, .cache = n->sup.canon, .pivoted = true};
     struct vg_call call;
     uint64_t args[6];
     memcpy(args, d->args, sizeof args);

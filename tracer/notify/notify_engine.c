@@ -28,12 +28,12 @@
 
 void vg_nt_fail(struct nt *n, const char *why, int32_t pid)
 {
-    if (!n->pt.ctx->out.policy_kill) {
-        snprintf(n->pt.ctx->out.kill_reason, sizeof n->pt.ctx->out.kill_reason, "%s", why);
-        n->pt.ctx->out.policy_kill = true;
+    if (!n->sup.ctx->out.policy_kill) {
+        snprintf(n->sup.ctx->out.kill_reason, sizeof n->sup.ctx->out.kill_reason, "%s", why);
+        n->sup.ctx->out.policy_kill = true;
     }
-    vg_pt_note(&n->pt, "error", why, pid);
-    vg_pt_kill_sandbox(&n->pt);
+    vg_sup_note(&n->sup, "error", why, pid);
+    vg_sup_kill_sandbox(&n->sup);
 }
 
 /* Wait for fd to be readable; false when the lifecycle loop said stop. */
@@ -51,38 +51,67 @@ static bool wait_readable(const struct nt *n, int fd, bool *hup)
     }
 }
 
-/* The candidate's message: its listener's fd number, with the kernel's
- * word on who sent it (SCM_CREDENTIALS, a pid of our namespace). */
-static int recv_listener_number(int chan, pid_t *pid, int *fdnum)
+/* The candidate's message: its listener's and Landlock ruleset's fd
+ * numbers (-1: no ruleset), with the kernel's word on who sent it
+ * (SCM_CREDENTIALS, a pid of our namespace). */
+static int recv_fd_numbers(int chan, pid_t *pid, int fdnum[2])
 {
     struct ucred cred;
     bool got;
-    if (vg_recv_cmsg(chan, fdnum, sizeof *fdnum, SCM_CREDENTIALS, &cred, sizeof cred, &got) !=
-            (ssize_t)sizeof *fdnum || !got)
+    if (vg_recv_cmsg(chan, fdnum, 2 * sizeof *fdnum, SCM_CREDENTIALS, &cred, sizeof cred,
+                     &got) != (ssize_t)(2 * sizeof *fdnum) || !got)
         return -1;
     *pid = cred.pid;
     return 0;
 }
 
-/* Take a copy of the listener while the candidate waits for our ack.
- * 0: got it; 1: the candidate never got that far (nothing to serve). */
+/* A copy of the candidate's fd number fdnum, or -1 (errno). */
+static int take_fd(int pidfd, int fdnum)
+{
+    return pidfd < 0 ? -1 : (int)syscall(SYS_pidfd_getfd, pidfd, fdnum, 0);
+}
+
+/* While the candidate waits for our ack, locked down, before its exec:
+ * the sandbox's root, the candidate's identity and the opener thread
+ * that takes it (opener.h).  why is set on failure. */
+static int start_opener(struct nt *n, pid_t pid, int ruleset, char *why, size_t len)
+{
+    char path[64];
+    struct vg_ident id;
+    snprintf(path, sizeof path, "/proc/%d/root", (int)pid);
+    n->sup.root_fd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (n->sup.root_fd < 0 || vg_ident_read(pid, &id) < 0) {
+        snprintf(why, len, "notify engine: cannot read the candidate's root and identity: %s",
+                 strerror(errno));
+        return -1;
+    }
+    return vg_opener_start(&n->opener, n->sup.root_fd, &id, ruleset, why, len);
+}
+
+/* Take copies of the listener and the ruleset, and start the opener.
+ * 0: done; 1: the candidate never got that far (nothing to serve). */
 static int take_listener(struct nt *n)
 {
-    int chan = n->pt.ctx->listener_chan, fdnum;
+    int chan = n->sup.ctx->listener_chan, fdnum[2];
     pid_t pid;
     bool hup;
     if (!wait_readable(n, chan, &hup))
         return 1;
-    if (recv_listener_number(chan, &pid, &fdnum) < 0)
+    if (recv_fd_numbers(chan, &pid, fdnum) < 0)
         return 1; /* EOF: it failed before installing the filter */
     int pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
-    n->listener = pidfd < 0 ? -1 : (int)syscall(SYS_pidfd_getfd, pidfd, fdnum, 0);
-    int e = errno;
+    n->listener = take_fd(pidfd, fdnum[0]);
+    int ruleset = fdnum[1] < 0 ? -1 : take_fd(pidfd, fdnum[1]);
+    char why[300];
+    snprintf(why, sizeof why, "cannot take the candidate's seccomp listener and ruleset: %s",
+             strerror(errno));
+    int rc = n->listener < 0 || (fdnum[1] >= 0 && ruleset < 0) ? -1
+             : start_opener(n, pid, ruleset, why, sizeof why);
     if (pidfd >= 0)
         close(pidfd);
-    if (n->listener < 0 || write(chan, "k", 1) != 1) {
-        char why[160];
-        snprintf(why, sizeof why, "cannot take the candidate's seccomp listener: %s", strerror(e));
+    if (ruleset >= 0)
+        close(ruleset);
+    if (rc < 0 || write(chan, "k", 1) != 1) {
         pthread_mutex_lock(&n->lock);
         vg_nt_fail(n, why, 0);
         pthread_mutex_unlock(&n->lock);
@@ -110,7 +139,11 @@ static void *notify_thread(void *arg)
             break;
         }
         pthread_mutex_lock(&n->lock);
-        vg_nt_handle(n);
+        /* Once the sandbox is being killed nothing more is decided,
+         * recorded or released: the caller stays waiting until SIGKILL
+         * takes it (as a stopped task does under ptrace). */
+        if (!n->sup.ending)
+            vg_nt_handle(n);
         pthread_mutex_unlock(&n->lock);
     }
     return NULL;
@@ -129,26 +162,24 @@ static void lifecycle_loop(struct nt *n)
             break;
         pthread_mutex_lock(&n->lock);
         if (WIFSTOPPED(status))
-            vg_pt_on_stop(&n->pt, tid, status);
+            vg_sup_on_stop(&n->sup, tid, status);
         else if (WIFEXITED(status) || WIFSIGNALED(status))
-            vg_pt_on_exit(&n->pt, tid, status);
+            vg_sup_on_exit(&n->sup, tid, status);
         pthread_mutex_unlock(&n->lock);
     }
 }
 
 static int setup(struct nt *n, struct vg_engine_ctx *ctx)
 {
-    *n = (struct nt){.pt = {.ctx = ctx, .root_fd = -1}, .listener = -1,
-                     .opener = ctx->opener_fd, .stop_fd = -1};
-    vg_tasks_init(&n->pt.tasks);
-    n->pt.unw = vg_unwinder_new();
-    n->pt.py = vg_py_new();
-    n->pt.canon = vg_canon_cache_new(ctx->immutable, ctx->nimmutable);
-    struct vg_task *init = vg_tasks_add(&n->pt.tasks, ctx->init_pid);
+    *n = (struct nt){.sup = {.ctx = ctx, .root_fd = -1}, .listener = -1, .stop_fd = -1};
+    vg_tasks_init(&n->sup.tasks);
+    n->sup.unw = vg_unwinder_new();
+    n->sup.py = vg_py_new();
+    n->sup.canon = vg_canon_cache_new(ctx->immutable, ctx->nimmutable);
+    struct vg_task *init = vg_tasks_add(&n->sup.tasks, ctx->init_pid);
     init->attached = true;
     init->tgid = ctx->init_pid;
     init->identified = true;
-    ctx->out.own_procs = 1; /* the opener */
     if (pthread_mutex_init(&n->lock, NULL) != 0)
         return -1;
     n->stop_fd = eventfd(0, EFD_CLOEXEC);
@@ -161,19 +192,20 @@ static int setup(struct nt *n, struct vg_engine_ctx *ctx)
 
 static void teardown(struct nt *n)
 {
+    vg_opener_stop(&n->opener);
     if (n->listener >= 0)
         close(n->listener);
     if (n->stop_fd >= 0)
         close(n->stop_fd);
-    if (n->pt.root_fd >= 0)
-        close(n->pt.root_fd);
+    if (n->sup.root_fd >= 0)
+        close(n->sup.root_fd);
     free(n->req);
     free(n->resp);
     pthread_mutex_destroy(&n->lock);
-    vg_unwinder_free(n->pt.unw);
-    vg_py_free(n->pt.py);
-    vg_canon_cache_free(n->pt.canon);
-    vg_tasks_free(&n->pt.tasks);
+    vg_unwinder_free(n->sup.unw);
+    vg_py_free(n->sup.py);
+    vg_canon_cache_free(n->sup.canon);
+    vg_tasks_free(&n->sup.tasks);
 }
 
 static int supervise(struct vg_engine_ctx *ctx)
@@ -191,7 +223,7 @@ static int supervise(struct vg_engine_ctx *ctx)
     if (threaded) {
         uint64_t one = 1;
         if (write(n.stop_fd, &one, sizeof one) != (ssize_t)sizeof one)
-            vg_pt_kill_sandbox(&n.pt); /* cannot happen with an eventfd; nothing is left anyway */
+            vg_sup_kill_sandbox(&n.sup); /* cannot happen with an eventfd; nothing is left anyway */
         pthread_join(th, NULL);
     }
     teardown(&n);
@@ -200,11 +232,9 @@ static int supervise(struct vg_engine_ctx *ctx)
 
 const struct vg_engine vg_engine_notify = {
     .name = "notify",
-    .ptrace_opts = PTRACE_O_EXITKILL | PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK |
-                   PTRACE_O_TRACECLONE | PTRACE_O_TRACEEXEC,
     .notify = true,
     /* ptrace is attached for the life of processes: the kernel's SIGSYS
-     * reaches vg_pt_on_stop, which records the baseline's refusals */
+     * reaches vg_sup_on_stop, which records the baseline's refusals */
     .baseline = VG_BASELINE_TRAP,
     .supervise = supervise,
 };

@@ -1,60 +1,226 @@
-/* opener.c: the supervisor's side of the opener (see opener.h). */
+/* opener.c: the opener thread and its hand-over (see opener.h).
+ *
+ * One request at a time (the notification thread waits for each): the
+ * request lives in struct vg_opener, and one futex word says whose turn
+ * it is.  Both sides spin briefly before sleeping, as the ptrace engine
+ * does: the requester hands over and the answer comes within a few
+ * microseconds, which a sleep and a wake-up would double. */
 #include "tracer/notify/opener.h"
-#include "tracer/notify/cmsg.h"
 
 #include <errno.h>
+#include <sched.h>
+#include <signal.h>
+#include <time.h>
+#include <fcntl.h>
+#include <linux/futex.h>
+#include <linux/openat2.h>
+#include <stdio.h>
 #include <string.h>
-#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
-static int send_req(int sock, enum vg_open_how_kind how, const char *path, uint32_t flags,
-                    uint32_t mode)
+#include "util/util.h"
+
+enum {
+    OP_IDLE,    /* nothing asked: the opener sleeps */
+    OP_ASKED,   /* a request is in: the opener's turn */
+    OP_DONE,    /* result is set: the requester's turn */
+    OP_QUIT,    /* the engine is ending */
+    OP_READY,   /* start-up: the thread is the candidate */
+    OP_FAILED,  /* start-up: it could not become the candidate (why) */
+};
+
+/* An open can block for good (a FIFO with no peer, whose peer's own open
+ * waits behind it for the notification thread; the run's timeout kills
+ * the caller, but the open would go on).  The requester looks every
+ * CHECK_NS whether the caller still waits; once it does not, the opener
+ * is interrupted with ABORT_SIG, which it alone takes: its handler does
+ * nothing, and without SA_RESTART the open fails EINTR. */
+#define ABORT_SIG SIGUSR2
+#define CHECK_NS 50000000L
+#define ABORT_RETRY_NS 10000000L /* re-sent until the open is seen to end */
+
+/* /dev/tty is "the caller's controlling terminal": opened by the opener
+ * it would be the supervisor's (the user's terminal), never the
+ * candidate's, which has none of its own (setsid in the sandbox). */
+#define TTY_MAJOR_AUX 5
+#define TTY_MINOR_CTTY 0
+
+static void futex_wake(_Atomic uint32_t *w)
 {
-    struct vg_open_req q;
-    size_t plen = strlen(path);
-    if (plen >= sizeof q.path)
-        return -ENAMETOOLONG;
-    q.how = how;
-    q.flags = flags;
-    q.mode = mode;
-    memcpy(q.path, path, plen + 1);
-    size_t len = offsetof(struct vg_open_req, path) + plen + 1;
-    return send(sock, &q, len, MSG_NOSIGNAL) == (ssize_t)len ? 0 : -EPIPE;
+    syscall(SYS_futex, w, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
 }
 
-/* The reply, and the fd that comes with it (or -1). */
-static int recv_rep(int sock, struct vg_open_rep *r, int *fd)
+/* Wait while *w == v, at most timeout (NULL: for ever); returns the
+ * value then. */
+static uint32_t wait_change_for(_Atomic uint32_t *w, uint32_t v, const struct timespec *timeout)
 {
-    bool got;
-    *fd = -1;
-    ssize_t n = vg_recv_cmsg(sock, r, sizeof *r, SCM_RIGHTS, fd, sizeof *fd, &got);
-    if (n < (ssize_t)offsetof(struct vg_open_rep, real) + 1) {
-        if (got)
-            close(*fd);
-        *fd = -1;
-        return -EPIPE;
+    uint32_t now;
+    while ((now = atomic_load_explicit(w, memory_order_acquire)) == v)
+        if (syscall(SYS_futex, w, FUTEX_WAIT_PRIVATE, v, timeout, NULL, 0) < 0 &&
+            errno == ETIMEDOUT)
+            return atomic_load_explicit(w, memory_order_acquire);
+    return now; /* EAGAIN/EINTR: looked again */
+}
+
+static uint32_t wait_change(_Atomic uint32_t *w, uint32_t v)
+{
+    return wait_change_for(w, v, NULL);
+}
+
+static void set_state(struct vg_opener *op, uint32_t v)
+{
+    atomic_store_explicit(&op->state, v, memory_order_release);
+    futex_wake(&op->state);
+}
+
+/* The open itself, in the opener thread.  RESOLVE_IN_ROOT: "/" and ".."
+ * stay in the sandbox; RESOLVE_NO_SYMLINKS (magic links included): the
+ * path is canonical, so a symlink in it now is one the candidate swapped
+ * in after the decision, and is refused (ELOOP) rather than followed.
+ * O_NOCTTY: a terminal opened here must not become the supervisor's. */
+static int do_open(const struct vg_opener *op)
+{
+    struct open_how how = {
+        .flags = (uint64_t)op->flags | O_CLOEXEC | O_NOCTTY,
+        .mode = op->mode,
+        .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
+    };
+    int fd = (int)syscall(SYS_openat2, op->root_fd, op->path, &how, sizeof how);
+    if (fd < 0)
+        return -errno;
+    struct stat st;
+    if (fstat(fd, &st) < 0) {
+        int e = errno;
+        close(fd);
+        return -e;
     }
-    ((char *)r)[n - 1] = 0; /* the opener sends real with its NUL; make sure */
+    if (S_ISCHR(st.st_mode) && major(st.st_rdev) == TTY_MAJOR_AUX &&
+        minor(st.st_rdev) == TTY_MINOR_CTTY) {
+        close(fd);
+        return -ENXIO; /* what the candidate, without a terminal, would get */
+    }
+    return fd;
+}
+
+static void on_abort(int sig)
+{
+    (void)sig;
+}
+
+/* Take ABORT_SIG in this thread only (the others keep it blocked). */
+static int take_abort_signal(void)
+{
+    struct sigaction sa = {.sa_handler = on_abort}; /* no SA_RESTART */
+    sigset_t set;
+    sigemptyset(&sa.sa_mask);
+    sigemptyset(&set);
+    sigaddset(&set, ABORT_SIG);
+    if (sigaction(ABORT_SIG, &sa, NULL) < 0)
+        return -1;
+    return pthread_sigmask(SIG_UNBLOCK, &set, NULL) == 0 ? 0 : -1;
+}
+
+static void *opener_main(void *arg)
+{
+    struct vg_opener *op = arg;
+    if (take_abort_signal() < 0) {
+        snprintf(op->why, sizeof op->why, "notify engine: opener thread signal: %s",
+                 strerror(errno));
+        set_state(op, OP_FAILED);
+        return NULL;
+    }
+    if (vg_ident_take(&op->id, op->ruleset, op->why, sizeof op->why) < 0) {
+        set_state(op, OP_FAILED);
+        return NULL;
+    }
+    set_state(op, OP_READY);
+    uint32_t s = OP_READY;
+    for (;;) {
+        s = wait_change(&op->state, s);
+        if (s == OP_QUIT)
+            return NULL;
+        if (s != OP_ASKED)
+            continue; /* our own IDLE/READY written back: wait on */
+        op->result = do_open(op);
+        set_state(op, OP_DONE);
+        s = OP_DONE;
+    }
+}
+
+int vg_opener_start(struct vg_opener *op, int root_fd, const struct vg_ident *id, int ruleset,
+                    char *why, size_t n)
+{
+    *op = (struct vg_opener){.root_fd = root_fd, .id = *id, .ruleset = ruleset, .cpu = -1};
+    atomic_init(&op->state, OP_IDLE);
+    /* blocked in this thread, and so in the opener until it unblocks it */
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, ABORT_SIG);
+    int e = pthread_sigmask(SIG_BLOCK, &set, NULL);
+    if (!e)
+        e = pthread_create(&op->th, NULL, opener_main, op);
+    if (e) {
+        snprintf(why, n, "notify engine: cannot start the opener thread: %s", strerror(e));
+        return -1;
+    }
+    op->started = true;
+    uint32_t s = wait_change(&op->state, OP_IDLE);
+    if (s != OP_READY) {
+        snprintf(why, n, "%s", op->why);
+        pthread_join(op->th, NULL);
+        op->started = false;
+        return -1;
+    }
     return 0;
 }
 
-int vg_opener_open(int sock, enum vg_open_how_kind how, const char *path, uint32_t flags,
-                   uint32_t mode, char *real, size_t n)
+/* Keep the opener on the requester's CPU: the hand-over is then two
+ * context switches on one CPU, where a wake-up on another costs an
+ * interrupt between CPUs, and the requester, with sync wake-up, is on the
+ * candidate's CPU already. */
+static void follow_cpu(struct vg_opener *op)
 {
-    struct vg_open_rep r;
-    int fd, rc = send_req(sock, how, path, flags, mode);
-    if (rc < 0 || (rc = recv_rep(sock, &r, &fd)) < 0)
-        return rc;
-    if (r.err) {
-        if (fd >= 0)
-            close(fd);
-        return r.err > 0 ? -r.err : -EIO;
+    int cpu = sched_getcpu();
+    if (cpu < 0 || cpu == op->cpu)
+        return;
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(cpu, &set);
+    if (pthread_setaffinity_np(op->th, sizeof set, &set) == 0)
+        op->cpu = cpu;
+}
+
+int vg_opener_open(struct vg_opener *op, const char *path, uint32_t flags, uint32_t mode,
+                   bool (*wanted)(void *), void *arg)
+{
+    if (!op->started)
+        return -EIO;
+    op->path = path;
+    op->flags = flags;
+    op->mode = mode;
+    follow_cpu(op);
+    set_state(op, OP_ASKED);
+    struct timespec check = {0, CHECK_NS}, pause = {0, ABORT_RETRY_NS};
+    while (wait_change_for(&op->state, OP_ASKED, &check) == OP_ASKED) {
+        if (wanted(arg))
+            continue;
+        /* the caller is gone: interrupt the open (the signal may come
+         * before the open starts: sent again until it ends) */
+        while (atomic_load_explicit(&op->state, memory_order_acquire) == OP_ASKED &&
+               pthread_kill(op->th, ABORT_SIG) == 0)
+            nanosleep(&pause, NULL);
     }
-    if (fd < 0)
-        return -EPIPE; /* a success without a file is not one */
-    if (real && n) {
-        strncpy(real, r.real, n - 1);
-        real[n - 1] = 0;
-    }
-    return fd;
+    return op->result;
+}
+
+void vg_opener_stop(struct vg_opener *op)
+{
+    if (!op->started)
+        return;
+    set_state(op, OP_QUIT);
+    pthread_join(op->th, NULL);
+    op->started = false;
 }

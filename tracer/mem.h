@@ -1,0 +1,24 @@
+/* mem.h: reading a tracee's memory, the one way into the candidate's
+ * address space for decoding.  Two paths, and which engine may use which:
+ *   process_vm_readv  any engine: the thread need not be stopped (the
+ *                     notify engine's caller is blocked in its
+ *                     notification; vigil checks NOTIF_ID_VALID after);
+ *   PTRACE_PEEKDATA   only when the thread is in a ptrace stop (the ptrace
+ *                     engine's seccomp stops, and the SIGSYS stops of both
+ *                     engines), as a fallback where a security module or
+ *                     the kernel refuses process_vm_readv.
+ * struct vg_tracee says which applies (ptrace_stopped). */
+#ifndef VG_TRACER_MEM_H
+#define VG_TRACER_MEM_H
+#include <stddef.h>
+#include <stdint.h>
+
+struct vg_tracee;
+struct iovec;
+
+int vg_tracee_read(struct vg_tracee *t, uint64_t addr, void *buf, size_t n);
+/* n ranges at once (n at most IOV_MAX), remote[i] into local[i], of equal
+ * lengths; -1 if any cannot be read whole. */
+int vg_tracee_readv(struct vg_tracee *t, const struct iovec *local, const struct iovec *remote,
+                    unsigned n);
+#endif

@@ -1,0 +1,150 @@
+/* stops.c: the ptrace stops both engines take.  Both attach ptrace to
+ * every task of the sandbox for the life of processes (fork, clone,
+ * exec, exit events: lifecycle.c), and both see the kernel's SIGSYS for
+ * the baseline's refusals, which are recorded here.  Seccomp stops are
+ * the ptrace engine's RET_TRACE (and, under either engine, a candidate's
+ * own filter's): tracer/ptrace/ decides them. */
+#include <errno.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/user.h>
+#include <sys/wait.h>
+#include <linux/audit.h>
+
+#include "launcher/filter.h"
+#include "tracer/ptrace/ptrace_int.h"
+#include "tracer/supervisor.h"
+#include "util/util.h"
+
+/* The same for both engines.  TRACESECCOMP: the ptrace engine's RET_TRACE
+ * stops; under notify vigil's filter never returns RET_TRACE (USER_NOTIF
+ * outranks it), so a seccomp stop is a candidate's own filter's on a call
+ * vigil lets run, continued as under ptrace rather than failed with ENOSYS
+ * as it would be for a tracer that does not take the stops.  EXITKILL: the
+ * sandbox dies with vigil. */
+#define VG_PTRACE_OPTS                                                                     \
+    (PTRACE_O_EXITKILL | PTRACE_O_TRACESECCOMP | PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK | \
+     PTRACE_O_TRACECLONE | PTRACE_O_TRACEEXEC)
+
+int vg_sup_attach(pid_t pid, struct vg_err *err)
+{
+    if (ptrace(PTRACE_SEIZE, pid, 0, VG_PTRACE_OPTS) == 0)
+        return 0;
+    vg_errf(err, "ptrace the sandbox: %s (is ptrace restricted by Yama or a container?)",
+            strerror(errno));
+    return -1;
+}
+
+/* Is tid stopped right after a call the candidate's filter refused as
+ * baseline with SECCOMP_RET_TRAP?  Judged on what the kernel left in the
+ * thread, never on the siginfo: a candidate may queue itself a SIGSYS with
+ * any si_code (rt_sigqueueinfo allows SYS_SECCOMP to oneself).
+ *  - the native ABI (the kernel's own flag, kept until the signal is dealt
+ *    with: a candidate's filter may trap an int 0x80 call);
+ *  - orig_rax is the number the thread entered the kernel with (an
+ *    interrupt, or sigreturn, sets it to -1, which no row has), and rax
+ *    still equals it: the trap rolls the return register back, where a
+ *    call that ran holds its result;
+ *  - vigil's filter refuses that number with those arguments.
+ * Registers saying so mean the call was refused by the kernel and never
+ * ran, so a forger can at most get a true record of its own refused call. */
+static bool trapped_baseline(const struct vg_sup *e, pid_t tid, int *nr, uint64_t args[6])
+{
+    struct __ptrace_syscall_info info;
+    struct user_regs_struct regs;
+    if (ptrace(PTRACE_GET_SYSCALL_INFO, tid, sizeof info, &info) <= 0 ||
+        info.arch != AUDIT_ARCH_X86_64 || ptrace(PTRACE_GETREGS, tid, 0, &regs) < 0)
+        return false;
+    *nr = (int)regs.orig_rax; /* what the kernel and the filter go by: 32 bits */
+    const uint64_t a[6] = {regs.rdi, regs.rsi, regs.rdx, regs.r10, regs.r8, regs.r9};
+    memcpy(args, a, sizeof a);
+    return regs.rax == regs.orig_rax &&
+           vg_filter_classify(e->ctx->audit, *nr, args) == VG_FILTER_BASELINE;
+}
+
+/* A SIGSYS.  The kernel's report of a baseline refusal is recorded, turned
+ * into the row's errno and suppressed; any other (the candidate's own
+ * filter trapping another call, one it sent itself) is left to be
+ * delivered untouched.  If vigil could not read the thread, the signal is
+ * delivered too: a refused call then kills the candidate, and never ran. */
+static bool on_sigsys(struct vg_sup *e, struct vg_task *t)
+{
+    int nr;
+    uint64_t args[6];
+    if (!trapped_baseline(e, t->tid, &nr, args))
+        return false;
+    vg_pt_judge(e, t, nr, args);
+    return true;
+}
+
+static bool is_stop_signal(int sig)
+{
+    return sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU;
+}
+
+void vg_sup_on_stop(struct vg_sup *e, pid_t tid, int status)
+{
+    struct vg_task *t = vg_tasks_get(&e->tasks, tid);
+    int sig = WSTOPSIG(status), event = status >> 16;
+    if (e->ending) {
+        vg_sup_release(e, tid); /* which kills it */
+        return;
+    }
+    if (!t) {
+        /* A new task's first stop can come before its parent's event. */
+        t = vg_tasks_add(&e->tasks, tid);
+        if (!t) {
+            vg_sup_fail(e, 0, "task table full: cannot follow host tid %d", (int)tid);
+            vg_sup_release(e, tid); /* the run is ending: killed */
+            return;
+        }
+        vg_task_identify(&e->tasks, t);
+    }
+    if (!t->attached) {
+        t->attached = true;
+        if (event == PTRACE_EVENT_STOP || sig == SIGSTOP) {
+            /* A new task's first stop.  Until its creator's event is in,
+             * it stays stopped: its records must follow its start record. */
+            if (t->announced) {
+                ptrace(PTRACE_CONT, tid, 0, 0);
+            } else {
+                t->held = true;
+                e->nheld++;
+            }
+            return;
+        }
+    }
+    switch (event) {
+    case PTRACE_EVENT_SECCOMP:
+        vg_pt_on_seccomp(e, t);
+        return;
+    case PTRACE_EVENT_FORK:
+    case PTRACE_EVENT_VFORK:
+    case PTRACE_EVENT_CLONE:
+        vg_sup_on_new_task(e, t, event);
+        break;
+    case PTRACE_EVENT_EXEC:
+        if (vg_sup_on_exec(e, t))
+            return; /* killed where it stands */
+        break;
+    case PTRACE_EVENT_STOP:
+        if (is_stop_signal(sig)) {
+            ptrace(PTRACE_LISTEN, tid, 0, 0); /* group-stop: stay stopped */
+            return;
+        }
+        break;
+    case 0:
+        /* Signal-delivery stop: pass the signal on, unless it is the
+         * kernel's report of a baseline refusal. */
+        if (sig == SIGSYS && on_sigsys(e, t))
+            return;
+        if (sig == SIGXFSZ)
+            e->ctx->out.fsize_signals++;
+        ptrace(PTRACE_CONT, tid, 0, (void *)(long)sig);
+        return;
+    default:
+        break;
+    }
+    ptrace(PTRACE_CONT, tid, 0, 0);
+}

@@ -1,0 +1,138 @@
+/* supervisor.c: what both engines do with a decided call and with the
+ * end of a run: timestamps, the records (a record that cannot be written
+ * stops the run before its call is released), the counts of decisions,
+ * and killing the sandbox.  See supervisor.h. */
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/ptrace.h>
+
+#include "tracer/decode.h"
+#include "tracer/supervisor.h"
+#include "tracer/py/pyframes.h"
+#include "tracer/verdict.h"
+
+uint64_t vg_sup_now(const struct vg_sup *e)
+{
+    return vg_now_mono_ns() - e->ctx->start_mono_ns;
+}
+
+/* "file:line" of a rule, or "default". */
+const char *vg_sup_rule_where(char *buf, size_t n, const char *file, uint32_t line)
+{
+    if (!file)
+        return "default";
+    snprintf(buf, n, "%s:%u", file, line);
+    return buf;
+}
+
+void vg_sup_kill_sandbox(struct vg_sup *e)
+{
+    e->ending = true;
+    kill(e->ctx->init_pid, SIGKILL);
+}
+
+void vg_sup_fail(struct vg_sup *e, int32_t pid, const char *fmt, ...)
+{
+    char why[sizeof e->ctx->out.kill_reason];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(why, sizeof why, fmt, ap);
+    va_end(ap);
+    if (!e->ending) { /* the first cause is the one reported */
+        memcpy(e->ctx->out.kill_reason, why, sizeof why);
+        e->ctx->out.policy_kill = true;
+    }
+    vg_sup_note(e, "error", why, pid);
+    vg_sup_kill_sandbox(e);
+}
+
+/* A stopped task of a run that is ending never runs again: SIGKILL takes
+ * a ptrace-stopped task down without its returning to user mode (the
+ * pid namespace's teardown would reach it only later). */
+static void kill_stopped(pid_t tid)
+{
+    kill(tid, SIGKILL); /* a tid names its whole process; ESRCH: already gone */
+}
+
+void vg_sup_release(struct vg_sup *e, pid_t tid)
+{
+    if (e->ending)
+        kill_stopped(tid);
+    else
+        ptrace(PTRACE_CONT, tid, 0, 0);
+}
+
+/* Every record goes through here: a record that cannot be written stops
+ * the run before the call it describes is released. */
+int vg_sup_emit(struct vg_sup *e, struct vg_record *r)
+{
+    if (vg_log_write(e->ctx->log, r) == 0)
+        return 0;
+    if (!e->ctx->out.log_failed) {
+        e->ctx->out.log_failed = true;
+        snprintf(e->ctx->out.log_error, sizeof e->ctx->out.log_error, "%s",
+                 vg_log_error(e->ctx->log));
+    }
+    vg_sup_kill_sandbox(e);
+    return -1;
+}
+
+void vg_sup_note(struct vg_sup *e, const char *what, const char *detail, int32_t pid)
+{
+    struct vg_record r = {.type = VG_REC_NOTE};
+    r.u.note = (struct vg_note_ev){.ts_ns = vg_sup_now(e), .what = what, .detail = detail, .pid = pid};
+    vg_sup_emit(e, &r);
+}
+
+void vg_sup_policy_kill(struct vg_sup *e, const struct vg_task *t, const struct vg_call *call,
+                       const struct vg_call_verdict *v)
+{
+    char where[300];
+    snprintf(e->ctx->out.kill_reason, sizeof e->ctx->out.kill_reason, "%s %s: %s",
+             call->ent ? call->ent->name : "syscall",
+             call->args.resolved ? call->args.resolved : call->args.addr ? call->args.addr : "",
+             vg_sup_rule_where(where, sizeof where, v->rule_file, v->rule_line));
+    e->ctx->out.policy_kill = true;
+    vg_sup_note(e, "kill", e->ctx->out.kill_reason, t->nspid);
+    vg_sup_kill_sandbox(e);
+}
+
+void vg_sup_fill_event(struct vg_sup *e, const struct vg_task *t, const struct vg_call *c,
+                      const struct vg_call_verdict *v, struct vg_syscall_ev *ev)
+{
+    *ev = (struct vg_syscall_ev){
+        .ts_ns = vg_sup_now(e), .pid = t->nspid, .tid = t->nstid, .hpid = t->tgid, .htid = t->tid,
+        .proc = t->proc, .nr = c->nr, .name = c->ent ? c->ent->name : "unknown", .cls = c->cls,
+        .args = c->args, .decision = v->decision, .rule_file = v->rule_file,
+        .rule_line = v->rule_line, .rule_text = v->rule_text, .err = v->refuse ? v->err : 0,
+        .probe = v->probe,
+    };
+}
+
+void vg_sup_py_frames(struct vg_sup *e, const struct vg_task *t, struct vg_syscall_ev *ev,
+                      struct vg_pyframe *buf, struct vg_arena *a)
+{
+    enum vg_py_frames m = e->ctx->opts->py_frames;
+    if (m == VG_PYF_OFF || (m == VG_PYF_REFUSED && ev->decision == VG_DEC_ALLOW))
+        return;
+    struct vg_tracee tr = {.tid = t->tid, .pid = t->tgid, .nspid = t->nspid,
+                           .nstid = t->nstid, .root_fd = e->root_fd};
+    ev->npy = vg_py_stack(e->py, &tr, t->proc, buf, VG_PY_STACK_MAX, &ev->py_trunc, a);
+    ev->py = buf;
+}
+
+/* The one place decisions are counted (the trailer's and the result's
+ * counts). */
+void vg_sup_count(struct vg_sup *e, enum vg_class cls, enum vg_decision d)
+{
+    e->ctx->out.counts[cls][d]++;
+}
+
+int vg_sup_emit_call(struct vg_sup *e, const struct vg_syscall_ev *ev)
+{
+    vg_sup_count(e, ev->cls, ev->decision);
+    struct vg_record r = {.type = VG_REC_SYSCALL, .u.sys = *ev};
+    return vg_sup_emit(e, &r);
+}

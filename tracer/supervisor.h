@@ -1,0 +1,80 @@
+/* supervisor.h: the supervisor's state and the core both engines share:
+ * records and counts (supervisor.c), the ptrace stops both take for the
+ * life of processes and the baseline's SIGSYS (stops.c), and process
+ * start, exec and exit (lifecycle.c).  What only one engine does lives in
+ * tracer/ptrace/ and tracer/notify/. */
+#ifndef VG_SUPERVISOR_H
+#define VG_SUPERVISOR_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "tracer/canon.h"
+#include "tracer/engine.h"
+#include "tracer/tasks.h"
+#include "tracer/ptrace/unwind.h"
+
+struct vg_sup {
+    struct vg_engine_ctx *ctx;
+    struct vg_tasks tasks;
+    struct vg_unwinder *unw;
+    struct vg_pyframes *py; /* Python stacks (tracer/py/) */
+    int root_fd;            /* the sandbox's "/", opened at the first call */
+    struct vg_canon_cache *canon; /* symlink lookups under immutable trees */
+    pid_t cand_pid;         /* host pid of the candidate's first process */
+    bool init_gone;
+    bool ending;            /* the sandbox is being killed: release nothing more */
+    unsigned nheld;         /* tasks held at their first stop (see on_stop) */
+};
+
+/* Time since the run started, for records. */
+uint64_t vg_sup_now(const struct vg_sup *e);
+/* "file:line" of a rule, or "default". */
+const char *vg_sup_rule_where(char *buf, size_t n, const char *file, uint32_t line);
+void vg_sup_kill_sandbox(struct vg_sup *e);
+/* Let a stopped task go on, or kill it when the run is ending. */
+void vg_sup_release(struct vg_sup *e, pid_t tid);
+/* End the run because vigil cannot go on safely: kill_reason, an "error"
+ * note, the sandbox killed. */
+void vg_sup_fail(struct vg_sup *e, int32_t pid, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* Write a record; a record that cannot be written stops the run. */
+int vg_sup_emit(struct vg_sup *e, struct vg_record *r);
+void vg_sup_note(struct vg_sup *e, const char *what, const char *detail, int32_t pid);
+
+/* The record of an audited call, written (and its decision counted: the
+ * one place that counts) by vg_sup_emit_call, and the end of the run a
+ * kill verdict asks for. */
+struct vg_call;
+struct vg_call_verdict;
+struct vg_syscall_ev;
+void vg_sup_fill_event(struct vg_sup *e, const struct vg_task *t, const struct vg_call *c,
+                      const struct vg_call_verdict *v, struct vg_syscall_ev *ev);
+int vg_sup_emit_call(struct vg_sup *e, const struct vg_syscall_ev *ev);
+/* The caller's Python stack into ev, when --py-frames asks for it for
+ * this decision (buf: VG_PY_STACK_MAX frames, strings in a). */
+struct vg_pyframe;
+struct vg_arena;
+void vg_sup_py_frames(struct vg_sup *e, const struct vg_task *t, struct vg_syscall_ev *ev,
+                      struct vg_pyframe *buf, struct vg_arena *a);
+/* A decision made without a call record (the exec check's kill). */
+void vg_sup_count(struct vg_sup *e, enum vg_class cls, enum vg_decision d);
+void vg_sup_policy_kill(struct vg_sup *e, const struct vg_task *t, const struct vg_call *call,
+                       const struct vg_call_verdict *v);
+
+/* Attach to the sandbox's pid 1 (stops.c): every task after it is
+ * followed (launcher/sandbox.h's vg_attach_fn). */
+struct vg_err;
+int vg_sup_attach(pid_t pid, struct vg_err *err);
+/* A ptrace stop of tid (stops.c). */
+void vg_sup_on_stop(struct vg_sup *e, pid_t tid, int status);
+
+/* lifecycle.c */
+void vg_sup_log_start(struct vg_sup *e, struct vg_task *t, uint64_t flags);
+void vg_sup_on_new_task(struct vg_sup *e, struct vg_task *parent, int event);
+/* True when the task was killed at the exec event: it must not be
+ * continued. */
+bool vg_sup_on_exec(struct vg_sup *e, struct vg_task *t);
+void vg_sup_on_exit(struct vg_sup *e, pid_t tid, int status);
+#endif
