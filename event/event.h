@@ -180,6 +180,12 @@ struct vg_syscall_ev {
     int32_t err;         /* errno the call was made to fail with, 0 if none */
     const struct vg_frame *stack;
     uint32_t nstack;
+    /* The outcome, for a call the engine carried out itself (notify): what
+     * the kernel returned, as the candidate sees it (an fd, a byte count,
+     * 0), or -1 with ret_errno.  carried false: no outcome known. */
+    bool carried;
+    int64_t ret;
+    int32_t ret_errno;
 };
 
 struct vg_proc_ev {
@@ -297,6 +303,9 @@ struct vg_record {
 #define VG_K_LINE "line"
 #define VG_K_DEFAULT "default"     /* rule_text when no rule file decided */
 #define VG_K_ERRNO "errno"
+#define VG_K_CARRIED "carried"     /* the engine carried the call out: ret is known */
+#define VG_K_RET "ret"
+#define VG_K_RET_ERRNO "ret_errno"
 #define VG_K_STACK "stack"         /* [{"pc","module","sym","off"}] */
 #define VG_K_PC "pc"
 #define VG_K_MODULE "module"

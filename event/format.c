@@ -230,6 +230,10 @@ static void summary_syscall(const struct vg_syscall_ev *e, struct vg_buf *b, boo
         vg_buf_puts(b, " (default)");
     }
     put_errno(b, e->err);
+    if (e->carried) { /* carried out by vigil: what the candidate got back */
+        vg_buf_printf(b, " = %lld", (long long)e->ret);
+        put_errno(b, e->ret_errno);
+    }
 }
 
 static void put_signal(struct vg_buf *b, int sig)

@@ -15,6 +15,7 @@
 static bool has_symbol(const void *b) { return ((const struct vg_frame *)b)->symbol != NULL; }
 static bool has_rule(const void *b) { return ((const struct vg_syscall_ev *)b)->rule_file != NULL; }
 static bool no_rule(const void *b) { return !has_rule(b); }
+static bool carried(const void *b) { return ((const struct vg_syscall_ev *)b)->carried; }
 static bool is_start(const void *b) { return ((const struct vg_proc_ev *)b)->kind == VG_PROC_START; }
 static bool is_exit(const void *b) { return ((const struct vg_proc_ev *)b)->kind == VG_PROC_EXIT; }
 
@@ -140,6 +141,9 @@ static const struct vg_field syscall_f[] = {
     FLD(VG_K_ERRNO, VG_F_I32, struct vg_syscall_ev, err, .omit = VG_OM_ZERO),
     FLD(VG_K_STACK, VG_F_STRUCTV, struct vg_syscall_ev, stack,
         NFLD(struct vg_syscall_ev, nstack), .sub = &frame_s),
+    FLD(VG_K_CARRIED, VG_F_BOOL, struct vg_syscall_ev, carried),
+    FLD(VG_K_RET, VG_F_I64, struct vg_syscall_ev, ret, .when = carried),
+    FLD(VG_K_RET_ERRNO, VG_F_I32, struct vg_syscall_ev, ret_errno, .omit = VG_OM_ZERO),
 };
 SCHEMA(syscall_s, struct vg_syscall_ev, syscall_f);
 

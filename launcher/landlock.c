@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/openat2.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -49,12 +50,21 @@ int vg_landlock_abi(void)
     return v > 0 ? (int)v : 0;
 }
 
+/* open(2) of path, or inside root_fd (>= 0) as if it were "/". */
+static int open_in(int root_fd, const char *path)
+{
+    if (root_fd < 0)
+        return open(path, O_PATH | O_CLOEXEC);
+    struct open_how how = {.flags = O_PATH | O_CLOEXEC, .resolve = RESOLVE_IN_ROOT};
+    return (int)syscall(SYS_openat2, root_fd, path, &how, sizeof how);
+}
+
 /* Open the path, or for a beneath rule its nearest existing ancestor. */
-static int open_rule_path(const struct vg_landlock_rule *r)
+static int open_rule_path(const struct vg_landlock_rule *r, int root_fd)
 {
     char *p = vg_xstrdup(r->path);
     int fd;
-    while ((fd = open(p, O_PATH | O_CLOEXEC)) < 0 && errno == ENOENT && !r->exact) {
+    while ((fd = open_in(root_fd, p)) < 0 && errno == ENOENT && !r->exact) {
         char *slash = strrchr(p, '/');
         if (!slash)
             break;
@@ -68,10 +78,10 @@ static int open_rule_path(const struct vg_landlock_rule *r)
 }
 
 static int add_path_rule(int rfd, const struct vg_landlock_rule *r, uint64_t handled,
-                         struct vg_err *err)
+                         int root_fd, struct vg_err *err)
 {
     struct stat st;
-    int fd = open_rule_path(r);
+    int fd = open_rule_path(r, root_fd);
     if (fd < 0) {
         if (errno == ENOENT || errno == EACCES)
             return 0;   /* nothing there to grant */
@@ -108,10 +118,10 @@ static int add_ports(int rfd, const uint16_t *ports, uint32_t n, uint64_t right,
 }
 
 static int fill_ruleset(int rfd, const struct vg_landlock_plan *plan, uint64_t handled_fs,
-                        uint64_t handled_net, struct vg_err *err)
+                        uint64_t handled_net, int root_fd, struct vg_err *err)
 {
     for (uint32_t i = 0; i < plan->nrules; i++)
-        if (add_path_rule(rfd, &plan->rules[i], handled_fs, err))
+        if (add_path_rule(rfd, &plan->rules[i], handled_fs, root_fd, err))
             return -1;
     if ((handled_net & LANDLOCK_ACCESS_NET_CONNECT_TCP) &&
         add_ports(rfd, plan->connect_ports, plan->nconnect_ports,
@@ -125,6 +135,12 @@ static int fill_ruleset(int rfd, const struct vg_landlock_plan *plan, uint64_t h
 
 int vg_landlock_apply(const struct vg_landlock_plan *plan, int abi, struct vg_err *err)
 {
+    return vg_landlock_apply_in(plan, abi, -1, err);
+}
+
+int vg_landlock_apply_in(const struct vg_landlock_plan *plan, int abi, int root_fd,
+                         struct vg_err *err)
+{
     struct ll_ruleset_attr attr = {
         .handled_access_fs = plan->handled_fs & fs_rights_of_abi(abi),
         .handled_access_net = abi >= 4 ? plan->handled_net : 0,
@@ -137,7 +153,7 @@ int vg_landlock_apply(const struct vg_landlock_plan *plan, int abi, struct vg_er
         vg_errf(err, "landlock: create ruleset: %s", strerror(errno));
         return -1;
     }
-    int rc = fill_ruleset(rfd, plan, attr.handled_access_fs, attr.handled_access_net, err);
+    int rc = fill_ruleset(rfd, plan, attr.handled_access_fs, attr.handled_access_net, root_fd, err);
     /* restrict_self needs no_new_privs (or CAP_SYS_ADMIN); setting it
      * again is harmless */
     if (!rc && prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)) {

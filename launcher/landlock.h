@@ -36,4 +36,9 @@ int vg_landlock_abi(void);
  * not exist are handled as struct vg_landlock_rule says.  An empty plan
  * (nothing handled) or abi 0 does nothing. */
 int vg_landlock_apply(const struct vg_landlock_plan *plan, int abi, struct vg_err *err);
+/* The same for the calling thread only, with the plan's paths resolved
+ * inside root_fd (the sandbox's "/", seen from outside it): the notify
+ * engine's thread that acts as the candidate (tracer/notify/as_candidate.c). */
+int vg_landlock_apply_in(const struct vg_landlock_plan *plan, int abi, int root_fd,
+                         struct vg_err *err);
 #endif

@@ -264,6 +264,7 @@ static int supervise(struct run *r, struct vg_ending *end)
         .command_path = r->command_path,
         .audited = r->audit.cls,
         .audit = &r->audit,
+        .landlock = &r->plan.landlock, .landlock_abi = r->plan.landlock_abi,
     };
     const char *immutable[16];
     ctx.nimmutable = vg_plan_immutable(&r->plan, immutable, VG_ARRAY_LEN(immutable));

@@ -67,6 +67,8 @@ struct vg_call {
     struct sockaddr_storage sa;
     socklen_t salen;
     const char *proto;             /* "tcp", "udp", "unix", "icmp", "sctp", "raw" */
+    ino_t sock_ino;                /* the socket examined (its inode), and its type */
+    int sock_type;
     /* sendmmsg: every distinct destination of its messages, ndests of
      * them, the first one also in sa.  dest_sa[i] is what the policy
      * judges, dests[i] (args.dests) describes it and gets its decision. */

@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
 #include <sys/un.h>
@@ -31,6 +32,7 @@
 /* What the supervisor learns from the socket the fd names. */
 struct sock_view {
     int domain, type, protocol;
+    ino_t ino;                      /* which socket it is */
     struct sockaddr_storage local;  /* getsockname, when asked for */
     socklen_t local_len;
 };
@@ -55,6 +57,9 @@ static int examine(struct vg_tracee *t, int fd, bool want_local, struct sock_vie
         r = getsockopt(dup, SOL_SOCKET, SO_TYPE, &s->type, &l2);
     if (r == 0)
         r = getsockopt(dup, SOL_SOCKET, SO_PROTOCOL, &s->protocol, &l3);
+    struct stat st;
+    if (r == 0 && (r = fstat(dup, &st)) == 0)
+        s->ino = st.st_ino;
     s->local_len = sizeof(s->local);
     if (r == 0 && want_local)
         r = getsockname(dup, (struct sockaddr *)&s->local, &s->local_len);
@@ -426,6 +431,8 @@ int vg_dec_net(struct vg_tracee *t, struct vg_call *c)
     if (examine(t, (int)c->a[0], true, sock) < 0)
         return vg_undecidable(c, "undecidable: the socket cannot be examined", errno);
     c->proto = c->args.proto = proto_name(sock);
+    c->sock_ino = sock->ino;
+    c->sock_type = sock->type;
     /* TCP fast open: a send with MSG_FASTOPEN on a stream socket connects
      * to its address (and sends in the SYN): it is a connect. */
     if (p->msgflags && (vg_arg(c, p->msgflags) & MSG_FASTOPEN) && sock->type == SOCK_STREAM &&

@@ -32,6 +32,9 @@ struct vg_outcome {
     uint64_t own_procs;      /* vigil's own processes under the candidate's uid
                               * (the notify engine's opener): they count
                               * against its process limit too */
+    /* limits seen hit only as a call's result (EMFILE, EFBIG of a call
+     * the notify engine carried out): run/result.c reports them */
+    bool limit_seen[VG_LIM_COUNT];
 };
 
 /* The run as the engine sees it. */
@@ -65,6 +68,10 @@ struct vg_engine_ctx {
     unsigned nmasked;
     /* notify engine (tracer/notify/): from vg_sandbox_start, else -1 */
     int listener_chan, opener_fd;
+    /* the candidate's Landlock restrictions (paths in the sandbox view), so
+     * that what vigil carries out for it the candidate could have done */
+    const struct vg_landlock_plan *landlock;
+    int landlock_abi;
     struct vg_outcome out;
 };
 

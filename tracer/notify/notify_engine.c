@@ -19,11 +19,15 @@
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "tracer/notify/cmsg.h"
 #include "tracer/notify/notify_int.h"
 #include "tracer/notify/probe.h"
+
+#define JOIN_POLL_NS 20000000L /* 20 ms */
+#define NS_PER_S 1000000000L
 
 void vg_nt_fail(struct nt *n, const char *why, int32_t pid)
 {
@@ -159,6 +163,7 @@ static int setup(struct nt *n, struct vg_engine_ctx *ctx)
 
 static void teardown(struct nt *n)
 {
+    vg_nt_cand_free(n);
     if (n->listener >= 0)
         close(n->listener);
     if (n->stop_fd >= 0)
@@ -171,6 +176,27 @@ static void teardown(struct nt *n)
     vg_unwinder_free(n->pt.unw);
     vg_canon_cache_free(n->pt.canon);
     vg_tasks_free(&n->pt.tasks);
+}
+
+/* The candidate is gone, but a call vigil carries out for it may still
+ * wait in the kernel (a blocking connect to a listener that never
+ * accepts): interrupt it until the notification thread is done. */
+static void join_notify_thread(struct nt *n, pthread_t th)
+{
+    for (;;) {
+        struct timespec until;
+        clock_gettime(CLOCK_REALTIME, &until);
+        until.tv_nsec += JOIN_POLL_NS;
+        if (until.tv_nsec >= NS_PER_S) {
+            until.tv_sec++;
+            until.tv_nsec -= NS_PER_S;
+        }
+        if (pthread_timedjoin_np(th, NULL, &until) == 0)
+            return;
+        pthread_mutex_lock(&n->lock);
+        vg_nt_cand_interrupt(n);
+        pthread_mutex_unlock(&n->lock);
+    }
 }
 
 static int supervise(struct vg_engine_ctx *ctx)
@@ -189,7 +215,7 @@ static int supervise(struct vg_engine_ctx *ctx)
         uint64_t one = 1;
         if (write(n.stop_fd, &one, sizeof one) != (ssize_t)sizeof one)
             vg_pt_kill_sandbox(&n.pt); /* cannot happen with an eventfd; nothing is left anyway */
-        pthread_join(th, NULL);
+        join_notify_thread(&n, th);
     }
     teardown(&n);
     return 0;

@@ -1,0 +1,244 @@
+/* as_candidate.c: a supervisor thread that acts as the candidate, for the
+ * calls vigil carries out for it (notify_fs.c, notify_net.c).  What vigil
+ * does for the candidate, the candidate must have been able to do itself:
+ * the thread takes, for itself only, the candidate's uid, gid and groups
+ * (raw setresuid/setresgid/setgroups: glibc's wrappers would change every
+ * thread of vigil), loses every capability with them, has a umask of its
+ * own (unshare(CLONE_FS)) and the candidate's Landlock rules, whose paths
+ * are opened inside the sandbox root.  It never changes back; it lives
+ * until the run ends.  Paths it acts on are resolved inside the sandbox's
+ * root fd (RESOLVE_IN_ROOT), never in vigil's own view.
+ *
+ * One job at a time, synchronous for the caller.  The engine's lock is
+ * dropped while the job runs: a blocking connect or send must not stop the
+ * life of processes (or the end of the run) from being handled. */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/capability.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "launcher/landlock.h"
+#include "tracer/notify/notify_int.h"
+
+/* Interrupts a job blocked in the kernel when the run ends (the candidate
+ * is gone, its connect or send may wait forever).  vigil uses SIGURG for
+ * nothing else, and no descriptor of vigil's own asks for it. */
+#define WAKE_SIG SIGURG
+
+struct vg_nt_cand {
+    pthread_t th;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int root_fd;
+    uid_t uid;
+    gid_t gid;
+    const struct vg_engine_ctx *ctx;
+    enum { ST_STARTING, ST_IDLE, ST_BUSY, ST_DONE, ST_FAILED } st;
+    bool stop;
+    long (*fn)(void *);
+    void *arg;
+    long ret;
+    char why[640];
+};
+
+const char *vg_nt_status_field(pid_t tid, const char *key, char *buf, size_t n)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/status", (int)tid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    ssize_t got = fd < 0 ? -1 : read(fd, buf, n - 1);
+    if (fd >= 0)
+        close(fd);
+    if (got <= 0)
+        return NULL;
+    buf[got] = 0;
+    const char *p = strstr(buf, key);
+    return p ? p + strlen(key) : NULL;
+}
+
+/* The candidate's uid or gid as vigil sees it (host ids): "Uid:" / "Gid:"
+ * (real, effective, saved, fs), which must agree. */
+static int status_id(pid_t tid, const char *key, unsigned *id)
+{
+    char buf[VG_NT_STATUS_MAX];
+    const char *p = vg_nt_status_field(tid, key, buf, sizeof buf);
+    unsigned real, eff;
+    if (!p || sscanf(p, "%u %u", &real, &eff) != 2 || real != eff)
+        return -1;
+    *id = eff;
+    return 0;
+}
+
+/* No capability left in the thread (setresuid away from 0 clears them;
+ * checked, not assumed). */
+static bool caps_gone(void)
+{
+    struct __user_cap_header_struct h = {.version = _LINUX_CAPABILITY_VERSION_3};
+    struct __user_cap_data_struct d[_LINUX_CAPABILITY_U32S_3];
+    if (syscall(SYS_capget, &h, d) < 0)
+        return false;
+    for (int i = 0; i < _LINUX_CAPABILITY_U32S_3; i++)
+        if (d[i].effective || d[i].permitted)
+            return false;
+    return true;
+}
+
+/* This thread only: the candidate's ids (a root vigil), or a check that
+ * they are already ours (an unprivileged vigil runs the candidate as
+ * itself, seen from outside its user namespace). */
+static int take_ids(const struct vg_nt_cand *c)
+{
+    if (geteuid() == 0) {
+        if (syscall(SYS_setgroups, 0, NULL) < 0 ||
+            syscall(SYS_setresgid, c->gid, c->gid, c->gid) < 0 ||
+            syscall(SYS_setresuid, c->uid, c->uid, c->uid) < 0)
+            return -1;
+    }
+    if (getuid() != c->uid || geteuid() != c->uid || getgid() != c->gid || !caps_gone()) {
+        errno = EPERM;
+        return -1;
+    }
+    return 0;
+}
+
+static int become_candidate(struct vg_nt_cand *c)
+{
+    struct vg_err lerr = {{0}};
+    if (unshare(CLONE_FS) < 0 || take_ids(c) < 0) {
+        snprintf(c->why, sizeof c->why, "cannot take the candidate's identity: %s", strerror(errno));
+        return -1;
+    }
+    umask(0); /* each job sets the caller's where it matters */
+    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 ||
+        vg_landlock_apply_in(c->ctx->landlock, c->ctx->landlock_abi, c->root_fd, &lerr) < 0) {
+        snprintf(c->why, sizeof c->why, "cannot take the candidate's Landlock rules: %s",
+                 lerr.msg[0] ? lerr.msg : strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+static void on_wake(int sig)
+{
+    (void)sig; /* only there to interrupt a blocking call (no SA_RESTART) */
+}
+
+static void *cand_main(void *arg)
+{
+    struct vg_nt_cand *c = arg;
+    sigset_t wake;
+    sigemptyset(&wake);
+    sigaddset(&wake, WAKE_SIG);
+    pthread_sigmask(SIG_UNBLOCK, &wake, NULL);
+    int ok = become_candidate(c);
+    pthread_mutex_lock(&c->mu);
+    c->st = ok == 0 ? ST_IDLE : ST_FAILED;
+    pthread_cond_broadcast(&c->cv);
+    while (c->st != ST_FAILED) {
+        while (c->st != ST_BUSY && !c->stop)
+            pthread_cond_wait(&c->cv, &c->mu);
+        if (c->stop)
+            break;
+        pthread_mutex_unlock(&c->mu);
+        long r = c->fn(c->arg);
+        pthread_mutex_lock(&c->mu);
+        c->ret = r;
+        c->st = ST_DONE;
+        pthread_cond_broadcast(&c->cv);
+    }
+    pthread_mutex_unlock(&c->mu);
+    return NULL;
+}
+
+/* The thread, made at the first call vigil carries out (the sandbox root
+ * and the candidate's ids are known from then on). */
+static struct vg_nt_cand *start(struct nt *n, const struct vg_task *t)
+{
+    struct vg_nt_cand *c = vg_xcalloc(1, sizeof *c);
+    c->ctx = n->pt.ctx;
+    c->root_fd = n->pt.root_fd;
+    unsigned uid, gid;
+    struct sigaction sa = {.sa_handler = on_wake};
+    sigemptyset(&sa.sa_mask);
+    if (status_id(t->tid, "\nUid:", &uid) < 0 || status_id(t->tid, "\nGid:", &gid) < 0 ||
+        sigaction(WAKE_SIG, &sa, NULL) < 0) {
+        free(c);
+        return NULL;
+    }
+    c->uid = uid;
+    c->gid = gid;
+    pthread_mutex_init(&c->mu, NULL);
+    pthread_cond_init(&c->cv, NULL);
+    if (pthread_create(&c->th, NULL, cand_main, c) != 0) {
+        pthread_mutex_destroy(&c->mu);
+        pthread_cond_destroy(&c->cv);
+        free(c);
+        return NULL;
+    }
+    pthread_mutex_lock(&c->mu);
+    while (c->st == ST_STARTING)
+        pthread_cond_wait(&c->cv, &c->mu);
+    pthread_mutex_unlock(&c->mu);
+    return c;
+}
+
+long vg_nt_as_candidate(struct nt *n, const struct vg_task *t, long (*fn)(void *), void *arg)
+{
+    if (!n->cand) {
+        n->cand = start(n, t);
+        if (!n->cand) {
+            vg_nt_fail(n, "notify engine: cannot start the thread that acts as the candidate", 0);
+            return -EIO;
+        }
+    }
+    struct vg_nt_cand *c = n->cand;
+    pthread_mutex_lock(&c->mu);
+    if (c->st == ST_FAILED) {
+        pthread_mutex_unlock(&c->mu);
+        vg_nt_fail(n, c->why, t->nspid); /* fail closed: nothing is carried out without it */
+        return -EIO;
+    }
+    c->fn = fn;
+    c->arg = arg;
+    c->st = ST_BUSY;
+    pthread_cond_broadcast(&c->cv);
+    pthread_mutex_unlock(&n->lock);
+    while (c->st == ST_BUSY)
+        pthread_cond_wait(&c->cv, &c->mu);
+    long r = c->ret;
+    c->st = ST_IDLE;
+    pthread_mutex_unlock(&c->mu);
+    pthread_mutex_lock(&n->lock);
+    return r;
+}
+
+void vg_nt_cand_interrupt(struct nt *n)
+{
+    if (n->cand)
+        pthread_kill(n->cand->th, WAKE_SIG);
+}
+
+void vg_nt_cand_free(struct nt *n)
+{
+    struct vg_nt_cand *c = n->cand;
+    if (!c)
+        return;
+    pthread_mutex_lock(&c->mu);
+    c->stop = true;
+    pthread_cond_broadcast(&c->cv);
+    pthread_mutex_unlock(&c->mu);
+    pthread_join(c->th, NULL);
+    pthread_mutex_destroy(&c->mu);
+    pthread_cond_destroy(&c->cv);
+    free(c);
+    n->cand = NULL;
+}
