@@ -279,3 +279,36 @@ def test_open_files_limit_hit_is_reported(caller):
     assert failed and all(x["decision"] == "allow" and x["ret"] == -1 for x in failed), failed[:2]
     notes = [x["detail"] for x in recs if x.get("type") == "note" and x.get("what") == "limit"]
     assert any("files" in n for n in notes), notes
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_listen_socket_swap_never_listens_undecided(caller, engine):
+    """listen() on an fd another thread swaps between a socket with a
+    decided bind and one never bound: the kernel must not listen on (and
+    so bind) the unbound one."""
+    d = caller.dir("policy")
+    pol = os.path.join(d, "listen.policy")
+    with open(pol, "w") as f:
+        f.write("version 1\nallow bind tcp 127.0.0.1:*\ninclude <default>\n")
+    os.chmod(pol, 0o644)
+    r = caller.run(caller.build("notify_net_listen_swap"), SECONDS,
+                   opts=["-p", pol, "--engine", engine])
+    assert r.rc == 0, r
+    (out,) = out_lines(r, "swap")
+    assert out["won"] == "0", out
+    assert int(out["ok"]) > 0 and int(out["refused"]) > 0, out
+
+
+@pytest.mark.parametrize("engine", ["notify", "ptrace"])
+def test_truncate_past_the_file_size_limit_fails_efbig(caller, engine):
+    """vigil's own thread has no file size limit: a truncate it carries out
+    for the candidate must still meet the candidate's (EFBIG, SIGXFSZ)."""
+    work = pathlib.Path(caller.dir("fsize"))
+    os.chown(work, NOBODY, NOBODY)  # the sandbox's host uid, as root and as nobody
+    r = caller.run("/usr/bin/python3", caller.cand("notify_fsize.py"), "big", str(2 << 20),
+                   opts=["--fsize", "1M", "--workdir", str(work), "--engine", engine])
+    assert r.rc == 0, r
+    assert sorted(r.stdout.split()) == ["errno=27", "errno=27", "ftruncate", "truncate"], r.stdout
+    assert (work / "big").stat().st_size == 0
+    if engine == "notify":  # the kernel's own EFBIG is not seen by the ptrace engine
+        assert "fsize" in r.result["limits_hit"], r.result["limits_hit"]

@@ -464,6 +464,8 @@ int vg_dec_listen(struct vg_tracee *t, struct vg_call *c)
     if (examine(t, (int)c->a[0], true, &x.sock) < 0)
         return vg_undecidable(c, "undecidable: the socket cannot be examined", errno);
     c->proto = c->args.proto = proto_name(sock);
+    c->sock_ino = sock->ino;
+    c->sock_type = sock->type;
     const struct sockaddr_in *in = (const struct sockaddr_in *)&sock->local;
     const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)&sock->local;
     bool v4 = sock->domain == AF_INET && sock->local.ss_family == AF_INET;

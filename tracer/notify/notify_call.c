@@ -85,10 +85,13 @@ static bool takes_open(const struct vg_call *c)
 static const struct {
     bool (*takes)(const struct vg_call *c);
     long (*carry)(struct nt *n, struct vg_task *t, struct vg_call *c, struct vg_call_verdict *v);
+    /* carried out even when there is nothing to decide or record (listen
+     * on a bound socket: the socket may be swapped after the look) */
+    bool unrecorded;
 } carriers[] = {
-    {takes_open, carry_open},   /* notify_open.c */
-    {vg_nt_fs_takes, vg_nt_fs},      /* notify_fs.c */
-    {vg_nt_net_takes, vg_nt_net},    /* notify_net.c */
+    {takes_open, carry_open, false},      /* notify_open.c */
+    {vg_nt_fs_takes, vg_nt_fs, false},    /* notify_fs.c */
+    {vg_nt_net_takes, vg_nt_net, true},   /* notify_net.c */
 };
 
 /* Carry the allowed call out: true with its result in *ret, false when
@@ -97,7 +100,7 @@ static bool carry_out(struct nt *n, struct vg_task *t, struct vg_call *c, struct
                       long *ret)
 {
     for (size_t i = 0; i < VG_ARRAY_LEN(carriers); i++)
-        if (carriers[i].takes(c)) {
+        if (carriers[i].takes(c) && (v->record || carriers[i].unrecorded)) {
             *ret = carriers[i].carry(n, t, c, v);
             return true;
         }
@@ -134,7 +137,7 @@ static void decide_and_answer(struct nt *n, struct vg_task *t, struct vg_call *c
      * change (the lock is dropped while it runs): work on a copy */
     struct vg_task who = *t;
     long ret = 0;
-    bool carried = !v.refuse && !v.kill && v.record && carry_out(n, &who, c, &v, &ret);
+    bool carried = !v.refuse && !v.kill && carry_out(n, &who, c, &v, &ret);
     bool ok;
     record(n, &who, c, &v, carried ? &ret : NULL, &ok);
     if (!ok)
