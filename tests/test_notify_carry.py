@@ -217,7 +217,7 @@ def net_policy(caller, port):
 
 
 @pytest.mark.parametrize("engine", ENGINES)
-@pytest.mark.parametrize("mode", ["connect", "sendto"])
+@pytest.mark.parametrize("mode", ["connect", "sendto", "sendmmsg"])
 def test_address_flip_never_reaches_the_denied_listener(caller, mode, engine):
     ok, bad = net_pair(mode == "connect")
     tok = "vigil-net-token-" + uuid.uuid4().hex
@@ -238,7 +238,7 @@ def test_address_flip_never_reaches_the_denied_listener(caller, mode, engine):
     assert allowed == [], allowed[:3]
 
 
-@pytest.mark.parametrize("mode", ["connect", "sendto"])
+@pytest.mark.parametrize("mode", ["connect", "sendto", "sendmmsg"])
 def test_network_outcome_is_what_the_candidate_saw(caller, mode):
     ok, bad = net_pair(False)  # two ports; a connect to the denied one is refused anyway
     try:
@@ -255,7 +255,7 @@ def test_network_outcome_is_what_the_candidate_saw(caller, mode):
     (good, refused) = seen
     # UDP to a port with no TCP listener: the send itself works; a TCP
     # connect there is refused by the kernel (ECONNREFUSED) after vigil allowed it
-    want = (3, 0) if mode == "sendto" else (-1, 111)
+    want = {"sendto": (3, 0), "sendmmsg": (2, 0), "connect": (-1, 111)}[mode]
     assert (int(good["ret"]), int(good["errno"])) == want, good
     assert recs[0]["decision"] == "allow" and recs[0]["carried"] is True, recs[0]
     assert (recs[0]["ret"], recs[0]["ret_errno"] or 0) == want, recs[0]

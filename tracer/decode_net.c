@@ -412,9 +412,15 @@ static int from_mmsghdr(struct net_dec *x)
     const struct vg_sockaddr_copy **given = vg_arena_alloc(&c->arena, vlen * sizeof(*given));
     c->dest_sa = vg_arena_alloc(&c->arena, vlen * sizeof(*c->dest_sa));
     c->dests = vg_arena_alloc(&c->arena, vlen * sizeof(*c->dests));
-    for (uint32_t i = 0; i < vlen; i++)
+    c->msg_dest = vg_arena_alloc(&c->arena, vlen * sizeof(*c->msg_dest));
+    c->nmsgs = vlen;
+    for (uint32_t i = 0; i < vlen; i++) {
+        c->msg_dest[i] = VG_NO_DEST;
         if (names[i].len && add_dest(x, &names[i], given) < 0)
             return -1;
+        if (names[i].len)
+            c->msg_dest[i] = find_dest(c, given, &names[i]);
+    }
     if (c->ndests == 0)
         return 0;
     set_address(c, &c->dest_sa[0], &c->dests[0]);

@@ -1,6 +1,6 @@
 /* notify_net_flip.c MODE OKADDR OKPORT BADADDR BADPORT TOKEN SECONDS:
- * MODE connect (TCP: connect, send TOKEN, close) or sendto (UDP: TOKEN as
- * one datagram) to OKADDR:OKPORT, while a second thread flips the
+ * MODE connect (TCP: connect, send TOKEN, close), sendto (UDP: TOKEN as
+ * one datagram) or sendmmsg (UDP: two datagrams in one call) to OKADDR:OKPORT, while a second thread flips the
  * sockaddr between OKADDR:OKPORT and BADADDR:BADPORT as fast as it can.
  * The policy allows only the first: a supervisor that lets the kernel read
  * the address again after deciding reaches the second some of the time.
@@ -23,7 +23,7 @@
 
 static struct sockaddr_in sa, ok_sa, bad_sa;
 static const char *token;
-static bool tcp;
+static bool tcp, mmsg;
 static int udp;
 
 static void *flipper(void *arg)
@@ -48,8 +48,21 @@ static void make(struct sockaddr_in *s, const char *addr, const char *port)
 }
 
 /* One try: 0 when it reached its address, -1 with errno. */
+static int send_two(void)
+{
+    struct iovec iov = {(void *)token, strlen(token)};
+    struct mmsghdr mm[2];
+    for (int i = 0; i < 2; i++)
+        mm[i].msg_hdr = (struct msghdr){.msg_name = &sa, .msg_namelen = sizeof sa,
+                                        .msg_iov = &iov, .msg_iovlen = 1};
+    int r = sendmmsg(udp, mm, 2, 0);
+    return r < 0 ? -1 : r;
+}
+
 static int call(void)
 {
+    if (mmsg)
+        return send_two() == 2 ? 0 : -1;
     if (!tcp)
         return sendto(udp, token, strlen(token), 0, (struct sockaddr *)&sa, sizeof sa) < 0 ? -1 : 0;
     int fd = socket(AF_INET, SOCK_STREAM, 0);
@@ -78,6 +91,7 @@ int main(int argc, char **argv)
         return 2;
     }
     tcp = !strcmp(argv[1], "connect");
+    mmsg = !strcmp(argv[1], "sendmmsg");
     make(&ok_sa, argv[2], argv[3]);
     make(&bad_sa, argv[4], argv[5]);
     token = argv[6];
@@ -90,8 +104,9 @@ int main(int argc, char **argv)
         for (int i = 0; i < 2; i++) {
             memcpy(&sa, both[i], sizeof sa);
             errno = 0;
-            int r = tcp ? connect(socket(AF_INET, SOCK_STREAM, 0), (struct sockaddr *)&sa, sizeof sa)
-                        : (int)sendto(udp, token, strlen(token), 0, (struct sockaddr *)&sa, sizeof sa);
+            int r = tcp    ? connect(socket(AF_INET, SOCK_STREAM, 0), (struct sockaddr *)&sa, sizeof sa)
+                    : mmsg ? send_two()
+                           : (int)sendto(udp, token, strlen(token), 0, (struct sockaddr *)&sa, sizeof sa);
             printf("once port=%d ret=%d errno=%d\n", ntohs(sa.sin_port), r, r < 0 ? errno : 0);
         }
         return 0;

@@ -1,21 +1,22 @@
-/* notify_net.c: connect, bind, listen, sendto and sendmsg carried out by vigil,
- * on a pidfd_getfd copy of the caller's socket (the same open file: its
- * O_NONBLOCK, SO_* options and state are the candidate's own) with the
- * decided copy of the address, so the kernel never reads the address from
- * the candidate's memory again.  A send's payload is copied too, once and
- * bounded (MAX_SEND).  The result is the call's own: bytes sent, 0, or
- * -errno (EINPROGRESS of a non-blocking connect included).
+/* notify_net.c: connect, bind, listen, sendto, sendmsg and sendmmsg
+ * carried out by vigil, on a pidfd_getfd copy of the caller's socket
+ * checked to be the socket the decision examined (the same open file: its
+ * O_NONBLOCK, SO_* options and state are the candidate's own), with the
+ * decided copy of each address, so the kernel never reads an address from
+ * the candidate's memory again.  A send's payload and control data are
+ * copied too, once and bounded (notify_msg.h).  The result is the call's
+ * own: bytes or messages sent, 0, or -errno (EINPROGRESS of a non-blocking
+ * connect included).
  *
- * Calls with no address (a send on a connected socket) are not decided
- * and stay the kernel's.  A pathname AF_UNIX address is a file: vigil
- * opens it inside the sandbox root with no symlink followed, and the
- * kernel is given /proc/self/fd/N for it, which names that very inode.  A
- * unix bind creates its name, which the kernel stores as given: it is
- * left to the kernel (CONTINUE, listed in docs/SECURITY.md), as is
- * sendmmsg.  listen is carried out on every socket, bound ones included
- * (nothing to decide, nothing recorded): the copy is checked to be the
- * socket examined, so a bound socket swapped for an unbound one after the
- * look is not made to listen on a port vigil did not decide. */
+ * Sends with no address (on a connected socket) are not decided and stay
+ * the kernel's.  A pathname AF_UNIX address is a file: vigil opens it
+ * inside the sandbox root with no symlink followed, and the kernel is
+ * given /proc/self/fd/N for it, which names that very inode.  A unix bind
+ * creates its name, which the kernel stores as given: it is left to the
+ * kernel (CONTINUE, listed in docs/SECURITY.md).  listen is carried out on
+ * every socket, bound ones included (nothing to decide, nothing recorded):
+ * a bound socket swapped for an unbound one after the look is not made to
+ * listen on a port vigil did not decide. */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -33,15 +34,11 @@
 
 #include "tracer/decode_impl.h"
 #include "tracer/notify/notify_int.h"
+#include "tracer/notify/notify_msg.h"
 
-/* The most a carried-out send copies.  A larger send on a stream socket
- * sends this much (a short count, which stream sends may return); a
- * larger datagram fails EMSGSIZE (UDP's own limit is 64 KiB). */
-#define MAX_SEND (1u << 20)
-#define VG_IOV_MAX 1024u
-#define VG_SCM_MAX_FD 253 /* the kernel's SCM_MAX_FD: fds one message may carry */
+#define VG_IOV_MAX 1024u /* the kernel's UIO_MAXIOV: iovecs and sendmmsg messages */
 
-enum net_op { NET_CONNECT, NET_BIND, NET_LISTEN, NET_SENDTO, NET_SENDMSG };
+enum net_op { NET_CONNECT, NET_BIND, NET_LISTEN, NET_SENDTO, NET_SENDMSG, NET_SENDMMSG };
 
 static const struct {
     int nr;
@@ -52,6 +49,7 @@ static const struct {
     {SYS_listen, NET_LISTEN},
     {SYS_sendto, NET_SENDTO},
     {SYS_sendmsg, NET_SENDMSG},
+    {SYS_sendmmsg, NET_SENDMMSG},
 };
 
 static int op_of(int nr)
@@ -77,13 +75,8 @@ struct net_job {
     const struct vg_call *c;
     int root_fd;
     int sock;                 /* the copy of the caller's socket */
-    struct sockaddr_storage sa;
-    socklen_t salen;
-    char *buf;                /* the payload, len bytes */
-    size_t len;
     int flags;                /* MSG_* */
-    void *control;            /* sendmsg: its control data, fds translated */
-    size_t controllen;
+    struct vg_nt_msgs ms;     /* connect, bind: one, with the address only */
 };
 
 /* ---- in the thread acting as the candidate ---- */
@@ -92,55 +85,81 @@ struct net_job {
  * (connect and send follow symlinks; the decided path has them resolved),
  * and the address rewritten to /proc/self/fd/N, which the kernel follows
  * to that inode and nowhere else.  *pfd gets the fd to close. */
-static long unix_target(struct net_job *j, int *pfd)
+static long unix_target(int root_fd, struct vg_nt_msg *m, int *pfd)
 {
-    struct sockaddr_un *un = (struct sockaddr_un *)&j->sa;
     *pfd = -1;
-    if (j->sa.ss_family != AF_UNIX || j->salen <= offsetof(struct sockaddr_un, sun_path) ||
-        un->sun_path[0] == '\0')
-        return 0; /* unnamed or abstract: no file (abstract names live in the socket's netns) */
-    const char *path = j->c->check_path;
-    if (!path || path[0] != '/')
+    if (!m->unix_path)
+        return 0; /* not a file: inet, unnamed or abstract (abstract names live in the
+                   * socket's own netns) */
+    if (m->unix_path[0] != '/')
         return -ENOENT;
-    int fd = vg_nt_open_in_root(j->root_fd, path, 0);
+    int fd = vg_nt_open_in_root(root_fd, m->unix_path, 0);
     if (fd < 0)
         return fd;
+    struct sockaddr_un *un = (struct sockaddr_un *)&m->sa;
     memset(un->sun_path, 0, sizeof un->sun_path);
     snprintf(un->sun_path, sizeof un->sun_path, "/proc/self/fd/%d", fd);
-    j->salen = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + strlen(un->sun_path) + 1);
+    m->salen = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + strlen(un->sun_path) + 1);
     *pfd = fd;
     return 0;
+}
+
+/* The sends: every message with its decided destination. */
+static long send_all(struct net_job *j, int *pfds)
+{
+    struct mmsghdr *mm = calloc(j->ms.n ? j->ms.n : 1, sizeof *mm);
+    if (!mm)
+        return -ENOMEM;
+    long r = 0;
+    for (unsigned i = 0; i < j->ms.n && r == 0; i++) {
+        struct vg_nt_msg *m = &j->ms.m[i];
+        r = unix_target(j->root_fd, m, &pfds[i]);
+        mm[i].msg_hdr = (struct msghdr){.msg_name = m->salen ? &m->sa : NULL,
+                                        .msg_namelen = m->salen, .msg_iov = &m->iov,
+                                        .msg_iovlen = 1, .msg_control = m->control,
+                                        .msg_controllen = m->controllen};
+    }
+    if (r == 0 && j->op == NET_SENDMMSG)
+        r = sendmmsg(j->sock, mm, j->ms.n, j->flags);
+    else if (r == 0)
+        r = sendmsg(j->sock, &mm[0].msg_hdr, j->flags);
+    r = r < 0 ? -errno : r;
+    free(mm);
+    return r;
 }
 
 static long do_net(void *arg)
 {
     struct net_job *j = arg;
-    int pfd;
-    long r = unix_target(j, &pfd);
-    if (r < 0)
-        return r;
-    struct iovec iov = {.iov_base = j->buf, .iov_len = j->len};
-    struct msghdr m = {.msg_name = &j->sa, .msg_namelen = j->salen, .msg_iov = &iov,
-                       .msg_iovlen = 1, .msg_control = j->control,
-                       .msg_controllen = j->controllen};
+    int *pfds = malloc((j->ms.n ? j->ms.n : 1) * sizeof *pfds);
+    if (!pfds)
+        return -ENOMEM;
+    for (unsigned i = 0; i < (j->ms.n ? j->ms.n : 1); i++)
+        pfds[i] = -1;
+    struct vg_nt_msg *m = j->ms.m;
+    long r = 0;
     switch (j->op) {
     case NET_CONNECT:
-        r = connect(j->sock, (struct sockaddr *)&j->sa, j->salen);
+        r = unix_target(j->root_fd, m, &pfds[0]);
+        if (r == 0)
+            r = connect(j->sock, (struct sockaddr *)&m->sa, m->salen) < 0 ? -errno : 0;
         break;
     case NET_BIND:
-        r = bind(j->sock, (struct sockaddr *)&j->sa, j->salen);
+        r = bind(j->sock, (struct sockaddr *)&m->sa, m->salen) < 0 ? -errno : 0;
         break;
     case NET_LISTEN:
-        r = listen(j->sock, (int)j->c->a[1]);
+        r = listen(j->sock, (int)j->c->a[1]) < 0 ? -errno : 0;
         break;
     case NET_SENDTO:
     case NET_SENDMSG:
-        r = sendmsg(j->sock, &m, j->flags);
+    case NET_SENDMMSG:
+        r = send_all(j, pfds);
         break;
     }
-    r = r < 0 ? -errno : r;
-    if (pfd >= 0)
-        close(pfd);
+    for (unsigned i = 0; i < (j->ms.n ? j->ms.n : 1); i++)
+        if (pfds[i] >= 0)
+            close(pfds[i]);
+    free(pfds);
     return r;
 }
 
@@ -162,126 +181,111 @@ static int copy_socket(const struct vg_task *t, const struct vg_call *c, int fdn
     return fd < 0 ? -EBADF : fd;
 }
 
-/* Bounded copy of len bytes of payload: the whole of it, or (stream
- * sockets) its first MAX_SEND bytes. */
-static int payload_len(const struct vg_call *c, size_t want, size_t *len)
+/* A new message, its destination the call's decided one. */
+static struct vg_nt_msg *add_msg(struct net_job *j)
 {
-    *len = want;
-    if (want <= MAX_SEND)
-        return 0;
-    if (c->sock_type != SOCK_STREAM)
-        return -EMSGSIZE;
-    *len = MAX_SEND;
-    return 0;
+    struct vg_nt_msg *m = &j->ms.m[j->ms.n++];
+    vg_nt_msg_dest(m, &j->c->sa, j->c->salen, j->c->check_path);
+    return m;
 }
 
 static int copy_sendto(struct vg_tracee *tr, struct net_job *j)
 {
     const struct vg_call *c = j->c;
     j->flags = (int)c->a[3];
-    if (payload_len(c, (size_t)c->a[2], &j->len) < 0)
-        return -EMSGSIZE;
-    j->buf = j->len ? malloc(j->len) : NULL;
-    if (j->len && !j->buf)
-        return -ENOMEM;
-    return j->len && vg_tracee_read(tr, c->a[1], j->buf, j->len) < 0 ? -EFAULT : 0;
+    struct iovec iov = {(void *)(uintptr_t)c->a[1], (size_t)c->a[2]};
+    int r = vg_nt_msg_copy(tr, &j->ms, add_msg(j), &iov, 1, 0, 0);
+    return r == 1 ? -EMSGSIZE : r;
 }
 
-/* Control data names fds of the caller (SCM_RIGHTS): each is replaced by
- * a copy in vigil, so that the peer gets the candidate's files and never
- * vigil's own.  Credentials (SCM_CREDENTIALS) would be checked against
- * vigil, not the candidate: refused (EPERM). */
-static int translate_rights(const struct vg_task *t, struct net_job *j, int *fds, size_t *nfds)
+/* One struct msghdr of the candidate's (copied): its iovecs and control
+ * data; its name is never read again (the decided one is used). */
+static int copy_msghdr(struct vg_tracee *tr, struct net_job *j, const struct msghdr *h,
+                       struct vg_nt_msg *m)
 {
-    struct msghdr m = {.msg_control = j->control, .msg_controllen = j->controllen};
-    int pidfd = (int)syscall(SYS_pidfd_open, t->tgid, 0);
-    if (pidfd < 0)
-        return -ESRCH;
-    int r = 0;
-    for (struct cmsghdr *h = CMSG_FIRSTHDR(&m); h && !r; h = CMSG_NXTHDR(&m, h)) {
-        if (h->cmsg_level != SOL_SOCKET)
-            continue; /* IP_TTL, IP_PKTINFO...: plain data */
-        if (h->cmsg_type != SCM_RIGHTS) {
-            r = -EPERM;
+    struct iovec iov[VG_IOV_MAX];
+    if (h->msg_iovlen > VG_IOV_MAX)
+        return -EMSGSIZE;
+    if (h->msg_iovlen &&
+        vg_tracee_read(tr, (uint64_t)(uintptr_t)h->msg_iov, iov, h->msg_iovlen * sizeof *iov) < 0)
+        return -EFAULT;
+    return vg_nt_msg_copy(tr, &j->ms, m, iov, h->msg_iovlen,
+                          (uint64_t)(uintptr_t)h->msg_control, h->msg_controllen);
+}
+
+static int copy_sendmsg(struct vg_tracee *tr, struct net_job *j)
+{
+    struct msghdr h;
+    j->flags = (int)j->c->a[2];
+    if (vg_tracee_read(tr, j->c->a[1], &h, sizeof h) < 0)
+        return -EFAULT;
+    int r = copy_msghdr(tr, j, &h, add_msg(j));
+    return r == 1 ? -EMSGSIZE : r;
+}
+
+/* sendmmsg: the messages the decoder judged (nmsgs), each to the
+ * destination decided for it; the array is read again for the payloads
+ * only.  The messages past the payload bound are not sent (sendmmsg may
+ * send fewer than asked and says how many). */
+static int copy_sendmmsg(struct vg_tracee *tr, struct net_job *j)
+{
+    const struct vg_call *c = j->c;
+    j->flags = (int)c->a[3];
+    if (c->nmsgs == 0 || c->nmsgs > VG_IOV_MAX)
+        return -EINVAL;
+    struct mmsghdr *mm = malloc(c->nmsgs * sizeof *mm);
+    struct vg_nt_msg *more = realloc(j->ms.m, c->nmsgs * sizeof *more);
+    if (!mm || !more) {
+        free(mm);
+        if (more)
+            j->ms.m = more;
+        return -ENOMEM;
+    }
+    j->ms.m = more;
+    memset(more, 0, c->nmsgs * sizeof *more);
+    int r = vg_tracee_read(tr, c->a[1], mm, c->nmsgs * sizeof *mm) < 0 ? -EFAULT : 0;
+    for (uint32_t i = 0; i < c->nmsgs && r == 0; i++) {
+        struct vg_nt_msg *m = &j->ms.m[j->ms.n++];
+        uint32_t d = c->msg_dest[i];
+        if (d != VG_NO_DEST)
+            vg_nt_msg_dest(m, &c->dest_sa[d].sa, c->dest_sa[d].len, c->dests[d].addr);
+        r = copy_msghdr(tr, j, &mm[i].msg_hdr, m);
+        if (r == 1) {
+            j->ms.n--; /* does not fit: sent no more */
+            r = j->ms.n ? 0 : -EMSGSIZE;
             break;
         }
-        size_t n = (h->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-        for (size_t i = 0; i < n && !r; i++) {
-            int *slot = (int *)(void *)CMSG_DATA(h) + i;
-            int fd = (int)syscall(SYS_pidfd_getfd, pidfd, *slot, 0);
-            if (fd < 0 || *nfds >= VG_SCM_MAX_FD) {
-                if (fd >= 0)
-                    close(fd);
-                r = -EBADF;
-                break;
-            }
-            fds[(*nfds)++] = *slot = fd;
-        }
     }
-    close(pidfd);
+    free(mm);
     return r;
 }
 
-/* sendmsg: the payload of every iovec (one buffer: a send's boundaries are
- * the message's, not the iovecs') and the control data.  The address is
- * the decided one, never read again. */
-static int copy_sendmsg(struct vg_tracee *tr, struct net_job *j)
-{
-    const struct vg_call *c = j->c;
-    struct msghdr m;
-    j->flags = (int)c->a[2];
-    if (vg_tracee_read(tr, c->a[1], &m, sizeof m) < 0)
-        return -EFAULT;
-    if (m.msg_iovlen > VG_IOV_MAX)
-        return -EMSGSIZE;
-    struct iovec iov[VG_IOV_MAX];
-    if (m.msg_iovlen && vg_tracee_read(tr, (uint64_t)(uintptr_t)m.msg_iov, iov,
-                                       m.msg_iovlen * sizeof *iov) < 0)
-        return -EFAULT;
-    size_t want = 0;
-    for (size_t i = 0; i < m.msg_iovlen; i++)
-        want += iov[i].iov_len > SSIZE_MAX - want ? SSIZE_MAX - want : iov[i].iov_len;
-    if (payload_len(c, want, &j->len) < 0)
-        return -EMSGSIZE;
-    if (m.msg_controllen > MAX_SEND)
-        return -ENOBUFS;
-    j->buf = malloc(j->len + m.msg_controllen + 1);
-    if (!j->buf)
-        return -ENOMEM;
-    size_t off = 0;
-    for (size_t i = 0; i < m.msg_iovlen && off < j->len; i++) {
-        size_t n = iov[i].iov_len < j->len - off ? iov[i].iov_len : j->len - off;
-        if (n && vg_tracee_read(tr, (uint64_t)(uintptr_t)iov[i].iov_base, j->buf + off, n) < 0)
-            return -EFAULT;
-        off += n;
-    }
-    j->controllen = m.msg_controllen;
-    j->control = m.msg_controllen ? j->buf + j->len : NULL;
-    if (j->controllen && vg_tracee_read(tr, (uint64_t)(uintptr_t)m.msg_control, j->control,
-                                        j->controllen) < 0)
-        return -EFAULT;
-    return 0;
-}
-
-static int prepare(struct nt *n, const struct vg_task *t, struct net_job *j, int *fds,
-                   size_t *nfds)
+static int prepare(struct nt *n, const struct vg_task *t, struct net_job *j)
 {
     struct vg_tracee tr = {.tid = t->tid, .pid = t->tgid, .nspid = t->nspid, .nstid = t->nstid,
                            .root_fd = n->pt.root_fd, .cache = n->pt.canon, .pivoted = true};
     const struct vg_call *c = j->c;
-    if (c->salen > sizeof j->sa)
+    if (c->salen > sizeof(struct sockaddr_storage))
         return -EINVAL;
-    memcpy(&j->sa, &c->sa, c->salen);
-    j->salen = c->salen;
+    j->ms = (struct vg_nt_msgs){.pid = t->tgid, .sock_type = c->sock_type,
+                                .budget = VG_NT_MAX_SEND};
+    j->ms.m = calloc(1, sizeof *j->ms.m);
+    if (!j->ms.m)
+        return -ENOMEM;
     j->sock = copy_socket(t, c, (int)c->a[0]);
     if (j->sock < 0)
         return j->sock;
-    int r = 0;
-    if (j->op == NET_SENDTO)
-        r = copy_sendto(&tr, j);
-    else if (j->op == NET_SENDMSG && (r = copy_sendmsg(&tr, j)) == 0 && j->controllen)
-        r = translate_rights(t, j, fds, nfds);
-    return r;
+    switch (j->op) {
+    case NET_SENDTO:
+        return copy_sendto(&tr, j);
+    case NET_SENDMSG:
+        return copy_sendmsg(&tr, j);
+    case NET_SENDMMSG:
+        return copy_sendmmsg(&tr, j);
+    default:
+        add_msg(j); /* connect, bind: the address only */
+        return 0;
+    }
 }
 
 long vg_nt_net(struct nt *n, struct vg_task *t, struct vg_call *c, struct vg_call_verdict *v)
@@ -289,9 +293,7 @@ long vg_nt_net(struct nt *n, struct vg_task *t, struct vg_call *c, struct vg_cal
     (void)v; /* decided once: nothing here can change what was decided */
     struct net_job j = {.op = (enum net_op)op_of(c->nr), .c = c, .root_fd = n->pt.root_fd,
                         .sock = -1};
-    int fds[VG_SCM_MAX_FD];
-    size_t nfds = 0;
-    long r = prepare(n, t, &j, fds, &nfds);
+    long r = prepare(n, t, &j);
     uint64_t id = n->req->id;
     if (r == 0 && ioctl(n->listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &id) < 0)
         r = -ESRCH; /* what was copied may not be the caller's */
@@ -299,13 +301,12 @@ long vg_nt_net(struct nt *n, struct vg_task *t, struct vg_call *c, struct vg_cal
         r = vg_nt_as_candidate(n, t, do_net, &j);
         /* the kernel signals the sender (vigil's thread, which ignores
          * it); the candidate asked for it */
-        if (r == -EPIPE && (j.op == NET_SENDTO || j.op == NET_SENDMSG) && !(j.flags & MSG_NOSIGNAL))
+        bool sends = j.op == NET_SENDTO || j.op == NET_SENDMSG || j.op == NET_SENDMMSG;
+        if (r == -EPIPE && sends && !(j.flags & MSG_NOSIGNAL))
             syscall(SYS_tgkill, t->tgid, t->tid, SIGPIPE);
     }
-    for (size_t i = 0; i < nfds; i++)
-        close(fds[i]);
     if (j.sock >= 0)
         close(j.sock);
-    free(j.buf);
+    vg_nt_msgs_free(&j.ms);
     return r;
 }
