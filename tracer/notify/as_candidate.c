@@ -10,8 +10,10 @@
  * root fd (RESOLVE_IN_ROOT), never in vigil's own view.
  *
  * One job at a time, synchronous for the caller.  The engine's lock is
- * dropped while the job runs: a blocking connect or send must not stop the
- * life of processes (or the end of the run) from being handled. */
+ * dropped while a job that may block runs (a connect or a send, which may
+ * wait for ever): it must not stop the life of processes (or the end of
+ * the run) from being handled.  File calls keep it, so that nothing of
+ * theirs happens once the run is ending (an exec check's kill). */
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/capability.h>
@@ -191,7 +193,8 @@ static struct vg_nt_cand *start(struct nt *n, const struct vg_task *t)
     return c;
 }
 
-long vg_nt_as_candidate(struct nt *n, const struct vg_task *t, long (*fn)(void *), void *arg)
+long vg_nt_as_candidate(struct nt *n, const struct vg_task *t, long (*fn)(void *), void *arg,
+                        bool may_block)
 {
     if (!n->cand) {
         n->cand = start(n, t);
@@ -211,13 +214,15 @@ long vg_nt_as_candidate(struct nt *n, const struct vg_task *t, long (*fn)(void *
     c->arg = arg;
     c->st = ST_BUSY;
     pthread_cond_broadcast(&c->cv);
-    pthread_mutex_unlock(&n->lock);
+    if (may_block)
+        pthread_mutex_unlock(&n->lock);
     while (c->st == ST_BUSY)
         pthread_cond_wait(&c->cv, &c->mu);
     long r = c->ret;
     c->st = ST_IDLE;
     pthread_mutex_unlock(&c->mu);
-    pthread_mutex_lock(&n->lock);
+    if (may_block)
+        pthread_mutex_lock(&n->lock);
     return r;
 }
 

@@ -139,6 +139,8 @@ static void decide_and_answer(struct nt *n, struct vg_task *t, struct vg_call *c
     long ret = 0;
     bool carried = !v.refuse && !v.kill && carry_out(n, &who, c, &v, &ret);
     bool ok;
+    /* a blocking send or connect let the run go on meanwhile: it happened
+     * (recorded), even when the sandbox is being killed now */
     record(n, &who, c, &v, carried ? &ret : NULL, &ok);
     if (!ok)
         return; /* never answer a call whose record is not written */
@@ -157,6 +159,8 @@ static void decide_and_answer(struct nt *n, struct vg_task *t, struct vg_call *c
 void vg_nt_handle(struct nt *n)
 {
     const struct seccomp_data *d = &n->req->data;
+    if (n->pt.ending)
+        return; /* the sandbox is being killed: nothing more is released */
     struct vg_task *t = caller(n, (pid_t)n->req->pid);
     if (!t)
         return; /* gone: the kernel already failed its call */

@@ -557,7 +557,7 @@ long vg_nt_fs(struct nt *n, struct vg_task *t, struct vg_call *c, struct vg_call
     if (r == 0 && ioctl(n->listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &id) < 0)
         r = -ESRCH;
     if (r == 0)
-        r = vg_nt_as_candidate(n, t, carry, &j);
+        r = vg_nt_as_candidate(n, t, carry, &j, false);
     if (j.fd >= 0)
         close(j.fd);
     if (j.fsize_hit) {

@@ -43,10 +43,11 @@ int vg_nt_open(struct nt *n, struct vg_task *t, struct vg_call *c, struct vg_cal
 
 /* as_candidate.c: run fn(arg) in vigil's thread that has the candidate's
  * ids, no capabilities and its Landlock rules, and return what fn returns
- * (-errno on failure).  n->lock is released while fn runs: t must not
- * point into the task table (pass a copy).  The thread is made at the
- * first call; when it cannot be, the run ends (-EIO). */
-long vg_nt_as_candidate(struct nt *n, const struct vg_task *t, long (*fn)(void *), void *arg);
+ * (-errno on failure).  may_block: n->lock is released while fn runs, so
+ * t must not point into the task table (pass a copy).  The thread is made
+ * at the first call; when it cannot be, the run ends (-EIO). */
+long vg_nt_as_candidate(struct nt *n, const struct vg_task *t, long (*fn)(void *), void *arg,
+                        bool may_block);
 /* Interrupt a job blocked in the kernel (the run is ending); free it all. */
 void vg_nt_cand_interrupt(struct nt *n);
 void vg_nt_cand_free(struct nt *n);

@@ -298,7 +298,7 @@ long vg_nt_net(struct nt *n, struct vg_task *t, struct vg_call *c, struct vg_cal
     if (r == 0 && ioctl(n->listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &id) < 0)
         r = -ESRCH; /* what was copied may not be the caller's */
     if (r == 0) {
-        r = vg_nt_as_candidate(n, t, do_net, &j);
+        r = vg_nt_as_candidate(n, t, do_net, &j, j.op != NET_BIND && j.op != NET_LISTEN);
         /* the kernel signals the sender (vigil's thread, which ignores
          * it); the candidate asked for it */
         bool sends = j.op == NET_SENDTO || j.op == NET_SENDMSG || j.op == NET_SENDMMSG;
