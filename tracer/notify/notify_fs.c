@@ -418,6 +418,23 @@ static int map_acl(pid_t pid, struct fs_job *j)
     return 0;
 }
 
+/* xattr namespaces only a capability opens (trusted.*: CAP_SYS_ADMIN;
+ * security.capability: CAP_SETFCAP over the file's filesystem).  The
+ * candidate has no capability in any namespace, so the kernel refuses
+ * them to it; vigil's thread, when vigil is unprivileged, is the owner of
+ * the sandbox's user namespace, which counts as every capability in it
+ * for checks made against it (security.capability on its /tmp): refused
+ * here, not left to that check. */
+static const char *const privileged_xattrs[] = {"trusted.", "security."};
+
+static bool privileged_xattr(const char *name)
+{
+    for (size_t i = 0; i < VG_ARRAY_LEN(privileged_xattrs); i++)
+        if (!strncmp(name, privileged_xattrs[i], strlen(privileged_xattrs[i])))
+            return true;
+    return false;
+}
+
 static int copy_xattr(struct vg_tracee *tr, pid_t pid, struct fs_job *j, struct vg_arena *a)
 {
     const struct vg_call *c = j->c;
@@ -427,6 +444,8 @@ static int copy_xattr(struct vg_tracee *tr, pid_t pid, struct fs_job *j, struct 
     if (strlen(name) >= sizeof j->xname - 1 || !name[0])
         return -ERANGE;
     memcpy(j->xname, name, strlen(name) + 1);
+    if (privileged_xattr(name))
+        return -EPERM;
     if (j->row->op != OP_SETXATTR)
         return 0;
     j->xsize = (size_t)vg_arg(c, j->row->z);
