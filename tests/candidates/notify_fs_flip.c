@@ -1,10 +1,13 @@
-/* notify_fs_flip.c OP DIR SECONDS: a file-changing call (OP: unlink,
- * rename, mkdir, symlink, chmod) on DIR/open/X while a second thread flips
+/* notify_fs_flip.c OP DIR SECONDS: a file call (OP: unlink, rename,
+ * mkdir, symlink, chmod, readlink) on DIR/open/X while a second thread flips
  * the path buffer between DIR/open/X and DIR/keep/X as fast as it can.
  * The policy lets the candidate change DIR/open and nothing in DIR/keep:
  * a supervisor that lets the kernel read the path again after deciding
  * changes DIR/keep some of the time.  After each successful call the
- * candidate undoes what it did in DIR/open.  Prints
+ * candidate undoes what it did in DIR/open.  readlink prints, once, any
+ * link text it read that is not DIR/open/f's ("decoy"):
+ *   read TEXT
+ * Prints
  *   flip op=OP tries=N ok=K refused=D other=O
  * SECONDS 0: no second thread; the call once on DIR/open/X, once on
  * DIR/keep/X, each printed as
@@ -73,6 +76,15 @@ static int call(const char *op)
         if (r == 0 && unlink(a) < 0)
             return -2;
         return r;
+    }
+    if (!strcmp(op, "readlink")) {
+        static bool told;
+        ssize_t n = readlink(path, a, sizeof a - 1);
+        if (n > 0 && (a[n] = 0, strcmp(a, "decoy")) && !told) {
+            printf("read %s\n", a);
+            told = true;
+        }
+        return n < 0 ? -1 : 0;
     }
     if (!strcmp(op, "chmod")) {
         int r = chmod(path, 0600);

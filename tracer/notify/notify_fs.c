@@ -1,6 +1,8 @@
-/* notify_fs.c: file-changing calls carried out by vigil (unlink, rmdir,
- * mkdir, mknod, symlink, rename, link, chmod, chown, truncate, the utime
- * family, the xattr calls).  The kernel never reads the candidate's memory
+/* notify_fs.c: file calls carried out by vigil: the file-changing ones
+ * (unlink, rmdir, mkdir, mknod, symlink, rename, link, chmod, chown,
+ * truncate, the utime family, set/removexattr) and those that read what
+ * they name (readlink, get/listxattr: the answer is written back into the
+ * caller's buffer).  The kernel never reads the candidate's memory
  * again for them: the paths are the decided (canonical, sandbox-view)
  * ones, the other arguments are copied once here.
  *
@@ -28,6 +30,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/time.h>
+#include <sys/uio.h>
 #include <sys/xattr.h>
 #include <unistd.h>
 #include <utime.h>
@@ -43,6 +46,7 @@
 #define VG_AT_REMOVEDIR 0x200u
 #define VG_XATTR_NAME_MAX 255u
 #define VG_XATTR_SIZE_MAX 65536u
+#define VG_XATTR_LIST_MAX 65536u
 #define ID_NONE 0xffffffffu /* chown's "leave it" */
 
 /* How a call reaches what it changes. */
@@ -55,7 +59,7 @@ enum reach {
 enum op {
     OP_UNLINK, OP_RMDIR, OP_MKDIR, OP_MKNOD, OP_SYMLINK, OP_RENAME, OP_LINK,
     OP_CHMOD, OP_CHOWN, OP_TRUNCATE, OP_UTIMENS, OP_UTIMES, OP_UTIME, OP_SETXATTR,
-    OP_RMXATTR,
+    OP_RMXATTR, OP_READLINK, OP_GETXATTR, OP_LISTXATTR,
 };
 
 /* One row per call kind: how it reaches its object, what it does, where
@@ -72,7 +76,8 @@ struct fs_row {
 /* Positions are VG_ARGn (register argument n), as in tracer/syscalls_rows.h.
  * x, y, z, w:  MKNOD x=dev;  CHOWN x=uid y=gid;  TRUNCATE x=length;
  * UTIME* x=times;  SETXATTR x=name y=value z=size w=flags;  RMXATTR x=name;
- * UNLINK x=flags (unlinkat);  RENAME x=flags (renameat2). */
+ * UNLINK x=flags (unlinkat);  RENAME x=flags (renameat2);
+ * READLINK, GETXATTR, LISTXATTR x=name (xattr) y=buffer z=its size. */
 static const struct fs_row rows[] = {
     {SYS_unlink, OP_UNLINK, ON_NAME, .root_err = EISDIR},
     {SYS_unlinkat, OP_UNLINK, ON_NAME, .x = VG_ARG2, .root_err = EISDIR},
@@ -108,6 +113,15 @@ static const struct fs_row rows[] = {
     {SYS_removexattr, OP_RMXATTR, ON_OBJECT, .x = VG_ARG1},
     {SYS_lremovexattr, OP_RMXATTR, ON_OBJECT, .x = VG_ARG1},
     {SYS_fremovexattr, OP_RMXATTR, ON_OBJECT, .x = VG_ARG1},
+    /* calls that read what they name: the answer is written back */
+    {SYS_readlink, OP_READLINK, ON_OBJECT, .y = VG_ARG1, .z = VG_ARG2},
+    {SYS_readlinkat, OP_READLINK, ON_OBJECT, .y = VG_ARG2, .z = VG_ARG3},
+    {SYS_getxattr, OP_GETXATTR, ON_OBJECT, .x = VG_ARG1, .y = VG_ARG2, .z = VG_ARG3},
+    {SYS_lgetxattr, OP_GETXATTR, ON_OBJECT, .x = VG_ARG1, .y = VG_ARG2, .z = VG_ARG3},
+    {SYS_fgetxattr, OP_GETXATTR, ON_OBJECT, .x = VG_ARG1, .y = VG_ARG2, .z = VG_ARG3},
+    {SYS_listxattr, OP_LISTXATTR, ON_OBJECT, .y = VG_ARG1, .z = VG_ARG2},
+    {SYS_llistxattr, OP_LISTXATTR, ON_OBJECT, .y = VG_ARG1, .z = VG_ARG2},
+    {SYS_flistxattr, OP_LISTXATTR, ON_OBJECT, .y = VG_ARG1, .z = VG_ARG2},
 };
 
 static const struct fs_row *row_of(int nr)
@@ -118,9 +132,21 @@ static const struct fs_row *row_of(int nr)
     return NULL;
 }
 
+/* Does op read what it names (its answer is written back)? */
+static bool reads(enum op op)
+{
+    return op == OP_READLINK || op == OP_GETXATTR || op == OP_LISTXATTR;
+}
+
 bool vg_nt_fs_takes(const struct vg_call *c)
 {
-    return row_of(c->nr) != NULL;
+    const struct fs_row *r = row_of(c->nr);
+    if (!r)
+        return false;
+    /* /proc/PID/exe and the like: the kernel lets only the process itself
+     * (or its tracer, outside any other Landlock domain) read them, and
+     * vigil's thread is neither: left to the kernel (docs/SECURITY.md) */
+    return !(reads(r->op) && c->check_path && !strncmp(c->check_path, "/proc/", strlen("/proc/")));
 }
 
 /* One carried-out call: what the thread acting as the candidate needs,
@@ -142,6 +168,8 @@ struct fs_job {
     char *xvalue;
     size_t xsize;
     int xflags;
+    char *out;                 /* what a reading call answers, outlen bytes at most */
+    size_t outlen;
 };
 
 int vg_nt_open_in_root(int root_fd, const char *path, int flags)
@@ -254,6 +282,13 @@ static long on_object(struct fs_job *j, int fd, bool is_path)
                               : fsetxattr(fd, j->xname, j->xvalue, j->xsize, j->xflags));
     case OP_RMXATTR:
         return ret_of(is_path ? removexattr(p, j->xname) : fremovexattr(fd, j->xname));
+    case OP_READLINK:
+        return ret_of(readlinkat(fd, "", j->out, j->outlen));
+    case OP_GETXATTR:
+        return ret_of(is_path ? getxattr(p, j->xname, j->out, j->outlen)
+                              : fgetxattr(fd, j->xname, j->out, j->outlen));
+    case OP_LISTXATTR:
+        return ret_of(is_path ? listxattr(p, j->out, j->outlen) : flistxattr(fd, j->out, j->outlen));
     default:
         return -ENOSYS;
     }
@@ -301,7 +336,9 @@ static long by_object(struct fs_job *j)
         r = -errno;
     else if (S_ISLNK(st.st_mode) && j->follow)
         r = -ELOOP; /* a symlink appeared since the decision: never followed */
-    else if (S_ISLNK(st.st_mode) && j->row->op != OP_CHOWN)
+    else if (j->row->op == OP_READLINK && !S_ISLNK(st.st_mode))
+        r = -EINVAL; /* readlink's answer for what is not a symlink */
+    else if (S_ISLNK(st.st_mode) && j->row->op != OP_CHOWN && j->row->op != OP_READLINK)
         r = -EOPNOTSUPP; /* no mode, times, size or user xattrs on a symlink itself here */
     else
         r = on_object(j, fd, true);
@@ -444,7 +481,7 @@ static int copy_xattr(struct vg_tracee *tr, pid_t pid, struct fs_job *j, struct 
     if (strlen(name) >= sizeof j->xname - 1 || !name[0])
         return -ERANGE;
     memcpy(j->xname, name, strlen(name) + 1);
-    if (privileged_xattr(name))
+    if (privileged_xattr(name) && j->row->op != OP_GETXATTR)
         return -EPERM;
     if (j->row->op != OP_SETXATTR)
         return 0;
@@ -497,6 +534,17 @@ static int object_fd(const struct vg_task *t, const struct vg_call *c, struct fs
     return copy_fd(t, c, p->fd ? (int)vg_arg(c, p->fd) : AT_FDCWD);
 }
 
+/* A buffer for the answer of a reading call: its size argument, at most
+ * max (the kernel's own limit for what the call can return); size 0 asks
+ * getxattr and listxattr for the size only. */
+static int answer_buffer(struct vg_call *c, struct fs_job *j, size_t max)
+{
+    size_t want = (size_t)vg_arg(c, j->row->z);
+    j->outlen = want < max ? want : max;
+    j->out = j->outlen ? vg_arena_alloc(&c->arena, j->outlen) : NULL;
+    return 0;
+}
+
 /* The extras of an object call. */
 static int copy_object_args(const struct vg_task *t, struct vg_call *c,
                             struct vg_tracee *tr, struct fs_job *j)
@@ -525,9 +573,30 @@ static int copy_object_args(const struct vg_task *t, struct vg_call *c,
     case OP_SETXATTR:
     case OP_RMXATTR:
         return copy_xattr(tr, t->tgid, j, &c->arena);
+    case OP_GETXATTR: {
+        int r = copy_xattr(tr, t->tgid, j, &c->arena);
+        return r < 0 ? r : answer_buffer(c, j, VG_XATTR_SIZE_MAX);
+    }
+    case OP_LISTXATTR:
+        return answer_buffer(c, j, VG_XATTR_LIST_MAX);
+    case OP_READLINK:
+        if ((int)vg_arg(c, j->row->z) <= 0)
+            return -EINVAL;
+        return answer_buffer(c, j, PATH_MAX);
     default:
         return 0;
     }
+}
+
+/* The answer of a reading call, into the caller's buffer (it may be gone
+ * by now: EFAULT, as the kernel would say). */
+static long write_answer(const struct vg_task *t, const struct fs_job *j, long r)
+{
+    if (r <= 0 || !j->outlen)
+        return r;
+    struct iovec local = {j->out, (size_t)r};
+    struct iovec remote = {(void *)(uintptr_t)vg_arg(j->c, j->row->y), (size_t)r};
+    return process_vm_writev(t->tgid, &local, 1, &remote, 1, 0) == (ssize_t)r ? r : -EFAULT;
 }
 
 /* What the kernel refuses before it reads a path (NULL, empty). */
@@ -576,7 +645,7 @@ long vg_nt_fs(struct nt *n, struct vg_task *t, struct vg_call *c, struct vg_call
     if (r == 0 && ioctl(n->listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &id) < 0)
         r = -ESRCH;
     if (r == 0)
-        r = vg_nt_as_candidate(n, t, carry, &j, false);
+        r = write_answer(t, &j, vg_nt_as_candidate(n, t, carry, &j, false));
     if (j.fd >= 0)
         close(j.fd);
     if (j.fsize_hit) {
