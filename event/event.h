@@ -198,6 +198,12 @@ struct vg_syscall_ev {
     uint32_t npy;
     bool py_trunc;       /* the Python stack had more frames than kept */
     bool probe;          /* a read/exec lookup of something that does not exist */
+    /* The outcome, for a call the engine carried out itself (notify): what
+     * the kernel returned, as the candidate sees it (an fd, a byte count,
+     * 0), or -1 with ret_errno.  carried false: no outcome known. */
+    bool carried;
+    int64_t ret;
+    int32_t ret_errno;
 };
 
 struct vg_proc_ev {
@@ -333,6 +339,9 @@ struct vg_record {
 #define VG_K_LINE "line"
 #define VG_K_DEFAULT "default"     /* rule_text when no rule file decided */
 #define VG_K_ERRNO "errno"
+#define VG_K_CARRIED "carried"     /* the engine carried the call out: ret is known */
+#define VG_K_RET "ret"
+#define VG_K_RET_ERRNO "ret_errno"
 #define VG_K_STACK "stack"         /* [{"pc","module","sym","off"}] */
 #define VG_K_PC "pc"
 #define VG_K_MODULE "module"

@@ -103,6 +103,9 @@ void vg_ending_decide(struct vg_ending *end, const struct vg_outcome *out,
         end->peak_rss = use->peak_memory; /* the whole sandbox, not its largest process */
     if (io->usage.disk_over)
         hit(end, VG_LIM_DISK);
+    for (int l = 0; l < VG_LIM_COUNT; l++)
+        if (out->limit_seen[l]) /* EMFILE, EFBIG seen by the engine */
+            hit(end, (enum vg_limit)l);
     if (io->usage.tmpfs_full)
         hit(end, VG_LIM_TMPFS);
     if (io->out.total > io->out.limit || io->err.total > io->err.limit)

@@ -43,6 +43,8 @@ struct vg_sockaddr_copy {
     socklen_t len;
 };
 
+#define VG_NO_DEST UINT32_MAX
+
 struct vg_call {
     int nr;
     const struct vg_sysent *ent;   /* NULL for unknown numbers */
@@ -68,12 +70,18 @@ struct vg_call {
     struct sockaddr_storage sa;
     socklen_t salen;
     const char *proto;             /* "tcp", "udp", "unix", "icmp", "sctp", "raw" */
+    ino_t sock_ino;                /* the socket examined (its inode), and its type */
+    int sock_type;
     /* sendmmsg: every distinct destination of its messages, ndests of
      * them, the first one also in sa.  dest_sa[i] is what the policy
      * judges, dests[i] (args.dests) describes it and gets its decision. */
     struct vg_sockaddr_copy *dest_sa;
     struct vg_dest *dests;
     uint32_t ndests;
+    /* sendmmsg: for each of its nmsgs messages, the index in dest_sa of
+     * the destination decided for it, or VG_NO_DEST (to the peer) */
+    uint32_t *msg_dest;
+    uint32_t nmsgs;
     /* Why the call cannot be decided, NULL when it can: an argument that
      * cannot be read (another thread unmapped it), an address longer than
      * the kernel takes or of a family vigil does not decode, a socket it

@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
 #include <sys/un.h>
@@ -31,6 +32,7 @@
 /* What the supervisor learns from the socket the fd names. */
 struct sock_view {
     int domain, type, protocol;
+    ino_t ino;                      /* which socket it is */
     struct sockaddr_storage local;  /* getsockname, when asked for */
     socklen_t local_len;
 };
@@ -55,6 +57,9 @@ static int examine(struct vg_tracee *t, int fd, bool want_local, struct sock_vie
         r = getsockopt(dup, SOL_SOCKET, SO_TYPE, &s->type, &l2);
     if (r == 0)
         r = getsockopt(dup, SOL_SOCKET, SO_PROTOCOL, &s->protocol, &l3);
+    struct stat st;
+    if (r == 0 && (r = fstat(dup, &st)) == 0)
+        s->ino = st.st_ino;
     s->local_len = sizeof(s->local);
     if (r == 0 && want_local)
         r = getsockname(dup, (struct sockaddr *)&s->local, &s->local_len);
@@ -407,9 +412,15 @@ static int from_mmsghdr(struct net_dec *x)
     const struct vg_sockaddr_copy **given = vg_arena_alloc(&c->arena, vlen * sizeof(*given));
     c->dest_sa = vg_arena_alloc(&c->arena, vlen * sizeof(*c->dest_sa));
     c->dests = vg_arena_alloc(&c->arena, vlen * sizeof(*c->dests));
-    for (uint32_t i = 0; i < vlen; i++)
+    c->msg_dest = vg_arena_alloc(&c->arena, vlen * sizeof(*c->msg_dest));
+    c->nmsgs = vlen;
+    for (uint32_t i = 0; i < vlen; i++) {
+        c->msg_dest[i] = VG_NO_DEST;
         if (names[i].len && add_dest(x, &names[i], given) < 0)
             return -1;
+        if (names[i].len)
+            c->msg_dest[i] = find_dest(c, given, &names[i]);
+    }
     if (c->ndests == 0)
         return 0;
     set_address(c, &c->dest_sa[0], &c->dests[0]);
@@ -426,6 +437,8 @@ int vg_dec_net(struct vg_tracee *t, struct vg_call *c)
     if (examine(t, (int)c->a[0], true, sock) < 0)
         return vg_undecidable(c, "undecidable: the socket cannot be examined", errno);
     c->proto = c->args.proto = proto_name(sock);
+    c->sock_ino = sock->ino;
+    c->sock_type = sock->type;
     /* TCP fast open: a send with MSG_FASTOPEN on a stream socket connects
      * to its address (and sends in the SYN): it is a connect. */
     if (p->msgflags && (vg_arg(c, p->msgflags) & MSG_FASTOPEN) && sock->type == SOCK_STREAM &&
@@ -457,6 +470,8 @@ int vg_dec_listen(struct vg_tracee *t, struct vg_call *c)
     if (examine(t, (int)c->a[0], true, &x.sock) < 0)
         return vg_undecidable(c, "undecidable: the socket cannot be examined", errno);
     c->proto = c->args.proto = proto_name(sock);
+    c->sock_ino = sock->ino;
+    c->sock_type = sock->type;
     const struct sockaddr_in *in = (const struct sockaddr_in *)&sock->local;
     const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)&sock->local;
     bool v4 = sock->domain == AF_INET && sock->local.ss_family == AF_INET;

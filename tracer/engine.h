@@ -36,6 +36,9 @@ struct vg_outcome {
     uint64_t own_procs;      /* vigil's own processes under the candidate's uid
                               * (none today): they count against its
                               * process limit too */
+    /* limits seen hit only as a call's result (EMFILE, EFBIG of a call
+     * the notify engine carried out): run/result.c reports them */
+    bool limit_seen[VG_LIM_COUNT];
 };
 
 /* The run as the engine sees it. */

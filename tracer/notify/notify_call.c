@@ -4,11 +4,13 @@
  * that died and whose pid was reused).  The decision is made on that copy
  * and recorded before the answer.  The answer:
  *   refused            the call fails with the verdict's errno;
- *   carried out        (opens) vigil opened the decided file and installs
- *                      it (ADDFD with SEND: install and answer at once);
+ *   carried out        vigil did the decided call itself (opens: the file
+ *                      installed with ADDFD; file-changing calls, connect,
+ *                      bind and sends: notify_fs.c, notify_net.c) and the
+ *                      answer is its result, which the record carries;
  *   everything else    CONTINUE: the kernel runs the call and reads the
- *                      arguments again (docs/SECURITY.md lists which
- *                      calls that leaves racy, as under ptrace). */
+ *                      arguments again (docs/SECURITY.md lists them and
+ *                      why their decision does not depend on memory). */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -35,40 +37,91 @@ static struct vg_task *caller(struct nt *n, pid_t tid)
     return t;
 }
 
-static void reply_plain(struct nt *n, int err, bool cont)
+/* The answer: fail with err, or (cont) let the kernel run the call, or
+ * return val as the call's own result. */
+static void reply_plain(struct nt *n, int err, bool cont, int64_t val)
 {
     memset(n->resp, 0, n->sizes.seccomp_notif_resp);
     n->resp->id = n->req->id;
     n->resp->error = cont ? 0 : -err;
+    n->resp->val = err ? 0 : val;
     n->resp->flags = cont ? SECCOMP_USER_NOTIF_FLAG_CONTINUE : 0;
     /* ENOENT: the caller is gone (killed meanwhile); nothing to answer */
     if (ioctl(n->listener, SECCOMP_IOCTL_NOTIF_SEND, n->resp) < 0 && errno != ENOENT)
         vg_nt_fail(n, "notify engine: cannot answer a call", 0);
 }
 
-/* Install fd in the caller as the call's result, atomically with the
- * answer (ADDFD_FLAG_SEND); it keeps O_CLOEXEC when the call asked for it. */
-static void reply_fd(struct nt *n, int fd, uint64_t flags)
+/* Install fd in the caller (it keeps O_CLOEXEC when the call asked for
+ * it) and return the number it got there, or -errno: the call's result.
+ * Installed before the record and answered after it, so that the record
+ * can say which fd the candidate got. */
+static int64_t install_fd(struct nt *n, int fd, uint64_t flags)
 {
     struct seccomp_notif_addfd add = {
-        .id = n->req->id, .flags = SECCOMP_ADDFD_FLAG_SEND, .srcfd = (uint32_t)fd,
+        .id = n->req->id, .srcfd = (uint32_t)fd,
         .newfd_flags = (flags & O_CLOEXEC) ? O_CLOEXEC : 0,
     };
     int r = ioctl(n->listener, SECCOMP_IOCTL_NOTIF_ADDFD, &add);
     int e = errno;
     close(fd);
-    if (r < 0 && e != ENOENT)
-        reply_plain(n, e, false); /* EMFILE in the caller, say: the call fails with it */
+    if (r < 0 && e == EMFILE)
+        n->sup.ctx->out.limit_seen[VG_LIM_FILES] = true; /* its open-files limit */
+    return r < 0 ? -e : r;
+}
+
+/* The calls vigil carries out itself, by kind (knowledge as data): opens
+ * give a file to install, the others a result. */
+static long carry_open(struct nt *n, struct vg_task *t, struct vg_call *c,
+                       struct vg_call_verdict *v)
+{
+    (void)v;
+    int fd = vg_nt_open(n, t, c);
+    return fd < 0 ? fd : install_fd(n, fd, (uint64_t)c->args.flags);
+}
+
+static bool takes_open(const struct vg_call *c)
+{
+    return vg_nt_carried_out(c->nr);
+}
+
+static const struct {
+    bool (*takes)(const struct vg_call *c);
+    long (*carry)(struct nt *n, struct vg_task *t, struct vg_call *c, struct vg_call_verdict *v);
+    /* carried out even when there is nothing to decide or record (listen
+     * on a bound socket: the socket may be swapped after the look) */
+    bool unrecorded;
+} carriers[] = {
+    {takes_open, carry_open, false},      /* notify_open.c */
+    {vg_nt_fs_takes, vg_nt_fs, false},    /* notify_fs.c */
+    {vg_nt_net_takes, vg_nt_net, true},   /* notify_net.c */
+};
+
+/* Carry the allowed call out: true with its result in *ret, false when
+ * vigil lets the kernel run it (CONTINUE). */
+static bool carry_out(struct nt *n, struct vg_task *t, struct vg_call *c, struct vg_call_verdict *v,
+                      long *ret)
+{
+    for (size_t i = 0; i < VG_ARRAY_LEN(carriers); i++)
+        if (carriers[i].takes(c) && (v->record || carriers[i].unrecorded)) {
+            *ret = carriers[i].carry(n, t, c, v);
+            return true;
+        }
+    return false;
 }
 
 static void record(struct nt *n, struct vg_task *t, struct vg_call *c,
-                   const struct vg_call_verdict *v, bool *ok)
+                   const struct vg_call_verdict *v, const long *ret, bool *ok)
 {
     *ok = true;
     if (!v->record)
         return;
     struct vg_syscall_ev ev;
     vg_sup_fill_event(&n->sup, t, c, v, &ev);
+    if (ret && !v->refuse && !v->kill) { /* carried out: its outcome */
+        ev.carried = true;
+        ev.ret = *ret < 0 ? -1 : *ret;
+        ev.ret_errno = *ret < 0 ? (int32_t)-*ret : 0;
+    }
     /* No native stack: the caller is not in a ptrace stop, and
      * libunwind-ptrace can only walk a stopped tracee (docs/SECURITY.md).
      * Its Python frames can be read: it is blocked in this notification. */
@@ -77,41 +130,40 @@ static void record(struct nt *n, struct vg_task *t, struct vg_call *c,
     *ok = vg_sup_emit_call(&n->sup, &ev) == 0;
 }
 
+/* decide -> carry out -> record (with the outcome) -> answer: the record
+ * is still written before the candidate sees anything of the call. */
 static void decide_and_answer(struct nt *n, struct vg_task *t, struct vg_call *c)
 {
     struct vg_call_verdict v;
     vg_decide_call(n->sup.ctx, c, n->sup.root_fd, &v);
-    int fd = -1;
-    bool carry = !v.refuse && !v.kill && v.record && vg_nt_carried_out(c->nr);
-    if (carry)
-        fd = vg_nt_open(n, t, c);
+    /* t points into the task table, which a carried-out call may see
+     * change (the lock is dropped while it runs): work on a copy */
+    struct vg_task who = *t;
+    long ret = 0;
+    bool carried = !v.refuse && !v.kill && carry_out(n, &who, c, &v, &ret);
     bool ok;
-    record(n, t, c, &v, &ok);
-    if (!ok) {
-        if (fd >= 0)
-            close(fd);
+    /* a blocking send or connect let the run go on meanwhile: it happened
+     * (recorded), even when the sandbox is being killed now */
+    record(n, &who, c, &v, carried ? &ret : NULL, &ok);
+    if (!ok)
         return; /* never answer a call whose record is not written */
-    }
     if (v.kill) {
-        vg_sup_policy_kill(&n->sup, t, c, &v);
-        if (fd >= 0)
-            close(fd);
+        struct vg_task *now = vg_tasks_get(&n->sup.tasks, who.tid);
+        vg_sup_policy_kill(&n->sup, now ? now : &who, c, &v);
     } else if (v.refuse) {
-        if (fd >= 0)
-            close(fd);
-        reply_plain(n, v.err, false);
-    } else if (carry && fd < 0) {
-        reply_plain(n, -fd, false);
-    } else if (carry) {
-        reply_fd(n, fd, (uint64_t)c->args.flags);
+        reply_plain(n, v.err, false, 0);
+    } else if (carried) {
+        reply_plain(n, ret < 0 ? (int)-ret : 0, false, ret);
     } else {
-        reply_plain(n, 0, true);
+        reply_plain(n, 0, true, 0);
     }
 }
 
 void vg_nt_handle(struct nt *n)
 {
     const struct seccomp_data *d = &n->req->data;
+    if (n->sup.ending)
+        return; /* the sandbox is being killed: nothing more is released */
     struct vg_task *t = caller(n, (pid_t)n->req->pid);
     if (!t)
         return; /* gone: the kernel already failed its call */

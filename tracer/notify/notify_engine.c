@@ -19,12 +19,16 @@
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "tracer/notify/cmsg.h"
 #include "tracer/notify/notify_int.h"
 #include "tracer/py/pyframes.h"
 #include "tracer/notify/probe.h"
+
+#define JOIN_POLL_NS 20000000L /* 20 ms */
+#define NS_PER_S 1000000000L
 
 void vg_nt_fail(struct nt *n, const char *why, int32_t pid)
 {
@@ -109,8 +113,8 @@ static int take_listener(struct nt *n)
              : start_opener(n, pid, ruleset, why, sizeof why);
     if (pidfd >= 0)
         close(pidfd);
-    if (ruleset >= 0)
-        close(ruleset);
+    /* kept (n->opener.ruleset) for the thread that carries out the other
+     * calls as the candidate (as_candidate.c), closed at teardown */
     if (rc < 0 || write(chan, "k", 1) != 1) {
         pthread_mutex_lock(&n->lock);
         vg_nt_fail(n, why, 0);
@@ -171,7 +175,8 @@ static void lifecycle_loop(struct nt *n)
 
 static int setup(struct nt *n, struct vg_engine_ctx *ctx)
 {
-    *n = (struct nt){.sup = {.ctx = ctx, .root_fd = -1}, .listener = -1, .stop_fd = -1};
+    *n = (struct nt){.sup = {.ctx = ctx, .root_fd = -1}, .listener = -1, .stop_fd = -1,
+                     .opener = {.ruleset = -1}};
     vg_tasks_init(&n->sup.tasks);
     n->sup.unw = vg_unwinder_new();
     n->sup.py = vg_py_new();
@@ -193,6 +198,9 @@ static int setup(struct nt *n, struct vg_engine_ctx *ctx)
 static void teardown(struct nt *n)
 {
     vg_opener_stop(&n->opener);
+    if (n->opener.ruleset >= 0)
+        close(n->opener.ruleset);
+    vg_nt_cand_free(n);
     if (n->listener >= 0)
         close(n->listener);
     if (n->stop_fd >= 0)
@@ -206,6 +214,27 @@ static void teardown(struct nt *n)
     vg_py_free(n->sup.py);
     vg_canon_cache_free(n->sup.canon);
     vg_tasks_free(&n->sup.tasks);
+}
+
+/* The candidate is gone, but a call vigil carries out for it may still
+ * wait in the kernel (a blocking connect to a listener that never
+ * accepts): interrupt it until the notification thread is done. */
+static void join_notify_thread(struct nt *n, pthread_t th)
+{
+    for (;;) {
+        struct timespec until;
+        clock_gettime(CLOCK_REALTIME, &until);
+        until.tv_nsec += JOIN_POLL_NS;
+        if (until.tv_nsec >= NS_PER_S) {
+            until.tv_sec++;
+            until.tv_nsec -= NS_PER_S;
+        }
+        if (pthread_timedjoin_np(th, NULL, &until) == 0)
+            return;
+        pthread_mutex_lock(&n->lock);
+        vg_nt_cand_interrupt(n);
+        pthread_mutex_unlock(&n->lock);
+    }
 }
 
 static int supervise(struct vg_engine_ctx *ctx)
@@ -224,7 +253,7 @@ static int supervise(struct vg_engine_ctx *ctx)
         uint64_t one = 1;
         if (write(n.stop_fd, &one, sizeof one) != (ssize_t)sizeof one)
             vg_sup_kill_sandbox(&n.sup); /* cannot happen with an eventfd; nothing is left anyway */
-        pthread_join(th, NULL);
+        join_notify_thread(&n, th);
     }
     teardown(&n);
     return 0;

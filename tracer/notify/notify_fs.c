@@ -1,0 +1,656 @@
+/* notify_fs.c: file calls carried out by vigil: the file-changing ones
+ * (unlink, rmdir, mkdir, mknod, symlink, rename, link, chmod, chown,
+ * truncate, the utime family, set/removexattr) and those that read what
+ * they name (readlink, get/listxattr: the answer is written back into the
+ * caller's buffer).  The kernel never reads the candidate's memory
+ * again for them: the paths are the decided (canonical, sandbox-view)
+ * ones, the other arguments are copied once here.
+ *
+ * Each path is resolved inside the sandbox root (RESOLVE_IN_ROOT) with no
+ * symlink and no magic link followed, so what is acted on is the object
+ * the decided path names at that moment, never what a symlink swapped in
+ * meanwhile leads to.  A call on a name (unlink, rename, mkdir...) opens
+ * its parent directory (O_PATH) that way and acts on the last component
+ * with the *at call, which does not follow it either; a call on an object
+ * (chmod, chown, truncate...) opens the object itself (O_PATH, the symlink
+ * itself when the call does not follow) and acts on that fd.  A call on an
+ * fd (fchmod, ftruncate...) acts on a pidfd_getfd copy of the caller's
+ * file, checked to be the one decided.  Everything runs in the thread that
+ * acts as the candidate (as_candidate.c). */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/openat2.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/time.h>
+#include <sys/uio.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+#include <utime.h>
+
+#include "tracer/decode_impl.h"
+#include "tracer/notify/notify_int.h"
+
+#ifndef SYS_fchmodat2
+#define SYS_fchmodat2 452 /* Linux 6.6; as in tracer/syscalls.c */
+#endif
+#define VG_AT_EMPTY_PATH 0x1000u
+#define VG_AT_NOFOLLOW 0x100u
+#define VG_AT_REMOVEDIR 0x200u
+#define VG_XATTR_NAME_MAX 255u
+#define VG_XATTR_SIZE_MAX 65536u
+#define VG_XATTR_LIST_MAX 65536u
+#define ID_NONE 0xffffffffu /* chown's "leave it" */
+
+/* How a call reaches what it changes. */
+enum reach {
+    ON_NAME,   /* the last component, in its parent directory */
+    ON_NAMES,  /* two of them (rename, link) */
+    ON_OBJECT, /* the object the path names (or the fd, for f* calls) */
+};
+
+enum op {
+    OP_UNLINK, OP_RMDIR, OP_MKDIR, OP_MKNOD, OP_SYMLINK, OP_RENAME, OP_LINK,
+    OP_CHMOD, OP_CHOWN, OP_TRUNCATE, OP_UTIMENS, OP_UTIMES, OP_UTIME, OP_SETXATTR,
+    OP_RMXATTR, OP_READLINK, OP_GETXATTR, OP_LISTXATTR,
+};
+
+/* One row per call kind: how it reaches its object, what it does, where
+ * its other arguments are (A0..A5 as in the syscall table, 0 = none), and
+ * what the kernel says when the path is "/" itself (no last component). */
+struct fs_row {
+    int nr;
+    enum op op;
+    enum reach reach;
+    uint8_t x, y, z, w; /* extra arguments, meaning by op (below) */
+    int root_err;
+};
+
+/* Positions are VG_ARGn (register argument n), as in tracer/syscalls_rows.h.
+ * x, y, z, w:  MKNOD x=dev;  CHOWN x=uid y=gid;  TRUNCATE x=length;
+ * UTIME* x=times;  SETXATTR x=name y=value z=size w=flags;  RMXATTR x=name;
+ * UNLINK x=flags (unlinkat);  RENAME x=flags (renameat2);
+ * READLINK, GETXATTR, LISTXATTR x=name (xattr) y=buffer z=its size. */
+static const struct fs_row rows[] = {
+    {SYS_unlink, OP_UNLINK, ON_NAME, .root_err = EISDIR},
+    {SYS_unlinkat, OP_UNLINK, ON_NAME, .x = VG_ARG2, .root_err = EISDIR},
+    {SYS_rmdir, OP_RMDIR, ON_NAME, .root_err = EBUSY},
+    {SYS_mkdir, OP_MKDIR, ON_NAME, .root_err = EEXIST},
+    {SYS_mkdirat, OP_MKDIR, ON_NAME, .root_err = EEXIST},
+    {SYS_mknod, OP_MKNOD, ON_NAME, .x = VG_ARG2, .root_err = EEXIST},
+    {SYS_mknodat, OP_MKNOD, ON_NAME, .x = VG_ARG3, .root_err = EEXIST},
+    {SYS_symlink, OP_SYMLINK, ON_NAME, .root_err = EEXIST},
+    {SYS_symlinkat, OP_SYMLINK, ON_NAME, .root_err = EEXIST},
+    {SYS_rename, OP_RENAME, ON_NAMES, .root_err = EBUSY},
+    {SYS_renameat, OP_RENAME, ON_NAMES, .root_err = EBUSY},
+    {SYS_renameat2, OP_RENAME, ON_NAMES, .x = VG_ARG4, .root_err = EBUSY},
+    {SYS_link, OP_LINK, ON_NAMES, .root_err = EEXIST},
+    {SYS_linkat, OP_LINK, ON_NAMES, .root_err = EEXIST},
+    {SYS_chmod, OP_CHMOD, ON_OBJECT, 0, 0, 0, 0, 0},
+    {SYS_fchmod, OP_CHMOD, ON_OBJECT, 0, 0, 0, 0, 0},
+    {SYS_fchmodat, OP_CHMOD, ON_OBJECT, 0, 0, 0, 0, 0},
+    {SYS_fchmodat2, OP_CHMOD, ON_OBJECT, 0, 0, 0, 0, 0},
+    {SYS_chown, OP_CHOWN, ON_OBJECT, .x = VG_ARG1, .y = VG_ARG2},
+    {SYS_lchown, OP_CHOWN, ON_OBJECT, .x = VG_ARG1, .y = VG_ARG2},
+    {SYS_fchown, OP_CHOWN, ON_OBJECT, .x = VG_ARG1, .y = VG_ARG2},
+    {SYS_fchownat, OP_CHOWN, ON_OBJECT, .x = VG_ARG2, .y = VG_ARG3},
+    {SYS_truncate, OP_TRUNCATE, ON_OBJECT, .x = VG_ARG1},
+    {SYS_ftruncate, OP_TRUNCATE, ON_OBJECT, .x = VG_ARG1},
+    {SYS_utimensat, OP_UTIMENS, ON_OBJECT, .x = VG_ARG2},
+    {SYS_utimes, OP_UTIMES, ON_OBJECT, .x = VG_ARG1},
+    {SYS_futimesat, OP_UTIMES, ON_OBJECT, .x = VG_ARG2},
+    {SYS_utime, OP_UTIME, ON_OBJECT, .x = VG_ARG1},
+    {SYS_setxattr, OP_SETXATTR, ON_OBJECT, .x = VG_ARG1, .y = VG_ARG2, .z = VG_ARG3, .w = VG_ARG4},
+    {SYS_lsetxattr, OP_SETXATTR, ON_OBJECT, .x = VG_ARG1, .y = VG_ARG2, .z = VG_ARG3, .w = VG_ARG4},
+    {SYS_fsetxattr, OP_SETXATTR, ON_OBJECT, .x = VG_ARG1, .y = VG_ARG2, .z = VG_ARG3, .w = VG_ARG4},
+    {SYS_removexattr, OP_RMXATTR, ON_OBJECT, .x = VG_ARG1},
+    {SYS_lremovexattr, OP_RMXATTR, ON_OBJECT, .x = VG_ARG1},
+    {SYS_fremovexattr, OP_RMXATTR, ON_OBJECT, .x = VG_ARG1},
+    /* calls that read what they name: the answer is written back */
+    {SYS_readlink, OP_READLINK, ON_OBJECT, .y = VG_ARG1, .z = VG_ARG2},
+    {SYS_readlinkat, OP_READLINK, ON_OBJECT, .y = VG_ARG2, .z = VG_ARG3},
+    {SYS_getxattr, OP_GETXATTR, ON_OBJECT, .x = VG_ARG1, .y = VG_ARG2, .z = VG_ARG3},
+    {SYS_lgetxattr, OP_GETXATTR, ON_OBJECT, .x = VG_ARG1, .y = VG_ARG2, .z = VG_ARG3},
+    {SYS_fgetxattr, OP_GETXATTR, ON_OBJECT, .x = VG_ARG1, .y = VG_ARG2, .z = VG_ARG3},
+    {SYS_listxattr, OP_LISTXATTR, ON_OBJECT, .y = VG_ARG1, .z = VG_ARG2},
+    {SYS_llistxattr, OP_LISTXATTR, ON_OBJECT, .y = VG_ARG1, .z = VG_ARG2},
+    {SYS_flistxattr, OP_LISTXATTR, ON_OBJECT, .y = VG_ARG1, .z = VG_ARG2},
+};
+
+static const struct fs_row *row_of(int nr)
+{
+    for (size_t i = 0; i < VG_ARRAY_LEN(rows); i++)
+        if (rows[i].nr == nr)
+            return &rows[i];
+    return NULL;
+}
+
+/* Does op read what it names (its answer is written back)? */
+static bool reads(enum op op)
+{
+    return op == OP_READLINK || op == OP_GETXATTR || op == OP_LISTXATTR;
+}
+
+bool vg_nt_fs_takes(const struct vg_call *c)
+{
+    const struct fs_row *r = row_of(c->nr);
+    if (!r)
+        return false;
+    /* /proc/PID/exe and the like: the kernel lets only the process itself
+     * (or its tracer, outside any other Landlock domain) read them, and
+     * vigil's thread is neither: left to the kernel (docs/SECURITY.md) */
+    return !(reads(r->op) && c->check_path && !strncmp(c->check_path, "/proc/", strlen("/proc/")));
+}
+
+/* One carried-out call: what the thread acting as the candidate needs,
+ * every argument already copied out of the candidate. */
+struct fs_job {
+    const struct fs_row *row;
+    const struct vg_call *c;
+    int root_fd;
+    int fd;                    /* the caller's file (a copy), or -1: by path */
+    bool follow;               /* the call follows a symlink at the object */
+    mode_t umask;              /* the caller's, for mkdir and mknod */
+    uint32_t uid, gid;         /* chown: host ids (ID_NONE: unchanged) */
+    uint64_t length;           /* truncate */
+    rlim_t fsize;              /* the caller's RLIMIT_FSIZE */
+    bool fsize_hit;
+    struct timespec ts[2];
+    bool ts_now;               /* NULL times: now */
+    char xname[VG_XATTR_NAME_MAX + 1];
+    char *xvalue;
+    size_t xsize;
+    int xflags;
+    char *out;                 /* what a reading call answers, outlen bytes at most */
+    size_t outlen;
+};
+
+int vg_nt_open_in_root(int root_fd, const char *path, int flags)
+{
+    struct open_how how = {
+        .flags = (uint64_t)(O_PATH | O_CLOEXEC | flags),
+        .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
+    };
+    int fd = (int)syscall(SYS_openat2, root_fd, path, &how, sizeof how);
+    return fd < 0 ? -errno : fd;
+}
+
+int vg_nt_open_parent(int root_fd, const char *path, const char **name)
+{
+    const char *slash = strrchr(path, '/');
+    if (!slash || path[0] != '/')
+        return -EINVAL;
+    *name = slash + 1;
+    if (!**name)
+        return -EEXIST; /* "/" itself: the caller's row says what that means */
+    size_t n = (size_t)(slash - path);
+    char dir[PATH_MAX];
+    if (n >= sizeof dir)
+        return -ENAMETOOLONG;
+    memcpy(dir, path, n);
+    dir[n] = 0;
+    return vg_nt_open_in_root(root_fd, n ? dir : "/", O_DIRECTORY);
+}
+
+/* "/proc/self/fd/N": the inode an O_PATH fd of ours holds, for the calls
+ * that have no fd form taking one (chmod, truncate, setxattr). */
+static void fd_path(int fd, char *buf, size_t n)
+{
+    snprintf(buf, n, "/proc/self/fd/%d", fd);
+}
+
+static long ret_of(long r)
+{
+    return r < 0 ? -errno : r;
+}
+
+/* ---- on names ---- */
+
+static long on_name(const struct fs_job *j, int dfd, const char *name)
+{
+    const struct vg_call *c = j->c;
+    switch (j->row->op) {
+    case OP_UNLINK:
+        return ret_of(unlinkat(dfd, name, j->row->x ? (int)(vg_arg(c, j->row->x) & VG_AT_REMOVEDIR) : 0));
+    case OP_RMDIR:
+        return ret_of(unlinkat(dfd, name, AT_REMOVEDIR));
+    case OP_MKDIR:
+        umask(j->umask);
+        return ret_of(mkdirat(dfd, name, (mode_t)c->args.mode));
+    case OP_MKNOD:
+        umask(j->umask);
+        return ret_of(mknodat(dfd, name, (mode_t)c->args.mode, (dev_t)vg_arg(c, j->row->x)));
+    case OP_SYMLINK:
+        return ret_of(symlinkat(c->args.path2, dfd, name));
+    default:
+        return -ENOSYS;
+    }
+}
+
+static long on_names(const struct fs_job *j, int d1, const char *n1, int d2, const char *n2)
+{
+    if (j->row->op == OP_LINK)
+        return ret_of(linkat(d1, n1, d2, n2, 0)); /* the decided path is the object */
+    unsigned flags = j->row->x ? (unsigned)vg_arg(j->c, j->row->x) : 0;
+    return ret_of(syscall(SYS_renameat2, d1, n1, d2, n2, flags));
+}
+
+/* ---- on objects ---- */
+
+/* Would the candidate's file size limit stop this truncate?  The kernel
+ * then sends it SIGXFSZ and fails the call with EFBIG (inode_newsize_ok);
+ * vigil's own thread has no such limit, so the check is made here. */
+static bool past_fsize(struct fs_job *j, int fd)
+{
+    struct stat st;
+    if (j->fsize == RLIM_INFINITY || j->length <= j->fsize || fstat(fd, &st) < 0 ||
+        (uint64_t)st.st_size >= j->length || !S_ISREG(st.st_mode))
+        return false;
+    j->fsize_hit = true;
+    return true;
+}
+
+static long on_object(struct fs_job *j, int fd, bool is_path)
+{
+    const struct vg_call *c = j->c;
+    char p[64];
+    fd_path(fd, p, sizeof p);
+    switch (j->row->op) {
+    case OP_CHMOD:
+        return ret_of(is_path ? fchmodat(AT_FDCWD, p, (mode_t)c->args.mode, 0)
+                              : fchmod(fd, (mode_t)c->args.mode));
+    case OP_CHOWN:
+        return ret_of(fchownat(fd, "", j->uid, j->gid, AT_EMPTY_PATH));
+    case OP_TRUNCATE:
+        if (past_fsize(j, fd))
+            return -EFBIG;
+        return ret_of(is_path ? truncate(p, (off_t)j->length) : ftruncate(fd, (off_t)j->length));
+    case OP_UTIMENS:
+    case OP_UTIMES:
+    case OP_UTIME:
+        return ret_of(is_path ? utimensat(AT_FDCWD, p, j->ts_now ? NULL : j->ts, 0)
+                              : futimens(fd, j->ts_now ? NULL : j->ts));
+    case OP_SETXATTR:
+        return ret_of(is_path ? setxattr(p, j->xname, j->xvalue, j->xsize, j->xflags)
+                              : fsetxattr(fd, j->xname, j->xvalue, j->xsize, j->xflags));
+    case OP_RMXATTR:
+        return ret_of(is_path ? removexattr(p, j->xname) : fremovexattr(fd, j->xname));
+    case OP_READLINK:
+        return ret_of(readlinkat(fd, "", j->out, j->outlen));
+    case OP_GETXATTR:
+        return ret_of(is_path ? getxattr(p, j->xname, j->out, j->outlen)
+                              : fgetxattr(fd, j->xname, j->out, j->outlen));
+    case OP_LISTXATTR:
+        return ret_of(is_path ? listxattr(p, j->out, j->outlen) : flistxattr(fd, j->out, j->outlen));
+    default:
+        return -ENOSYS;
+    }
+}
+
+/* ---- in the thread acting as the candidate ---- */
+
+static long by_name(struct fs_job *j)
+{
+    const char *name;
+    int d = vg_nt_open_parent(j->root_fd, j->c->check_path, &name);
+    if (d == -EEXIST)
+        return -j->row->root_err;
+    if (d < 0)
+        return d;
+    long r = on_name(j, d, name);
+    close(d);
+    return r;
+}
+
+static long by_names(struct fs_job *j)
+{
+    const char *n1, *n2;
+    int d1 = vg_nt_open_parent(j->root_fd, j->c->check_path, &n1);
+    if (d1 < 0)
+        return d1 == -EEXIST ? -j->row->root_err : d1;
+    int d2 = vg_nt_open_parent(j->root_fd, j->c->check_path2, &n2);
+    long r = d2 < 0 ? (d2 == -EEXIST ? -j->row->root_err : d2) : on_names(j, d1, n1, d2, n2);
+    close(d1);
+    if (d2 >= 0)
+        close(d2);
+    return r;
+}
+
+static long by_object(struct fs_job *j)
+{
+    if (j->fd >= 0)
+        return on_object(j, j->fd, false);
+    int fd = vg_nt_open_in_root(j->root_fd, j->c->check_path, O_NOFOLLOW);
+    if (fd < 0)
+        return fd;
+    struct stat st;
+    long r;
+    if (fstat(fd, &st) < 0)
+        r = -errno;
+    else if (S_ISLNK(st.st_mode) && j->follow)
+        r = -ELOOP; /* a symlink appeared since the decision: never followed */
+    else if (j->row->op == OP_READLINK && !S_ISLNK(st.st_mode))
+        r = -EINVAL; /* readlink's answer for what is not a symlink */
+    else if (S_ISLNK(st.st_mode) && j->row->op != OP_CHOWN && j->row->op != OP_READLINK)
+        r = -EOPNOTSUPP; /* no mode, times, size or user xattrs on a symlink itself here */
+    else
+        r = on_object(j, fd, true);
+    close(fd);
+    return r;
+}
+
+static long carry(void *arg)
+{
+    struct fs_job *j = arg;
+    switch (j->row->reach) {
+    case ON_NAME:
+        return by_name(j);
+    case ON_NAMES:
+        return by_names(j);
+    case ON_OBJECT:
+        return by_object(j);
+    }
+    return -ENOSYS;
+}
+
+/* ---- copying the arguments (the supervisor's side) ---- */
+
+/* An id of the candidate's user namespace as the host knows it, from
+ * /proc/PID/{uid,gid}_map ("inside outside count" lines). */
+static int map_id(pid_t pid, const char *which, uint32_t inside, uint32_t *out)
+{
+    if (inside == ID_NONE) {
+        *out = ID_NONE;
+        return 0;
+    }
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/%s", (int)pid, which);
+    FILE *f = fopen(path, "re");
+    if (!f)
+        return -EIO;
+    unsigned long in, outside, count;
+    int r = -EINVAL; /* an id the namespace does not map: chown's own EINVAL */
+    while (fscanf(f, "%lu %lu %lu", &in, &outside, &count) == 3)
+        if (inside >= in && inside - in < count) {
+            *out = (uint32_t)(outside + (inside - in));
+            r = 0;
+            break;
+        }
+    fclose(f);
+    return r;
+}
+
+/* The caller's umask: /proc/TID/status "Umask:". */
+static int caller_umask(pid_t tid, mode_t *mask)
+{
+    char buf[VG_NT_STATUS_MAX];
+    const char *u = vg_nt_status_field(tid, "\nUmask:", buf, sizeof buf);
+    if (!u)
+        return -EIO;
+    *mask = (mode_t)strtoul(u, NULL, 8);
+    return 0;
+}
+
+/* utimensat's timespec[2], utimes' timeval[2], utime's utimbuf, all as
+ * timespec[2]; NULL is "now". */
+static int copy_times(struct vg_tracee *tr, struct fs_job *j, uint64_t addr)
+{
+    if (!addr) {
+        j->ts_now = true;
+        return 0;
+    }
+    if (j->row->op == OP_UTIMENS)
+        return vg_tracee_read(tr, addr, j->ts, sizeof j->ts) < 0 ? -EFAULT : 0;
+    if (j->row->op == OP_UTIMES) {
+        struct timeval tv[2];
+        if (vg_tracee_read(tr, addr, tv, sizeof tv) < 0)
+            return -EFAULT;
+        for (int i = 0; i < 2; i++) {
+            if (tv[i].tv_usec < 0 || tv[i].tv_usec >= 1000000)
+                return -EINVAL;
+            j->ts[i] = (struct timespec){tv[i].tv_sec, tv[i].tv_usec * 1000};
+        }
+        return 0;
+    }
+    struct utimbuf ub;
+    if (vg_tracee_read(tr, addr, &ub, sizeof ub) < 0)
+        return -EFAULT;
+    j->ts[0] = (struct timespec){ub.actime, 0};
+    j->ts[1] = (struct timespec){ub.modtime, 0};
+    return 0;
+}
+
+/* POSIX ACLs name users and groups by id, read in the caller's user
+ * namespace: the candidate's ids are not vigil's.  Rewritten to the host
+ * ids they mean (struct posix_acl_xattr_header + entries). */
+#define ACL_VERSION 2u
+#define ACL_USER_TAG 0x02u
+#define ACL_GROUP_TAG 0x08u
+struct acl_entry {
+    uint16_t tag, perm;
+    uint32_t id;
+};
+
+static int map_acl(pid_t pid, struct fs_job *j)
+{
+    if (strcmp(j->xname, "system.posix_acl_access") && strcmp(j->xname, "system.posix_acl_default"))
+        return 0;
+    if (j->xsize < sizeof(uint32_t) || (j->xsize - sizeof(uint32_t)) % sizeof(struct acl_entry))
+        return -EINVAL;
+    struct acl_entry *e = (struct acl_entry *)(void *)(j->xvalue + sizeof(uint32_t));
+    size_t n = (j->xsize - sizeof(uint32_t)) / sizeof *e;
+    for (size_t i = 0; i < n; i++) {
+        const char *map = e[i].tag == ACL_USER_TAG ? "uid_map" : e[i].tag == ACL_GROUP_TAG ? "gid_map" : NULL;
+        int r = map ? map_id(pid, map, e[i].id, &e[i].id) : 0;
+        if (r < 0)
+            return r;
+    }
+    return 0;
+}
+
+/* xattr namespaces only a capability opens (trusted.*: CAP_SYS_ADMIN;
+ * security.capability: CAP_SETFCAP over the file's filesystem).  The
+ * candidate has no capability in any namespace, so the kernel refuses
+ * them to it; vigil's thread, when vigil is unprivileged, is the owner of
+ * the sandbox's user namespace, which counts as every capability in it
+ * for checks made against it (security.capability on its /tmp): refused
+ * here, not left to that check. */
+static const char *const privileged_xattrs[] = {"trusted.", "security."};
+
+static bool privileged_xattr(const char *name)
+{
+    for (size_t i = 0; i < VG_ARRAY_LEN(privileged_xattrs); i++)
+        if (!strncmp(name, privileged_xattrs[i], strlen(privileged_xattrs[i])))
+            return true;
+    return false;
+}
+
+static int copy_xattr(struct vg_tracee *tr, pid_t pid, struct fs_job *j, struct vg_arena *a)
+{
+    const struct vg_call *c = j->c;
+    const char *name = vg_tracee_read_str(tr, vg_arg(c, j->row->x), sizeof j->xname, a);
+    if (!name)
+        return -EFAULT;
+    if (strlen(name) >= sizeof j->xname - 1 || !name[0])
+        return -ERANGE;
+    memcpy(j->xname, name, strlen(name) + 1);
+    if (privileged_xattr(name) && j->row->op != OP_GETXATTR)
+        return -EPERM;
+    if (j->row->op != OP_SETXATTR)
+        return 0;
+    j->xsize = (size_t)vg_arg(c, j->row->z);
+    j->xflags = (int)vg_arg(c, j->row->w);
+    if (j->xsize > VG_XATTR_SIZE_MAX)
+        return -E2BIG;
+    j->xvalue = j->xsize ? vg_arena_alloc(a, j->xsize) : NULL;
+    if (j->xsize && vg_tracee_read(tr, vg_arg(c, j->row->y), j->xvalue, j->xsize) < 0)
+        return -EFAULT;
+    return map_acl(pid, j);
+}
+
+/* The caller's file for an f* call (or an *at call on AT_EMPTY_PATH, or
+ * utimensat with no path), as a copy checked to be the file decided:
+ * another thread may have put another file at that number meanwhile. */
+static int copy_fd(const struct vg_task *t, const struct vg_call *c, int fdnum)
+{
+    int pidfd = (int)syscall(SYS_pidfd_open, t->tgid, 0);
+    int fd = pidfd < 0 ? -1 : (int)syscall(SYS_pidfd_getfd, pidfd, fdnum, 0);
+    int e = errno;
+    if (pidfd >= 0)
+        close(pidfd);
+    if (fd < 0)
+        return e == ESRCH ? -ESRCH : -EBADF;
+    char link[64], now[PATH_MAX];
+    fd_path(fd, link, sizeof link);
+    ssize_t n = readlink(link, now, sizeof now - 1);
+    if (n < 0 || (now[n] = 0, !c->check_path || strcmp(now, c->check_path))) {
+        close(fd);
+        return -EBADF; /* not the file decided any more */
+    }
+    return fd;
+}
+
+/* Which file an object call acts on: the fd itself (f* calls, an empty
+ * path with AT_EMPTY_PATH, utimensat's NULL path), else by path; -errno
+ * for what the kernel would refuse before looking (a NULL or empty path). */
+static int object_fd(const struct vg_task *t, const struct vg_call *c, struct fs_job *j)
+{
+    const struct vg_argpos *p = &c->ent->pos;
+    if (p->path == VG_ARG_NONE)
+        return copy_fd(t, c, (int)vg_arg(c, p->fd));
+    uint64_t flags = p->flags ? vg_arg(c, p->flags) : 0;
+    bool empty_ok = (flags & VG_AT_EMPTY_PATH) || (j->row->op == OP_UTIMENS && !c->args.path);
+    if (c->args.path && c->args.path[0])
+        return -1; /* by path */
+    if (!empty_ok)
+        return c->args.path ? -ENOENT : -EFAULT;
+    return copy_fd(t, c, p->fd ? (int)vg_arg(c, p->fd) : AT_FDCWD);
+}
+
+/* A buffer for the answer of a reading call: its size argument, at most
+ * max (the kernel's own limit for what the call can return); size 0 asks
+ * getxattr and listxattr for the size only. */
+static int answer_buffer(struct vg_call *c, struct fs_job *j, size_t max)
+{
+    size_t want = (size_t)vg_arg(c, j->row->z);
+    j->outlen = want < max ? want : max;
+    j->out = j->outlen ? vg_arena_alloc(&c->arena, j->outlen) : NULL;
+    return 0;
+}
+
+/* The extras of an object call. */
+static int copy_object_args(const struct vg_task *t, struct vg_call *c,
+                            struct vg_tracee *tr, struct fs_job *j)
+{
+    const struct vg_argpos *p = &c->ent->pos;
+    j->follow = vg_follows(p->follow, p->flags ? vg_arg(c, p->flags) : 0);
+    switch (j->row->op) {
+    case OP_CHOWN: {
+        int r = map_id(t->tgid, "uid_map", (uint32_t)vg_arg(c, j->row->x), &j->uid);
+        return r < 0 ? r : map_id(t->tgid, "gid_map", (uint32_t)vg_arg(c, j->row->y), &j->gid);
+    }
+    case OP_TRUNCATE: {
+        struct rlimit rl;
+        if ((int64_t)vg_arg(c, j->row->x) < 0)
+            return -EINVAL;
+        j->length = vg_arg(c, j->row->x);
+        if (prlimit(t->tgid, RLIMIT_FSIZE, NULL, &rl) < 0)
+            return -EIO; /* its limit unknown: do not guess */
+        j->fsize = rl.rlim_cur;
+        return 0;
+    }
+    case OP_UTIMENS:
+    case OP_UTIMES:
+    case OP_UTIME:
+        return copy_times(tr, j, vg_arg(c, j->row->x));
+    case OP_SETXATTR:
+    case OP_RMXATTR:
+        return copy_xattr(tr, t->tgid, j, &c->arena);
+    case OP_GETXATTR: {
+        int r = copy_xattr(tr, t->tgid, j, &c->arena);
+        return r < 0 ? r : answer_buffer(c, j, VG_XATTR_SIZE_MAX);
+    }
+    case OP_LISTXATTR:
+        return answer_buffer(c, j, VG_XATTR_LIST_MAX);
+    case OP_READLINK:
+        if ((int)vg_arg(c, j->row->z) <= 0)
+            return -EINVAL;
+        return answer_buffer(c, j, PATH_MAX);
+    default:
+        return 0;
+    }
+}
+
+/* The answer of a reading call, into the caller's buffer (it may be gone
+ * by now: EFAULT, as the kernel would say). */
+static long write_answer(const struct vg_task *t, const struct fs_job *j, long r)
+{
+    if (r <= 0 || !j->outlen)
+        return r;
+    struct iovec local = {j->out, (size_t)r};
+    struct iovec remote = {(void *)(uintptr_t)vg_arg(j->c, j->row->y), (size_t)r};
+    return process_vm_writev(t->tgid, &local, 1, &remote, 1, 0) == (ssize_t)r ? r : -EFAULT;
+}
+
+/* What the kernel refuses before it reads a path (NULL, empty). */
+static int path_given(const char *raw, const char *resolved)
+{
+    if (!raw)
+        return -EFAULT;
+    if (!raw[0])
+        return -ENOENT;
+    return resolved && resolved[0] == '/' ? 0 : -ENOENT;
+}
+
+static int prepare(struct nt *n, const struct vg_task *t, struct vg_call *c, struct fs_job *j)
+{
+    struct vg_tracee tr = {.tid = t->tid, .pid = t->tgid, .nspid = t->nspid, .nstid = t->nstid,
+                           .root_fd = n->sup.root_fd, .cache = n->sup.canon, .pivoted = true};
+    int r = 0;
+    switch (j->row->reach) {
+    case ON_NAMES:
+        r = path_given(c->args.path2, c->check_path2);
+        /* fall through */
+    case ON_NAME:
+        if (!r)
+            r = path_given(c->args.path, c->check_path);
+        if (!r && (j->row->op == OP_MKDIR || j->row->op == OP_MKNOD))
+            r = caller_umask(t->tid, &j->umask);
+        return r;
+    case ON_OBJECT:
+        j->fd = object_fd(t, c, j);
+        if (j->fd < -1)
+            return j->fd;
+        if (j->fd == -1 && (r = path_given(c->args.path, c->check_path)) < 0)
+            return r;
+        return copy_object_args(t, c, &tr, j);
+    }
+    return -ENOSYS;
+}
+
+long vg_nt_fs(struct nt *n, struct vg_task *t, struct vg_call *c, struct vg_call_verdict *v)
+{
+    (void)v; /* decided once: nothing here can change what was decided */
+    struct fs_job j = {.row = row_of(c->nr), .c = c, .root_fd = n->sup.root_fd, .fd = -1};
+    long r = prepare(n, t, c, &j);
+    /* what was copied above came from the caller still in its call */
+    uint64_t id = n->req->id;
+    if (r == 0 && ioctl(n->listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &id) < 0)
+        r = -ESRCH;
+    if (r == 0)
+        r = write_answer(t, &j, vg_nt_as_candidate(n, t, carry, &j, false));
+    if (j.fd >= 0)
+        close(j.fd);
+    if (j.fsize_hit) {
+        n->sup.ctx->out.limit_seen[VG_LIM_FSIZE] = true;
+        syscall(SYS_tgkill, t->tgid, t->tid, SIGXFSZ); /* as the kernel would */
+    }
+    return r;
+}

@@ -1,0 +1,312 @@
+/* notify_net.c: connect, bind, listen, sendto, sendmsg and sendmmsg
+ * carried out by vigil, on a pidfd_getfd copy of the caller's socket
+ * checked to be the socket the decision examined (the same open file: its
+ * O_NONBLOCK, SO_* options and state are the candidate's own), with the
+ * decided copy of each address, so the kernel never reads an address from
+ * the candidate's memory again.  A send's payload and control data are
+ * copied too, once and bounded (notify_msg.h).  The result is the call's
+ * own: bytes or messages sent, 0, or -errno (EINPROGRESS of a non-blocking
+ * connect included).
+ *
+ * Sends with no address (on a connected socket) are not decided and stay
+ * the kernel's.  A pathname AF_UNIX address is a file: vigil opens it
+ * inside the sandbox root with no symlink followed, and the kernel is
+ * given /proc/self/fd/N for it, which names that very inode.  A unix bind
+ * creates its name, which the kernel stores as given: it is left to the
+ * kernel (CONTINUE, listed in docs/SECURITY.md).  listen is carried out on
+ * every socket, bound ones included (nothing to decide, nothing recorded):
+ * a bound socket swapped for an unbound one after the look is not made to
+ * listen on a port vigil did not decide. */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "tracer/decode_impl.h"
+#include "tracer/notify/notify_int.h"
+#include "tracer/notify/notify_msg.h"
+
+#define VG_IOV_MAX 1024u /* the kernel's UIO_MAXIOV: iovecs and sendmmsg messages */
+
+enum net_op { NET_CONNECT, NET_BIND, NET_LISTEN, NET_SENDTO, NET_SENDMSG, NET_SENDMMSG };
+
+static const struct {
+    int nr;
+    enum net_op op;
+} rows[] = {
+    {SYS_connect, NET_CONNECT},
+    {SYS_bind, NET_BIND},
+    {SYS_listen, NET_LISTEN},
+    {SYS_sendto, NET_SENDTO},
+    {SYS_sendmsg, NET_SENDMSG},
+    {SYS_sendmmsg, NET_SENDMMSG},
+};
+
+static int op_of(int nr)
+{
+    for (size_t i = 0; i < VG_ARRAY_LEN(rows); i++)
+        if (rows[i].nr == nr)
+            return (int)rows[i].op;
+    return -1;
+}
+
+bool vg_nt_net_takes(const struct vg_call *c)
+{
+    if (c->nr == SYS_listen)
+        return !c->undecidable; /* see above */
+    /* without an address nothing was decided: the kernel's (not recorded) */
+    if (op_of(c->nr) < 0 || !c->has_sa)
+        return false;
+    return !(c->nr == SYS_bind && c->sa.ss_family == AF_UNIX); /* see above */
+}
+
+struct net_job {
+    enum net_op op;
+    const struct vg_call *c;
+    int root_fd;
+    int sock;                 /* the copy of the caller's socket */
+    int flags;                /* MSG_* */
+    struct vg_nt_msgs ms;     /* connect, bind: one, with the address only */
+};
+
+/* ---- in the thread acting as the candidate ---- */
+
+/* A pathname unix address: the inode it names, opened inside the sandbox
+ * (connect and send follow symlinks; the decided path has them resolved),
+ * and the address rewritten to /proc/self/fd/N, which the kernel follows
+ * to that inode and nowhere else.  *pfd gets the fd to close. */
+static long unix_target(int root_fd, struct vg_nt_msg *m, int *pfd)
+{
+    *pfd = -1;
+    if (!m->unix_path)
+        return 0; /* not a file: inet, unnamed or abstract (abstract names live in the
+                   * socket's own netns) */
+    if (m->unix_path[0] != '/')
+        return -ENOENT;
+    int fd = vg_nt_open_in_root(root_fd, m->unix_path, 0);
+    if (fd < 0)
+        return fd;
+    struct sockaddr_un *un = (struct sockaddr_un *)&m->sa;
+    memset(un->sun_path, 0, sizeof un->sun_path);
+    snprintf(un->sun_path, sizeof un->sun_path, "/proc/self/fd/%d", fd);
+    m->salen = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + strlen(un->sun_path) + 1);
+    *pfd = fd;
+    return 0;
+}
+
+/* The sends: every message with its decided destination. */
+static long send_all(struct net_job *j, int *pfds)
+{
+    struct mmsghdr *mm = calloc(j->ms.n ? j->ms.n : 1, sizeof *mm);
+    if (!mm)
+        return -ENOMEM;
+    long r = 0;
+    for (unsigned i = 0; i < j->ms.n && r == 0; i++) {
+        struct vg_nt_msg *m = &j->ms.m[i];
+        r = unix_target(j->root_fd, m, &pfds[i]);
+        mm[i].msg_hdr = (struct msghdr){.msg_name = m->salen ? &m->sa : NULL,
+                                        .msg_namelen = m->salen, .msg_iov = &m->iov,
+                                        .msg_iovlen = 1, .msg_control = m->control,
+                                        .msg_controllen = m->controllen};
+    }
+    if (r == 0 && j->op == NET_SENDMMSG)
+        r = sendmmsg(j->sock, mm, j->ms.n, j->flags);
+    else if (r == 0)
+        r = sendmsg(j->sock, &mm[0].msg_hdr, j->flags);
+    r = r < 0 ? -errno : r;
+    free(mm);
+    return r;
+}
+
+static long do_net(void *arg)
+{
+    struct net_job *j = arg;
+    int *pfds = malloc((j->ms.n ? j->ms.n : 1) * sizeof *pfds);
+    if (!pfds)
+        return -ENOMEM;
+    for (unsigned i = 0; i < (j->ms.n ? j->ms.n : 1); i++)
+        pfds[i] = -1;
+    struct vg_nt_msg *m = j->ms.m;
+    long r = 0;
+    switch (j->op) {
+    case NET_CONNECT:
+        r = unix_target(j->root_fd, m, &pfds[0]);
+        if (r == 0)
+            r = connect(j->sock, (struct sockaddr *)&m->sa, m->salen) < 0 ? -errno : 0;
+        break;
+    case NET_BIND:
+        r = bind(j->sock, (struct sockaddr *)&m->sa, m->salen) < 0 ? -errno : 0;
+        break;
+    case NET_LISTEN:
+        r = listen(j->sock, (int)j->c->a[1]) < 0 ? -errno : 0;
+        break;
+    case NET_SENDTO:
+    case NET_SENDMSG:
+    case NET_SENDMMSG:
+        r = send_all(j, pfds);
+        break;
+    }
+    for (unsigned i = 0; i < (j->ms.n ? j->ms.n : 1); i++)
+        if (pfds[i] >= 0)
+            close(pfds[i]);
+    free(pfds);
+    return r;
+}
+
+/* ---- copying the arguments (the supervisor's side) ---- */
+
+/* The caller's socket, checked to be the one the decision examined:
+ * another thread may have put another socket at that number since. */
+static int copy_socket(const struct vg_task *t, const struct vg_call *c, int fdnum)
+{
+    int pidfd = (int)syscall(SYS_pidfd_open, t->tgid, 0);
+    int fd = pidfd < 0 ? -1 : (int)syscall(SYS_pidfd_getfd, pidfd, fdnum, 0);
+    if (pidfd >= 0)
+        close(pidfd);
+    struct stat st;
+    if (fd >= 0 && (fstat(fd, &st) < 0 || st.st_ino != c->sock_ino || !S_ISSOCK(st.st_mode))) {
+        close(fd);
+        return -EBADF; /* not the socket decided any more */
+    }
+    return fd < 0 ? -EBADF : fd;
+}
+
+/* A new message, its destination the call's decided one. */
+static struct vg_nt_msg *add_msg(struct net_job *j)
+{
+    struct vg_nt_msg *m = &j->ms.m[j->ms.n++];
+    vg_nt_msg_dest(m, &j->c->sa, j->c->salen, j->c->check_path);
+    return m;
+}
+
+static int copy_sendto(struct vg_tracee *tr, struct net_job *j)
+{
+    const struct vg_call *c = j->c;
+    j->flags = (int)c->a[3];
+    struct iovec iov = {(void *)(uintptr_t)c->a[1], (size_t)c->a[2]};
+    int r = vg_nt_msg_copy(tr, &j->ms, add_msg(j), &iov, 1, 0, 0);
+    return r == 1 ? -EMSGSIZE : r;
+}
+
+/* One struct msghdr of the candidate's (copied): its iovecs and control
+ * data; its name is never read again (the decided one is used). */
+static int copy_msghdr(struct vg_tracee *tr, struct net_job *j, const struct msghdr *h,
+                       struct vg_nt_msg *m)
+{
+    struct iovec iov[VG_IOV_MAX];
+    if (h->msg_iovlen > VG_IOV_MAX)
+        return -EMSGSIZE;
+    if (h->msg_iovlen &&
+        vg_tracee_read(tr, (uint64_t)(uintptr_t)h->msg_iov, iov, h->msg_iovlen * sizeof *iov) < 0)
+        return -EFAULT;
+    return vg_nt_msg_copy(tr, &j->ms, m, iov, h->msg_iovlen,
+                          (uint64_t)(uintptr_t)h->msg_control, h->msg_controllen);
+}
+
+static int copy_sendmsg(struct vg_tracee *tr, struct net_job *j)
+{
+    struct msghdr h;
+    j->flags = (int)j->c->a[2];
+    if (vg_tracee_read(tr, j->c->a[1], &h, sizeof h) < 0)
+        return -EFAULT;
+    int r = copy_msghdr(tr, j, &h, add_msg(j));
+    return r == 1 ? -EMSGSIZE : r;
+}
+
+/* sendmmsg: the messages the decoder judged (nmsgs), each to the
+ * destination decided for it; the array is read again for the payloads
+ * only.  The messages past the payload bound are not sent (sendmmsg may
+ * send fewer than asked and says how many). */
+static int copy_sendmmsg(struct vg_tracee *tr, struct net_job *j)
+{
+    const struct vg_call *c = j->c;
+    j->flags = (int)c->a[3];
+    if (c->nmsgs == 0 || c->nmsgs > VG_IOV_MAX)
+        return -EINVAL;
+    struct mmsghdr *mm = malloc(c->nmsgs * sizeof *mm);
+    struct vg_nt_msg *more = realloc(j->ms.m, c->nmsgs * sizeof *more);
+    if (!mm || !more) {
+        free(mm);
+        if (more)
+            j->ms.m = more;
+        return -ENOMEM;
+    }
+    j->ms.m = more;
+    memset(more, 0, c->nmsgs * sizeof *more);
+    int r = vg_tracee_read(tr, c->a[1], mm, c->nmsgs * sizeof *mm) < 0 ? -EFAULT : 0;
+    for (uint32_t i = 0; i < c->nmsgs && r == 0; i++) {
+        struct vg_nt_msg *m = &j->ms.m[j->ms.n++];
+        uint32_t d = c->msg_dest[i];
+        if (d != VG_NO_DEST)
+            vg_nt_msg_dest(m, &c->dest_sa[d].sa, c->dest_sa[d].len, c->dests[d].addr);
+        r = copy_msghdr(tr, j, &mm[i].msg_hdr, m);
+        if (r == 1) {
+            j->ms.n--; /* does not fit: sent no more */
+            r = j->ms.n ? 0 : -EMSGSIZE;
+            break;
+        }
+    }
+    free(mm);
+    return r;
+}
+
+static int prepare(struct nt *n, const struct vg_task *t, struct net_job *j)
+{
+    struct vg_tracee tr = {.tid = t->tid, .pid = t->tgid, .nspid = t->nspid, .nstid = t->nstid,
+                           .root_fd = n->sup.root_fd, .cache = n->sup.canon, .pivoted = true};
+    const struct vg_call *c = j->c;
+    if (c->salen > sizeof(struct sockaddr_storage))
+        return -EINVAL;
+    j->ms = (struct vg_nt_msgs){.pid = t->tgid, .sock_type = c->sock_type,
+                                .budget = VG_NT_MAX_SEND};
+    j->ms.m = calloc(1, sizeof *j->ms.m);
+    if (!j->ms.m)
+        return -ENOMEM;
+    j->sock = copy_socket(t, c, (int)c->a[0]);
+    if (j->sock < 0)
+        return j->sock;
+    switch (j->op) {
+    case NET_SENDTO:
+        return copy_sendto(&tr, j);
+    case NET_SENDMSG:
+        return copy_sendmsg(&tr, j);
+    case NET_SENDMMSG:
+        return copy_sendmmsg(&tr, j);
+    default:
+        add_msg(j); /* connect, bind: the address only */
+        return 0;
+    }
+}
+
+long vg_nt_net(struct nt *n, struct vg_task *t, struct vg_call *c, struct vg_call_verdict *v)
+{
+    (void)v; /* decided once: nothing here can change what was decided */
+    struct net_job j = {.op = (enum net_op)op_of(c->nr), .c = c, .root_fd = n->sup.root_fd,
+                        .sock = -1};
+    long r = prepare(n, t, &j);
+    uint64_t id = n->req->id;
+    if (r == 0 && ioctl(n->listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &id) < 0)
+        r = -ESRCH; /* what was copied may not be the caller's */
+    if (r == 0) {
+        r = vg_nt_as_candidate(n, t, do_net, &j, j.op != NET_BIND && j.op != NET_LISTEN);
+        /* the kernel signals the sender (vigil's thread, which ignores
+         * it); the candidate asked for it */
+        bool sends = j.op == NET_SENDTO || j.op == NET_SENDMSG || j.op == NET_SENDMMSG;
+        if (r == -EPIPE && sends && !(j.flags & MSG_NOSIGNAL))
+            syscall(SYS_tgkill, t->tgid, t->tid, SIGPIPE);
+    }
+    if (j.sock >= 0)
+        close(j.sock);
+    vg_nt_msgs_free(&j.ms);
+    return r;
+}
