@@ -39,11 +39,13 @@ class Outside:
         tag = uuid.uuid4().hex[:8]
         self.name = "vigil-out-" + tag
         host_if, out_if = "vgh" + tag, "vgo" + tag
+        self._out_if = out_if
         while True:
             net = f"10.{random.randrange(200, 250)}.{random.randrange(256)}"
             if not _taken(net):
                 break
         self.host_addr, self.addr = net + ".1", net + ".2"
+        self._net, self._extra = net, 2
         _ip("netns", "add", self.name)
         try:
             _ip("link", "add", host_if, "type", "veth", "peer", "name", out_if,
@@ -56,6 +58,13 @@ class Outside:
         except subprocess.CalledProcessError:
             self.close()
             raise
+
+    def add_addr(self):
+        """Another address of the outside (net.3, net.4, ...)."""
+        self._extra += 1
+        addr = f"{self._net}.{self._extra}"
+        _ip("-n", self.name, "addr", "add", addr + "/24", "dev", self._out_if)
+        return addr
 
     def socket(self, family=socket.AF_INET, kind=socket.SOCK_STREAM):
         """A socket of the outside namespace (a socket keeps the namespace

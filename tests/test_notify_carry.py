@@ -23,6 +23,7 @@ import msgpack
 import pytest
 
 from helpers import NOBODY, caller, nobody_caller, root_caller  # noqa: F401
+from outside import outside, tun_for_nobody  # noqa: F401
 
 SECONDS = "3"
 NOTIFY = ["--engine", "notify"]
@@ -169,8 +170,9 @@ class Served:
     """A TCP listener (or UDP socket) on the host at addr:port that counts
     what reaches it."""
 
-    def __init__(self, addr, port, tcp):
-        self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM if tcp else socket.SOCK_DGRAM)
+    def __init__(self, addr, port, tcp, outside=None):
+        kind = socket.SOCK_STREAM if tcp else socket.SOCK_DGRAM
+        self.sock = outside.socket(socket.AF_INET, kind) if outside else socket.socket(socket.AF_INET, kind)
         self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         self.sock.bind((addr, port))
         self.port = self.sock.getsockname()[1]
@@ -201,24 +203,28 @@ class Served:
         self.sock.close()
 
 
-def net_pair(tcp):
-    """(allowed, denied) listeners.  TCP: the same port on 127.0.0.1 and
-    127.0.0.2 (Landlock allows the port, only the address differs); UDP:
-    two ports on 127.0.0.1 (Landlock has no UDP rules)."""
-    ok = Served("127.0.0.1", 0, tcp)
+def net_pair(tcp, outside=None, addr2=None):
+    """(allowed, denied) listeners.  TCP: the same port on two addresses
+    (Landlock allows the port, only the address differs); UDP: two ports on
+    one address (Landlock has no UDP rules).  On 127.0.0.1/127.0.0.2 (the
+    sandbox's own loopback: nothing there hears the candidate), or in the
+    outside namespace, at outside.addr and addr2."""
+    a1 = outside.addr if outside else "127.0.0.1"
+    a2 = addr2 if outside else "127.0.0.2"
+    ok = Served(a1, 0, tcp, outside)
     try:
-        bad = Served("127.0.0.2", ok.port, tcp) if tcp else Served("127.0.0.1", 0, tcp)
+        bad = Served(a2, ok.port, tcp, outside) if tcp else Served(a1, 0, tcp, outside)
     except OSError:
         ok.close()
         raise
     return ok, bad
 
 
-def net_policy(caller, port):
+def net_policy(caller, port, addr="127.0.0.1"):
     d = caller.dir("policy")
     path = os.path.join(d, "net.policy")
     with open(path, "w") as f:
-        f.write(f"version 1\nallow connect tcp 127.0.0.1:{port}\nallow send udp 127.0.0.1:{port}\n"
+        f.write(f"version 1\nallow connect tcp {addr}:{port}\nallow send udp {addr}:{port}\n"
                 "include <default>\n")
     os.chmod(path, 0o644)
     return path
@@ -226,13 +232,16 @@ def net_policy(caller, port):
 
 @pytest.mark.parametrize("engine", ENGINES)
 @pytest.mark.parametrize("mode", ["connect", "sendto", "sendmmsg"])
-def test_address_flip_never_reaches_the_denied_listener(caller, mode, engine):
-    ok, bad = net_pair(mode == "connect")
+def test_address_flip_never_reaches_the_denied_listener(caller, mode, engine, outside,  # noqa: F811
+                                                        tun_for_nobody):  # noqa: F811
+    """The listeners live outside the sandbox (its loopback is its own)."""
+    addr2 = outside.add_addr() if mode == "connect" else outside.addr
+    ok, bad = net_pair(mode == "connect", outside, addr2)
     tok = "vigil-net-token-" + uuid.uuid4().hex
     try:
-        r = caller.run(caller.build("notify_net_flip"), mode, "127.0.0.1", str(ok.port),
-                       "127.0.0.2" if mode == "connect" else "127.0.0.1", str(bad.port), tok,
-                       SECONDS, opts=["-p", net_policy(caller, ok.port), "--engine", engine])
+        r = caller.run(caller.build("notify_net_flip"), mode, outside.addr, str(ok.port),
+                       addr2, str(bad.port), tok, SECONDS,
+                       opts=["-p", net_policy(caller, ok.port, outside.addr), "--engine", engine])
     finally:
         ok.close()
         bad.close()
