@@ -329,3 +329,14 @@ def test_truncate_past_the_file_size_limit_fails_efbig(caller, engine):
     assert (work / "big").stat().st_size == 0
     if engine == "notify":  # the kernel's own EFBIG is not seen by the ptrace engine
         assert "fsize" in r.result["limits_hit"], r.result["limits_hit"]
+
+
+@pytest.mark.parametrize("engine", ["notify", "ptrace"])
+def test_files_vigil_creates_keep_the_callers_umask(caller, engine):
+    """Opens and mkdir carried out by vigil's threads (umask 0 of their own)
+    apply the caller's umask, as the kernel would."""
+    r = caller.run("sh", "-c", "umask 077; mkdir d; : > f; ls -ld d f",
+                   opts=["--engine", engine])
+    assert r.rc == 0, r
+    modes = {line.split()[-1]: line.split()[0] for line in r.stdout.splitlines()}
+    assert modes == {"d": "drwx------", "f": "-rw-------"}, r.stdout

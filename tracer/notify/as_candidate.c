@@ -64,6 +64,16 @@ const char *vg_nt_status_field(pid_t tid, const char *key, char *buf, size_t n)
     return p ? p + strlen(key) : NULL;
 }
 
+int vg_nt_caller_umask(pid_t tid, mode_t *mask)
+{
+    char buf[VG_NT_STATUS_MAX];
+    const char *u = vg_nt_status_field(tid, "\nUmask:", buf, sizeof buf);
+    if (!u)
+        return -1;
+    *mask = (mode_t)strtoul(u, NULL, 8);
+    return 0;
+}
+
 static int become_candidate(struct vg_nt_cand *c)
 {
     return vg_ident_take(c->id, c->ruleset, c->why, sizeof c->why);

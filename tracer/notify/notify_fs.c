@@ -387,17 +387,6 @@ static int map_id(pid_t pid, const char *which, uint32_t inside, uint32_t *out)
     return r;
 }
 
-/* The caller's umask: /proc/TID/status "Umask:". */
-static int caller_umask(pid_t tid, mode_t *mask)
-{
-    char buf[VG_NT_STATUS_MAX];
-    const char *u = vg_nt_status_field(tid, "\nUmask:", buf, sizeof buf);
-    if (!u)
-        return -EIO;
-    *mask = (mode_t)strtoul(u, NULL, 8);
-    return 0;
-}
-
 /* utimensat's timespec[2], utimes' timeval[2], utime's utimbuf, all as
  * timespec[2]; NULL is "now". */
 static int copy_times(struct vg_tracee *tr, struct fs_job *j, uint64_t addr)
@@ -622,7 +611,7 @@ static int prepare(struct nt *n, const struct vg_task *t, struct vg_call *c, str
         if (!r)
             r = path_given(c->args.path, c->check_path);
         if (!r && (j->row->op == OP_MKDIR || j->row->op == OP_MKNOD))
-            r = caller_umask(t->tid, &j->umask);
+            r = vg_nt_caller_umask(t->tid, &j->umask) < 0 ? -EIO : 0;
         return r;
     case ON_OBJECT:
         j->fd = object_fd(t, c, j);

@@ -54,6 +54,9 @@ void vg_nt_cand_free(struct nt *n);
  * (n bytes, VG_NT_STATUS_MAX is enough), or NULL. */
 #define VG_NT_STATUS_MAX 4096
 const char *vg_nt_status_field(pid_t tid, const char *key, char *buf, size_t n);
+/* The caller's umask (vigil's threads acting as the candidate have 0 and
+ * apply this to each mode), from /proc/TID/status; -1 when unreadable. */
+int vg_nt_caller_umask(pid_t tid, mode_t *mask);
 
 /* The calls vigil carries out itself besides opens: does it take c, and
  * carry out the allowed call c for the task t (a copy), returning the

@@ -50,25 +50,6 @@ static int unresolved_errno(const char *path)
     return ENOTDIR; /* a dirfd that is not a directory ("socket:[7]") */
 }
 
-/* The caller's umask (the opener's is 0): /proc/TID/status "Umask:". */
-static int caller_umask(pid_t tid, mode_t *mask)
-{
-    char path[64], buf[2048];
-    snprintf(path, sizeof path, "/proc/%d/status", (int)tid);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof buf - 1);
-    if (fd >= 0)
-        close(fd);
-    if (n <= 0)
-        return -1;
-    buf[n] = 0;
-    const char *u = strstr(buf, "\nUmask:");
-    if (!u)
-        return -1;
-    *mask = (mode_t)strtoul(u + strlen("\nUmask:"), NULL, 8);
-    return 0;
-}
-
 /* Does the task n->req came from still wait in that call?  (Killed, by
  * the run's timeout say, it does not.) */
 static bool caller_waits(void *arg)
@@ -98,7 +79,7 @@ int vg_nt_open(struct nt *n, struct vg_task *t, struct vg_call *c)
     uint32_t mode = 0;
     if (flags & (O_CREAT | VG_O_TMPFILE_BIT)) {
         mode_t mask;
-        if (caller_umask(t->tid, &mask) < 0)
+        if (vg_nt_caller_umask(t->tid, &mask) < 0)
             return -EACCES; /* gone, or /proc unreadable: do not guess */
         mode = (uint32_t)c->args.mode & PERM_BITS & ~(uint32_t)mask;
     }
