@@ -61,40 +61,6 @@ static bool ppat_match(const struct vg_ppat *pp, const struct vg_spath *sp)
     return false;
 }
 
-/* Look a host name up; its addresses are recorded for the log header. */
-static void resolve(struct vg_policy *p, struct vg_prule *r)
-{
-    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM}, *res, *ai;
-    int rc = getaddrinfo(r->net.host, NULL, &hints, &res);
-    if (rc) {
-        vg_pol_warnf(p, r->src.file, r->src.line, r->col,
-                     "cannot resolve '%s' (%s): the rule matches nothing", r->net.host,
-                     gai_strerror(rc));
-        return;
-    }
-    struct vg_buf text = {0};
-    vg_buf_put(&text, "", 0);
-    for (ai = res; ai; ai = ai->ai_next) {
-        struct vg_sockaddr a;
-        char num[INET6_ADDRSTRLEN];
-        if (!vg_sockaddr_reduce(ai->ai_addr, ai->ai_addrlen, &a) || a.family == AF_UNIX)
-            continue;
-        r->net.resolved = vg_xrealloc(r->net.resolved, (r->net.nresolved + 1) * sizeof(struct vg_ip));
-        r->net.resolved[r->net.nresolved++] = a.ip;
-        inet_ntop(a.ip.v6 ? AF_INET6 : AF_INET, a.ip.a, num, sizeof num);
-        vg_buf_printf(&text, "%s%s", text.len ? "," : "", num);
-    }
-    freeaddrinfo(res);
-    for (uint32_t i = 0; i < p->nres; i++)
-        if (!strcmp(p->res[i].name, r->net.host)) {
-            vg_buf_free(&text);
-            return;
-        }
-    p->res = vg_xrealloc(p->res, (p->nres + 1) * sizeof *p->res);
-    p->res[p->nres].name = vg_xstrdup(r->net.host);
-    p->res[p->nres++].value = text.data;
-}
-
 static int check_places(const struct vg_places *places, struct vg_err *err)
 {
     for (int pl = VG_PLACE_HOME; pl <= VG_PLACE_TMP; pl++) {
@@ -107,8 +73,7 @@ static int check_places(const struct vg_places *places, struct vg_err *err)
     return 0;
 }
 
-int vg_pol_compile(struct vg_policy *p, const struct vg_places *places,
-                   bool resolve_names, struct vg_err *err)
+int vg_pol_compile(struct vg_policy *p, const struct vg_places *places, struct vg_err *err)
 {
     if (check_places(places, err))
         return -1;
@@ -117,8 +82,6 @@ int vg_pol_compile(struct vg_policy *p, const struct vg_places *places,
         struct vg_prule *r = &p->rules[i];
         if (r->path.nalts)
             compile_ppat(&r->path, places);
-        if (r->is_net && r->net.kind == VG_ADDR_HOST && resolve_names && r->net.host[0] != '*')
-            resolve(p, r);
     }
     for (uint32_t i = 0; i < p->nbinds; i++) {
         struct vg_pbind *b = &p->binds[i];
@@ -165,13 +128,7 @@ void vg_pol_uncompile(struct vg_policy *p)
 int vg_policy_compile(struct vg_policy *p, const struct vg_places *places,
                       struct vg_err *err)
 {
-    return vg_pol_compile(p, places, true, err);
-}
-
-int vg_policy_compile_names(struct vg_policy *p, const struct vg_places *places,
-                            bool resolve_names, struct vg_err *err)
-{
-    return vg_pol_compile(p, places, resolve_names, err);
+    return vg_pol_compile(p, places, err);
 }
 
 static struct vg_verdict by_default(const struct vg_policy *p, enum vg_class cls)

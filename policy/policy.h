@@ -105,15 +105,11 @@ void vg_policy_free(struct vg_policy *p);
 uint32_t vg_policy_nwarnings(const struct vg_policy *p);
 const char *vg_policy_warning(const struct vg_policy *p, uint32_t i);
 
-/* Expand variables and ~, compile globs, resolve host names (recorded, see
- * vg_policy_resolved).  Must be called once before deciding. */
+/* Expand variables and ~, compile globs.  Host names are not resolved
+ * here: a run's host-name rules match what vigil's resolver handed out
+ * (net/dns.h), and nothing else does.  Must be called once before deciding. */
 int vg_policy_compile(struct vg_policy *p, const struct vg_places *places,
                       struct vg_err *err);
-/* The same; resolve_names false resolves nothing at compile: a run whose
- * names go through vigil's resolver (net/dns.h) matches host-name rules
- * against what it handed out, and only that. */
-int vg_policy_compile_names(struct vg_policy *p, const struct vg_places *places,
-                            bool resolve_names, struct vg_err *err);
 
 /* Path decisions: path is absolute and canonical (the tracer resolves it). */
 struct vg_verdict vg_policy_decide_path(const struct vg_policy *p,

@@ -91,8 +91,7 @@ void vg_pol_rule_free(struct vg_prule *r);
 
 /* Compile against places; resolve: look host names up (else they match
  * nothing).  vg_pol_uncompile drops the compiled state. */
-int vg_pol_compile(struct vg_policy *p, const struct vg_places *places,
-                   bool resolve, struct vg_err *err);
+int vg_pol_compile(struct vg_policy *p, const struct vg_places *places, struct vg_err *err);
 void vg_pol_uncompile(struct vg_policy *p);
 
 /* Shadowed rules and grants that defeat the sandbox (policy/warn.c). */

@@ -175,7 +175,7 @@ static void flag(struct vg_policy *p, bool *flagged, struct vg_verdict v,
 static void find_dangerous(struct vg_policy *p)
 {
     struct vg_err err;
-    if (vg_pol_compile(p, &sample_places, false, &err))
+    if (vg_pol_compile(p, &sample_places, &err))
         return;
     bool *flagged = vg_xcalloc(p->nrules + 1, sizeof *flagged);
     for (size_t i = 0; i < VG_ARRAY_LEN(path_samples); i++) {

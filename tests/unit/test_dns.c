@@ -110,7 +110,7 @@ static void test_names(void)
     struct vg_policy *p = vg_policy_parse("t.policy",
         "version 1\nallow connect tcp *.example.org:443\nallow send udp svc.test:*\n"
         "allow connect tcp 10.0.0.0/8:*\n", &err);
-    CHECK(p && vg_policy_compile_names(p, &places, false, &err) == 0);
+    CHECK(p && vg_policy_compile(p, &places, &err) == 0);
     struct vg_verdict v = vg_policy_decide_name(p, "a.example.org");
     CHECK(v.action == VG_ACT_ALLOW && v.rule && v.rule->line == 2);
     CHECK(vg_policy_decide_name(p, "b.a.EXAMPLE.org").action == VG_ACT_ALLOW);

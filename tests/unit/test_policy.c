@@ -194,19 +194,15 @@ static void test_net(void)
 
 static void test_hosts(void)
 {
-    /* localhost comes from /etc/hosts; the .invalid name never resolves
-     * (and there is no DNS here): a warning, and the rule matches nothing */
+    /* Names are never resolved at compile: a host-name rule matches only
+     * what vigil's resolver handed out in the run (tests/unit/test_dns.c),
+     * so without that table even localhost's 127.0.0.1 is not matched,
+     * and nothing is looked up (no warning, no header map). */
     struct vg_policy *p = pol("version 1\nallow connect tcp localhost:8000 no-such-host.invalid:*\n");
-    CHECK(vg_policy_nresolved(p) == 1);
-    CHECK(!strcmp(vg_policy_resolved(p, 0).name, "localhost"));
-    CHECK(strstr(vg_policy_resolved(p, 0).value, "127.0.0.1") != NULL);
-    CHECK(conn(p, "tcp", "127.0.0.1", 8000));
-    CHECK(!conn(p, "tcp", "127.0.0.1", 8001));
+    CHECK(vg_policy_nresolved(p) == 0);
+    CHECK(vg_policy_nwarnings(p) == 0);
+    CHECK(!conn(p, "tcp", "127.0.0.1", 8000));
     CHECK(!conn(p, "tcp", "10.1.1.1", 80));
-    bool warned = false;
-    for (uint32_t i = 0; i < vg_policy_nwarnings(p); i++)
-        warned |= strstr(vg_policy_warning(p, i), "t.policy:2:34: warning: cannot resolve 'no-such-host.invalid'") != NULL;
-    CHECK(warned);
     vg_policy_free(p);
 }
 
