@@ -200,8 +200,12 @@ struct vg_syscall_ev {
     bool probe;          /* a read/exec lookup of something that does not exist */
     /* The outcome, for a call the engine carried out itself (notify): what
      * the kernel returned, as the candidate sees it (an fd, a byte count,
-     * 0), or -1 with ret_errno.  carried false: no outcome known. */
+     * 0), or -1 with ret_errno.  carried false: no outcome known.
+     * installed: an open that worked, whose file the kernel installs in
+     * the candidate as the call is answered, after this record: its fd
+     * number is not known here (ret is not written). */
     bool carried;
+    bool installed;
     int64_t ret;
     int32_t ret_errno;
 };
@@ -341,6 +345,7 @@ struct vg_record {
 #define VG_K_ERRNO "errno"
 #define VG_K_CARRIED "carried"     /* the engine carried the call out: ret is known */
 #define VG_K_RET "ret"
+#define VG_K_INSTALLED "installed" /* an open's file, installed as the call is answered */
 #define VG_K_RET_ERRNO "ret_errno"
 #define VG_K_STACK "stack"         /* [{"pc","module","sym","off"}] */
 #define VG_K_PC "pc"

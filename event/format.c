@@ -265,7 +265,9 @@ static void summary_syscall(const struct vg_syscall_ev *e, struct vg_buf *b, boo
     put_args(b, &e->args);
     put_decided(b, e->decision, e->rule_file, e->rule_line, "default", color);
     put_errno(b, e->err);
-    if (e->carried) { /* carried out by vigil: what the candidate got back */
+    if (e->installed) { /* an open vigil carried out: its file, a new fd */
+        vg_buf_puts(b, " = new fd");
+    } else if (e->carried) { /* carried out by vigil: what the candidate got back */
         vg_buf_printf(b, " = %lld", (long long)e->ret);
         put_errno(b, e->ret_errno);
     }

@@ -17,7 +17,11 @@ static bool has_rule(const void *b) { return ((const struct vg_syscall_ev *)b)->
 static bool no_rule(const void *b) { return !has_rule(b); }
 static bool dns_has_rule(const void *b) { return ((const struct vg_dns_ev *)b)->rule_file != NULL; }
 static bool dns_no_rule(const void *b) { return !dns_has_rule(b); }
-static bool carried(const void *b) { return ((const struct vg_syscall_ev *)b)->carried; }
+static bool has_ret(const void *b)
+{
+    const struct vg_syscall_ev *e = b;
+    return e->carried && !e->installed;
+}
 static bool is_start(const void *b) { return ((const struct vg_proc_ev *)b)->kind == VG_PROC_START; }
 static bool is_exit(const void *b) { return ((const struct vg_proc_ev *)b)->kind == VG_PROC_EXIT; }
 
@@ -157,7 +161,8 @@ static const struct vg_field syscall_f[] = {
     FLD(VG_K_PY_TRUNC, VG_F_BOOL, struct vg_syscall_ev, py_trunc),
     FLD(VG_K_PROBE, VG_F_BOOL, struct vg_syscall_ev, probe),
     FLD(VG_K_CARRIED, VG_F_BOOL, struct vg_syscall_ev, carried),
-    FLD(VG_K_RET, VG_F_I64, struct vg_syscall_ev, ret, .when = carried),
+    FLD(VG_K_INSTALLED, VG_F_BOOL, struct vg_syscall_ev, installed),
+    FLD(VG_K_RET, VG_F_I64, struct vg_syscall_ev, ret, .when = has_ret),
     FLD(VG_K_RET_ERRNO, VG_F_I32, struct vg_syscall_ev, ret_errno, .omit = VG_OM_ZERO),
 };
 SCHEMA(syscall_s, struct vg_syscall_ev, syscall_f);

@@ -139,7 +139,10 @@ static void syscall_rec(const struct vg_syscall_ev *s, struct vw_lines *o)
     vw_lines_add(o, VW_ST_NORMAL, 0, LABEL "%s   (syscall nr %d)", "class",
                  vg_class_name(s->cls), s->nr);
     errno_line(o, s->err);
-    if (s->carried) { /* carried out by vigil: what the candidate got back */
+    if (s->installed) {
+        vw_lines_add(o, VW_ST_NORMAL, 0, LABEL "%s", "returned",
+                     "a new fd for the file vigil opened (installed as the call was answered)");
+    } else if (s->carried) { /* carried out by vigil: what the candidate got back */
         vw_lines_add(o, VW_ST_NORMAL, 0, LABEL "%" PRId64 "   (carried out by vigil)", "returned",
                      s->ret);
         errno_line(o, s->ret_errno);

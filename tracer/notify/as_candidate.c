@@ -29,10 +29,10 @@
 
 #include "tracer/notify/notify_int.h"
 
-/* Interrupts a job blocked in the kernel when the run ends (the candidate
- * is gone, its connect or send may wait forever).  vigil uses SIGURG for
- * nothing else, and no descriptor of vigil's own asks for it. */
-#define WAKE_SIG SIGURG
+/* VG_NT_WAKE_SIG (notify_int.h) interrupts a job blocked in the kernel
+ * when the run ends (the candidate is gone, its connect or send may wait
+ * forever); the engine installs its handler. */
+#define WAKE_SIG VG_NT_WAKE_SIG
 
 struct vg_nt_cand {
     pthread_t th;
@@ -79,11 +79,6 @@ static int become_candidate(struct vg_nt_cand *c)
     return vg_ident_take(c->id, c->ruleset, c->why, sizeof c->why);
 }
 
-static void on_wake(int sig)
-{
-    (void)sig; /* only there to interrupt a blocking call (no SA_RESTART) */
-}
-
 static void *cand_main(void *arg)
 {
     struct vg_nt_cand *c = arg;
@@ -120,9 +115,7 @@ static struct vg_nt_cand *start(struct nt *n, const struct vg_task *t)
     c->root_fd = n->sup.root_fd;
     c->id = &n->opener.id;
     c->ruleset = n->opener.ruleset;
-    struct sigaction sa = {.sa_handler = on_wake};
-    sigemptyset(&sa.sa_mask);
-    if (!n->opener.started || sigaction(WAKE_SIG, &sa, NULL) < 0) {
+    if (!n->opener.started) {
         free(c);
         return NULL;
     }

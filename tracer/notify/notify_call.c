@@ -51,32 +51,43 @@ static void reply_plain(struct nt *n, int err, bool cont, int64_t val)
         vg_nt_fail(n, "notify engine: cannot answer a call", 0);
 }
 
-/* Install fd in the caller (it keeps O_CLOEXEC when the call asked for
- * it) and return the number it got there, or -errno: the call's result.
- * Installed before the record and answered after it, so that the record
- * can say which fd the candidate got. */
-static int64_t install_fd(struct nt *n, int fd, uint64_t flags)
+/* The answer to an open vigil carried out: install its file fd in the
+ * caller (it keeps O_CLOEXEC when the call asked for it) and answer the
+ * call with the number it got there, in one step (ADDFD_FLAG_SEND: the
+ * caller wakes once, as it would from its own open).  The record is
+ * written before: it says the file is installed, not which number. */
+static void install_and_answer(struct nt *n, struct vg_task *t, const struct vg_call *c, int fd)
 {
     struct seccomp_notif_addfd add = {
-        .id = n->req->id, .srcfd = (uint32_t)fd,
-        .newfd_flags = (flags & O_CLOEXEC) ? O_CLOEXEC : 0,
+        .id = n->req->id, .srcfd = (uint32_t)fd, .flags = SECCOMP_ADDFD_FLAG_SEND,
+        .newfd_flags = (c->args.flags & O_CLOEXEC) ? O_CLOEXEC : 0,
     };
     int r = ioctl(n->listener, SECCOMP_IOCTL_NOTIF_ADDFD, &add);
     int e = errno;
     close(fd);
-    if (r < 0 && e == EMFILE)
-        n->sup.ctx->out.limit_seen[VG_LIM_FILES] = true; /* its open-files limit */
-    return r < 0 ? -e : r;
+    if (r >= 0 || e == ENOENT)
+        return; /* answered, or the caller is gone */
+    /* The call fails as the candidate's own open would (EMFILE: at its
+     * open-files limit); the record said "installed": this note, naming
+     * the path, corrects it. */
+    if (e == EMFILE)
+        n->sup.ctx->out.limit_seen[VG_LIM_FILES] = true;
+    char what[VG_NT_NOTE_MAX];
+    snprintf(what, sizeof what, "%s%s: the file vigil opened could not be installed (%s): "
+             "the call failed with it", e == EMFILE ? "files: " : "",
+             c->check_path ? c->check_path : "?", strerrorname_np(e) ? strerrorname_np(e) : "?");
+    vg_sup_note(&n->sup, e == EMFILE ? "limit" : "error", what, t->nspid);
+    reply_plain(n, e, false, 0);
 }
 
 /* The calls vigil carries out itself, by kind (knowledge as data): opens
- * give a file to install, the others a result. */
+ * give vigil's own fd of the file (installed with the answer), the others
+ * a result. */
 static long carry_open(struct nt *n, struct vg_task *t, struct vg_call *c,
                        struct vg_call_verdict *v)
 {
     (void)v;
-    int fd = vg_nt_open(n, t, c);
-    return fd < 0 ? fd : install_fd(n, fd, (uint64_t)c->args.flags);
+    return vg_nt_open(n, t, c);
 }
 
 static bool takes_open(const struct vg_call *c)
@@ -90,27 +101,30 @@ static const struct {
     /* carried out even when there is nothing to decide or record (listen
      * on a bound socket: the socket may be swapped after the look) */
     bool unrecorded;
+    bool installs; /* a result >= 0 is a file to install (opens) */
 } carriers[] = {
-    {takes_open, carry_open, false},      /* notify_open.c */
-    {vg_nt_fs_takes, vg_nt_fs, false},    /* notify_fs.c */
-    {vg_nt_net_takes, vg_nt_net, true},   /* notify_net.c */
+    {takes_open, carry_open, false, true},      /* notify_open.c */
+    {vg_nt_fs_takes, vg_nt_fs, false, false},   /* notify_fs.c */
+    {vg_nt_net_takes, vg_nt_net, true, false},  /* notify_net.c */
 };
 
-/* Carry the allowed call out: true with its result in *ret, false when
- * vigil lets the kernel run it (CONTINUE). */
+/* Carry the allowed call out: true with its result in *ret (and whether
+ * that is a file to install), false when vigil lets the kernel run it
+ * (CONTINUE). */
 static bool carry_out(struct nt *n, struct vg_task *t, struct vg_call *c, struct vg_call_verdict *v,
-                      long *ret)
+                      long *ret, bool *installs)
 {
     for (size_t i = 0; i < VG_ARRAY_LEN(carriers); i++)
         if (carriers[i].takes(c) && (v->record || carriers[i].unrecorded)) {
             *ret = carriers[i].carry(n, t, c, v);
+            *installs = carriers[i].installs && *ret >= 0;
             return true;
         }
     return false;
 }
 
 static void record(struct nt *n, struct vg_task *t, struct vg_call *c,
-                   const struct vg_call_verdict *v, const long *ret, bool *ok)
+                   const struct vg_call_verdict *v, const long *ret, bool installs, bool *ok)
 {
     *ok = true;
     if (!v->record)
@@ -119,6 +133,7 @@ static void record(struct nt *n, struct vg_task *t, struct vg_call *c,
     vg_sup_fill_event(&n->sup, t, c, v, &ev);
     if (ret && !v->refuse && !v->kill) { /* carried out: its outcome */
         ev.carried = true;
+        ev.installed = installs;
         ev.ret = *ret < 0 ? -1 : *ret;
         ev.ret_errno = *ret < 0 ? (int32_t)-*ret : 0;
     }
@@ -140,18 +155,24 @@ static void decide_and_answer(struct nt *n, struct vg_task *t, struct vg_call *c
      * change (the lock is dropped while it runs): work on a copy */
     struct vg_task who = *t;
     long ret = 0;
-    bool carried = !v.refuse && !v.kill && carry_out(n, &who, c, &v, &ret);
+    bool installs = false;
+    bool carried = !v.refuse && !v.kill && carry_out(n, &who, c, &v, &ret, &installs);
     bool ok;
     /* a blocking send or connect let the run go on meanwhile: it happened
      * (recorded), even when the sandbox is being killed now */
-    record(n, &who, c, &v, carried ? &ret : NULL, &ok);
-    if (!ok)
+    record(n, &who, c, &v, carried ? &ret : NULL, installs, &ok);
+    if (!ok) {
+        if (installs)
+            close((int)ret);
         return; /* never answer a call whose record is not written */
+    }
     if (v.kill) {
         struct vg_task *now = vg_tasks_get(&n->sup.tasks, who.tid);
         vg_sup_policy_kill(&n->sup, now ? now : &who, c, &v);
     } else if (v.refuse) {
         reply_plain(n, v.err, false, 0);
+    } else if (installs) {
+        install_and_answer(n, &who, c, (int)ret);
     } else if (carried) {
         reply_plain(n, ret < 0 ? (int)-ret : 0, false, ret);
     } else {

@@ -6,6 +6,8 @@
 #define VG_NOTIFY_INT_H
 #include <linux/seccomp.h>
 #include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 
 #include "tracer/decode.h"
@@ -23,11 +25,21 @@ struct nt {
     int listener;          /* -1 until the candidate handed it over */
     struct vg_opener opener; /* the thread that opens as the candidate */
     int stop_fd;           /* eventfd: the lifecycle loop has ended */
+    _Atomic bool stopping; /* the same, for the notification loop */
     struct seccomp_notif_sizes sizes;
     struct seccomp_notif *req;
     struct seccomp_notif_resp *resp;
     struct vg_nt_cand *cand; /* as_candidate.c: made at its first job */
 };
+
+/* Interrupts vigil's threads blocked in the kernel: the notification
+ * thread in NOTIF_RECV when the run ends, the thread acting as the
+ * candidate in a connect or send whose caller is gone.  Its handler does
+ * nothing; without SA_RESTART the call fails EINTR.  vigil uses SIGURG
+ * for nothing else, and no descriptor of vigil's own asks for it. */
+#define VG_NT_WAKE_SIG SIGURG
+
+#define VG_NT_NOTE_MAX 600 /* a note's text: a path and a sentence */
 
 /* notify_call.c: handle the notification in n->req (lock held). */
 void vg_nt_handle(struct nt *n);

@@ -48,6 +48,10 @@ enum {
 #define TTY_MAJOR_AUX 5
 #define TTY_MINOR_CTTY 0
 
+#define VG_O_TMPFILE_BIT 020000000u /* __O_TMPFILE, without O_DIRECTORY */
+/* Opens the kernel never runs inline in io_uring (they may sleep). */
+#define SLEEPING_FLAGS (O_CREAT | O_TRUNC | VG_O_TMPFILE_BIT)
+
 static void futex_wake(_Atomic uint32_t *w)
 {
     syscall(SYS_futex, w, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
@@ -76,33 +80,44 @@ static void set_state(struct vg_opener *op, uint32_t v)
     futex_wake(&op->state);
 }
 
-/* The open itself, in the opener thread.  RESOLVE_IN_ROOT: "/" and ".."
- * stay in the sandbox; RESOLVE_NO_SYMLINKS (magic links included): the
- * path is canonical, so a symlink in it now is one the candidate swapped
- * in after the decision, and is refused (ELOOP) rather than followed.
- * O_NOCTTY: a terminal opened here must not become the supervisor's. */
-static int do_open(const struct vg_opener *op)
+/* How every open is made.  RESOLVE_IN_ROOT: "/" and ".." stay in the
+ * sandbox; RESOLVE_NO_SYMLINKS (magic links included): the path is
+ * canonical, so a symlink in it now is one the candidate swapped in after
+ * the decision, and is refused (ELOOP) rather than followed.  O_NOCTTY: a
+ * terminal opened here must not become the supervisor's. */
+static struct open_how how_of(uint32_t flags, uint32_t mode)
 {
-    struct open_how how = {
-        .flags = (uint64_t)op->flags | O_CLOEXEC | O_NOCTTY,
-        .mode = op->mode,
+    return (struct open_how){
+        .flags = (uint64_t)flags | O_CLOEXEC | O_NOCTTY,
+        .mode = mode,
         .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
     };
-    int fd = (int)syscall(SYS_openat2, op->root_fd, op->path, &how, sizeof how);
-    if (fd < 0)
-        return -errno;
-    struct stat st;
-    if (fstat(fd, &st) < 0) {
+}
+
+/* The file fd opened (closed and -errno when it must not be handed over);
+ * *st is its stat. */
+static int check_opened(int fd, struct stat *st)
+{
+    if (fstat(fd, st) < 0) {
         int e = errno;
         close(fd);
         return -e;
     }
-    if (S_ISCHR(st.st_mode) && major(st.st_rdev) == TTY_MAJOR_AUX &&
-        minor(st.st_rdev) == TTY_MINOR_CTTY) {
+    if (S_ISCHR(st->st_mode) && major(st->st_rdev) == TTY_MAJOR_AUX &&
+        minor(st->st_rdev) == TTY_MINOR_CTTY) {
         close(fd);
         return -ENXIO; /* what the candidate, without a terminal, would get */
     }
     return fd;
+}
+
+/* The open itself, in the opener thread. */
+static int do_open(const struct vg_opener *op)
+{
+    struct open_how how = how_of(op->flags, op->mode);
+    int fd = (int)syscall(SYS_openat2, op->root_fd, op->path, &how, sizeof how);
+    struct stat st;
+    return fd < 0 ? -errno : check_opened(fd, &st);
 }
 
 static void on_abort(int sig)
@@ -136,6 +151,9 @@ static void *opener_main(void *arg)
         set_state(op, OP_FAILED);
         return NULL;
     }
+    /* Lend these credentials to the ring; without it every open is
+     * handed over to this thread, as before Linux 5.12 */
+    (void)vg_uring_take_creds(&op->ring);
     set_state(op, OP_READY);
     uint32_t s = OP_READY;
     for (;;) {
@@ -155,6 +173,7 @@ int vg_opener_start(struct vg_opener *op, int root_fd, const struct vg_ident *id
 {
     *op = (struct vg_opener){.root_fd = root_fd, .id = *id, .ruleset = ruleset, .cpu = -1};
     atomic_init(&op->state, OP_IDLE);
+    (void)vg_uring_init(&op->ring); /* none: every open is handed over */
     /* blocked in this thread, and so in the opener until it unblocks it */
     sigset_t set;
     sigemptyset(&set);
@@ -164,6 +183,7 @@ int vg_opener_start(struct vg_opener *op, int root_fd, const struct vg_ident *id
         e = pthread_create(&op->th, NULL, opener_main, op);
     if (e) {
         snprintf(why, n, "notify engine: cannot start the opener thread: %s", strerror(e));
+        vg_uring_free(&op->ring);
         return -1;
     }
     op->started = true;
@@ -172,6 +192,7 @@ int vg_opener_start(struct vg_opener *op, int root_fd, const struct vg_ident *id
         snprintf(why, n, "%s", op->why);
         pthread_join(op->th, NULL);
         op->started = false;
+        vg_uring_free(&op->ring);
         return -1;
     }
     return 0;
@@ -193,11 +214,49 @@ static void follow_cpu(struct vg_opener *op)
         op->cpu = cpu;
 }
 
+/* What O_NONBLOCK, which the ring adds (uring.h), leaves as it is. */
+static bool plain_kind(mode_t m)
+{
+    return S_ISREG(m) || S_ISDIR(m);
+}
+
+/* The open carried out in this thread through the ring, with the opener's
+ * credentials; -EAGAIN when it must go to the opener thread instead: it
+ * creates or truncates, it would sleep, or it names a FIFO or a device
+ * (looked at first; and if one was swapped in meanwhile, it is closed
+ * again before anybody saw it and opened by the opener thread). */
+static int open_inline(struct vg_opener *op, const char *path, uint32_t flags)
+{
+    if (!vg_uring_ready(&op->ring) || (flags & SLEEPING_FLAGS))
+        return -EAGAIN;
+    struct stat st;
+    /* a look as vigil, as tracer/canon.c's readlinkat: it only picks the
+     * way; what is opened is what openat2 finds beneath the root */
+    if (fstatat(op->root_fd, path[1] ? path + 1 : ".", &st, AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT) == 0 &&
+        !plain_kind(st.st_mode))
+        return -EAGAIN;
+    struct open_how how = how_of(flags, 0);
+    int fd = vg_uring_openat2(&op->ring, op->root_fd, path, &how);
+    if (fd == -EAGAIN || fd == -ENXIO) /* would sleep; a FIFO swapped in */
+        return -EAGAIN;
+    if (fd < 0)
+        return fd;
+    fd = check_opened(fd, &st);
+    if (fd >= 0 && !plain_kind(st.st_mode)) {
+        close(fd);
+        return -EAGAIN;
+    }
+    return fd;
+}
+
 int vg_opener_open(struct vg_opener *op, const char *path, uint32_t flags, uint32_t mode,
                    bool (*wanted)(void *), void *arg)
 {
     if (!op->started)
         return -EIO;
+    int fd = open_inline(op, path, flags);
+    if (fd != -EAGAIN)
+        return fd;
     op->path = path;
     op->flags = flags;
     op->mode = mode;
@@ -223,4 +282,5 @@ void vg_opener_stop(struct vg_opener *op)
     set_state(op, OP_QUIT);
     pthread_join(op->th, NULL);
     op->started = false;
+    vg_uring_free(&op->ring);
 }

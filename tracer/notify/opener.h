@@ -22,6 +22,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "tracer/notify/uring.h"
+
 #define VG_IDENT_MAXGROUPS 64
 
 /* Who the candidate is, as the host sees it (/proc/PID/status). */
@@ -50,6 +52,7 @@ struct vg_opener {
     struct vg_ident id;
     int ruleset;
     int cpu;                    /* the CPU it is kept on (-1: any) */
+    struct vg_uring ring;       /* its credentials, lent (uring.h) */
     /* the hand-over: a futex word (enum in opener.c) and the request */
     _Atomic uint32_t state;
     const char *path;

@@ -1,0 +1,47 @@
+/* uring.h: opens carried out with the candidate's credentials without a
+ * thread switch.  The opener thread, once it has become the candidate
+ * (opener.h: its ids, no capabilities, the candidate's Landlock domain,
+ * all of which Linux keeps in the thread's credentials), registers those
+ * credentials with a small io_uring as a "personality"; the notification
+ * thread then submits an openat2 under that personality, and the kernel
+ * runs it with exactly those credentials: the same DAC and Landlock
+ * checks as the opener thread's own openat2, but in the caller's thread,
+ * which saves the two context switches of a hand-over.
+ *
+ * Only opens that can be done without sleeping are sent this way: the
+ * kernel runs an io_uring open inline with O_NONBLOCK and, asked with
+ * RESOLVE_CACHED, fails with EAGAIN rather than handing it to a worker
+ * thread.  O_CREAT, O_TRUNC and O_TMPFILE never run inline, and the
+ * forced O_NONBLOCK changes what opening a FIFO or a device does: those
+ * go to the opener thread (notify_open.c decides). */
+#ifndef VG_NOTIFY_URING_H
+#define VG_NOTIFY_URING_H
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct open_how;
+
+struct vg_uring {
+    int fd;              /* -1: none (no io_uring here; the opener thread is used) */
+    int personality;     /* -1 until the opener thread registered its credentials */
+    void *sq_map, *cq_map, *sqe_map;
+    size_t sq_len, cq_len, sqe_len;
+    unsigned *sq_tail, *sq_mask, *sq_array, *cq_head, *cq_tail, *cq_mask;
+    void *cqes, *sqes;
+};
+
+/* Make the ring (in any thread; its fd is the process's).  -1 (errno)
+ * when the kernel has no io_uring or refuses it: r->fd stays -1. */
+int vg_uring_init(struct vg_uring *r);
+/* In the thread that has become the candidate: register its credentials.
+ * -1 (errno) when it cannot (r->personality stays -1). */
+int vg_uring_take_creds(struct vg_uring *r);
+/* Can opens be carried out here? */
+bool vg_uring_ready(const struct vg_uring *r);
+/* openat2(dirfd, path, how) with the registered credentials, run inline
+ * (how->resolve gets RESOLVE_CACHED).  The fd, or -errno; -EAGAIN when it
+ * would have had to sleep. */
+int vg_uring_openat2(struct vg_uring *r, int dirfd, const char *path, const struct open_how *how);
+void vg_uring_free(struct vg_uring *r);
+#endif
