@@ -39,15 +39,15 @@ static struct vg_task *caller(struct nt *n, pid_t tid)
 
 /* The answer: fail with err, or (cont) let the kernel run the call, or
  * return val as the call's own result. */
-static void reply_plain(struct nt *n, int err, bool cont, int64_t val)
+static void reply_plain(struct nt *n, struct nt_rx *rx, int err, bool cont, int64_t val)
 {
-    memset(n->resp, 0, n->sizes.seccomp_notif_resp);
-    n->resp->id = n->req->id;
-    n->resp->error = cont ? 0 : -err;
-    n->resp->val = err ? 0 : val;
-    n->resp->flags = cont ? SECCOMP_USER_NOTIF_FLAG_CONTINUE : 0;
+    memset(rx->resp, 0, n->sizes.seccomp_notif_resp);
+    rx->resp->id = rx->req->id;
+    rx->resp->error = cont ? 0 : -err;
+    rx->resp->val = err ? 0 : val;
+    rx->resp->flags = cont ? SECCOMP_USER_NOTIF_FLAG_CONTINUE : 0;
     /* ENOENT: the caller is gone (killed meanwhile); nothing to answer */
-    if (ioctl(n->listener, SECCOMP_IOCTL_NOTIF_SEND, n->resp) < 0 && errno != ENOENT)
+    if (ioctl(n->listener, SECCOMP_IOCTL_NOTIF_SEND, rx->resp) < 0 && errno != ENOENT)
         vg_nt_fail(n, "notify engine: cannot answer a call", 0);
 }
 
@@ -56,10 +56,11 @@ static void reply_plain(struct nt *n, int err, bool cont, int64_t val)
  * call with the number it got there, in one step (ADDFD_FLAG_SEND: the
  * caller wakes once, as it would from its own open).  The record is
  * written before: it says the file is installed, not which number. */
-static void install_and_answer(struct nt *n, struct vg_task *t, const struct vg_call *c, int fd)
+static void install_and_answer(struct nt *n, struct nt_rx *rx, struct vg_task *t,
+                               const struct vg_call *c, int fd)
 {
     struct seccomp_notif_addfd add = {
-        .id = n->req->id, .srcfd = (uint32_t)fd, .flags = SECCOMP_ADDFD_FLAG_SEND,
+        .id = rx->req->id, .srcfd = (uint32_t)fd, .flags = SECCOMP_ADDFD_FLAG_SEND,
         .newfd_flags = (c->args.flags & O_CLOEXEC) ? O_CLOEXEC : 0,
     };
     int r = ioctl(n->listener, SECCOMP_IOCTL_NOTIF_ADDFD, &add);
@@ -77,17 +78,17 @@ static void install_and_answer(struct nt *n, struct vg_task *t, const struct vg_
              "the call failed with it", e == EMFILE ? "files: " : "",
              c->check_path ? c->check_path : "?", strerrorname_np(e) ? strerrorname_np(e) : "?");
     vg_sup_note(&n->sup, e == EMFILE ? "limit" : "error", what, t->nspid);
-    reply_plain(n, e, false, 0);
+    reply_plain(n, rx, e, false, 0);
 }
 
 /* The calls vigil carries out itself, by kind (knowledge as data): opens
  * give vigil's own fd of the file (installed with the answer), the others
  * a result. */
-static long carry_open(struct nt *n, struct vg_task *t, struct vg_call *c,
+static long carry_open(struct nt *n, struct nt_rx *rx, struct vg_task *t, struct vg_call *c,
                        struct vg_call_verdict *v)
 {
     (void)v;
-    return vg_nt_open(n, t, c);
+    return vg_nt_open(n, rx, t, c);
 }
 
 static bool takes_open(const struct vg_call *c)
@@ -97,7 +98,8 @@ static bool takes_open(const struct vg_call *c)
 
 static const struct {
     bool (*takes)(const struct vg_call *c);
-    long (*carry)(struct nt *n, struct vg_task *t, struct vg_call *c, struct vg_call_verdict *v);
+    long (*carry)(struct nt *n, struct nt_rx *rx, struct vg_task *t, struct vg_call *c,
+                  struct vg_call_verdict *v);
     /* carried out even when there is nothing to decide or record (listen
      * on a bound socket: the socket may be swapped after the look) */
     bool unrecorded;
@@ -111,12 +113,12 @@ static const struct {
 /* Carry the allowed call out: true with its result in *ret (and whether
  * that is a file to install), false when vigil lets the kernel run it
  * (CONTINUE). */
-static bool carry_out(struct nt *n, struct vg_task *t, struct vg_call *c, struct vg_call_verdict *v,
-                      long *ret, bool *installs)
+static bool carry_out(struct nt *n, struct nt_rx *rx, struct vg_task *t, struct vg_call *c,
+                      struct vg_call_verdict *v, long *ret, bool *installs)
 {
     for (size_t i = 0; i < VG_ARRAY_LEN(carriers); i++)
         if (carriers[i].takes(c) && (v->record || carriers[i].unrecorded)) {
-            *ret = carriers[i].carry(n, t, c, v);
+            *ret = carriers[i].carry(n, rx, t, c, v);
             *installs = carriers[i].installs && *ret >= 0;
             return true;
         }
@@ -147,7 +149,7 @@ static void record(struct nt *n, struct vg_task *t, struct vg_call *c,
 
 /* decide -> carry out -> record (with the outcome) -> answer: the record
  * is still written before the candidate sees anything of the call. */
-static void decide_and_answer(struct nt *n, struct vg_task *t, struct vg_call *c)
+static void decide_and_answer(struct nt *n, struct nt_rx *rx, struct vg_task *t, struct vg_call *c)
 {
     struct vg_call_verdict v;
     vg_decide_call(n->sup.ctx, c, n->sup.root_fd, &v);
@@ -156,7 +158,7 @@ static void decide_and_answer(struct nt *n, struct vg_task *t, struct vg_call *c
     struct vg_task who = *t;
     long ret = 0;
     bool installs = false;
-    bool carried = !v.refuse && !v.kill && carry_out(n, &who, c, &v, &ret, &installs);
+    bool carried = !v.refuse && !v.kill && carry_out(n, rx, &who, c, &v, &ret, &installs);
     bool ok;
     /* a blocking send or connect let the run go on meanwhile: it happened
      * (recorded), even when the sandbox is being killed now */
@@ -170,22 +172,29 @@ static void decide_and_answer(struct nt *n, struct vg_task *t, struct vg_call *c
         struct vg_task *now = vg_tasks_get(&n->sup.tasks, who.tid);
         vg_sup_policy_kill(&n->sup, now ? now : &who, c, &v);
     } else if (v.refuse) {
-        reply_plain(n, v.err, false, 0);
+        reply_plain(n, rx, v.err, false, 0);
     } else if (installs) {
-        install_and_answer(n, &who, c, (int)ret);
+        install_and_answer(n, rx, &who, c, (int)ret);
     } else if (carried) {
-        reply_plain(n, ret < 0 ? (int)-ret : 0, false, ret);
+        reply_plain(n, rx, ret < 0 ? (int)-ret : 0, false, ret);
     } else {
-        reply_plain(n, 0, true, 0);
+        reply_plain(n, rx, 0, true, 0);
     }
 }
 
-void vg_nt_handle(struct nt *n)
+bool vg_nt_caller_waits(void *arg)
 {
-    const struct seccomp_data *d = &n->req->data;
+    const struct nt_rx *rx = arg;
+    uint64_t id = rx->req->id;
+    return ioctl(rx->n->listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &id) == 0;
+}
+
+void vg_nt_handle(struct nt *n, struct nt_rx *rx)
+{
+    const struct seccomp_data *d = &rx->req->data;
     if (n->sup.ending)
         return; /* the sandbox is being killed: nothing more is released */
-    struct vg_task *t = caller(n, (pid_t)n->req->pid);
+    struct vg_task *t = caller(n, (pid_t)rx->req->pid);
     if (!t)
         return; /* gone: the kernel already failed its call */
     if (n->sup.root_fd < 0) {
@@ -206,11 +215,10 @@ void vg_nt_handle(struct nt *n)
     uint64_t args[6];
     memcpy(args, d->args, sizeof args);
     vg_decode_call(&tr, d->nr, args, &call);
-    uint64_t id = n->req->id;
-    if (ioctl(n->listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &id) < 0) {
+    if (!vg_nt_caller_waits(rx)) {
         vg_call_free(&call); /* what we read may not be the caller's: drop it */
         return;
     }
-    decide_and_answer(n, t, &call);
+    decide_and_answer(n, rx, t, &call);
     vg_call_free(&call);
 }

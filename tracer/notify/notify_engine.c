@@ -1,9 +1,10 @@
 /* notify_engine.c: the seccomp user-notification engine.  The candidate's
  * filter returns SECCOMP_RET_USER_NOTIF for audited calls; the candidate
  * hands its listener to the supervisor before exec (sandbox.c).  One
- * thread receives each notification, decodes the call from one copy of
- * its arguments, decides, writes the record and only then answers; opens
- * are carried out by vigil (notify_open.c).  The main thread keeps ptrace
+ * thread receives each notification (more while a call vigil carries out
+ * blocks: notify_rx.c), decodes the call from one copy of its arguments,
+ * decides, writes the record and only then answers; opens and the other
+ * calls vigil carries out run as the candidate (crew.h).  The main thread keeps ptrace
  * for the life of processes only (fork/clone/exec/exit events, EXITKILL),
  * so start, exec and exit records are the ptrace engine's own. */
 #include <errno.h>
@@ -27,8 +28,6 @@
 #include "tracer/py/pyframes.h"
 #include "tracer/notify/probe.h"
 
-#define JOIN_POLL_NS 20000000L /* 20 ms */
-#define NS_PER_S 1000000000L
 
 void vg_nt_fail(struct nt *n, const char *why, int32_t pid)
 {
@@ -76,25 +75,25 @@ static int take_fd(int pidfd, int fdnum)
 }
 
 /* While the candidate waits for our ack, locked down, before its exec:
- * the sandbox's root, the candidate's identity and the opener thread
- * that takes it (opener.h).  why is set on failure. */
-static int start_opener(struct nt *n, pid_t pid, int ruleset, char *why, size_t len)
+ * the sandbox's root, the candidate's identity and the primary crew that
+ * takes it (crew.h), so that a candidate vigil cannot act as never runs.
+ * why is set on failure. */
+static int start_crew(struct nt *n, struct nt_rx *rx, pid_t pid, char *why, size_t len)
 {
     char path[64];
-    struct vg_ident id;
     snprintf(path, sizeof path, "/proc/%d/root", (int)pid);
     n->sup.root_fd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
-    if (n->sup.root_fd < 0 || vg_ident_read(pid, &id) < 0) {
+    if (n->sup.root_fd < 0 || vg_ident_read(pid, &n->ident) < 0) {
         snprintf(why, len, "notify engine: cannot read the candidate's root and identity: %s",
                  strerror(errno));
         return -1;
     }
-    return vg_opener_start(&n->opener, n->sup.root_fd, &id, ruleset, why, len);
+    return vg_crew_start(&rx->crew, &n->ident, n->ruleset, why, len);
 }
 
-/* Take copies of the listener and the ruleset, and start the opener.
- * 0: done; 1: the candidate never got that far (nothing to serve). */
-static int take_listener(struct nt *n)
+/* Take copies of the listener and the ruleset, and start the primary
+ * crew.  0: done; 1: the candidate never got that far (nothing to serve). */
+static int take_listener(struct nt *n, struct nt_rx *rx)
 {
     int chan = n->sup.ctx->listener_chan, fdnum[2];
     pid_t pid;
@@ -105,16 +104,15 @@ static int take_listener(struct nt *n)
         return 1; /* EOF: it failed before installing the filter */
     int pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
     n->listener = take_fd(pidfd, fdnum[0]);
-    int ruleset = fdnum[1] < 0 ? -1 : take_fd(pidfd, fdnum[1]);
-    char why[300];
+    /* kept for every crew (each takes it), closed at teardown */
+    n->ruleset = fdnum[1] < 0 ? -1 : take_fd(pidfd, fdnum[1]);
+    char why[sizeof rx->crew.why];
     snprintf(why, sizeof why, "cannot take the candidate's seccomp listener and ruleset: %s",
              strerror(errno));
-    int rc = n->listener < 0 || (fdnum[1] >= 0 && ruleset < 0) ? -1
-             : start_opener(n, pid, ruleset, why, sizeof why);
+    int rc = n->listener < 0 || (fdnum[1] >= 0 && n->ruleset < 0) ? -1
+             : start_crew(n, rx, pid, why, sizeof why);
     if (pidfd >= 0)
         close(pidfd);
-    /* kept (n->opener.ruleset) for the thread that carries out the other
-     * calls as the candidate (as_candidate.c), closed at teardown */
     if (rc < 0 || write(chan, "k", 1) != 1) {
         pthread_mutex_lock(&n->lock);
         vg_nt_fail(n, why, 0);
@@ -127,29 +125,14 @@ static int take_listener(struct nt *n)
     return 0;
 }
 
-/* The notification loop waits in NOTIF_RECV itself (no poll first: one
- * system call less per call); the end of the run interrupts it with
- * VG_NT_WAKE_SIG once n->stopping is set. */
-static void *notify_thread(void *arg)
+/* The primary notification thread: the hand-over, then the calls.  It
+ * waits in NOTIF_RECV itself (no poll first: one system call less per
+ * call); the end of the run interrupts it (notify_rx.c). */
+static void *primary_main(void *arg)
 {
-    struct nt *n = arg;
-    if (take_listener(n) != 0)
-        return NULL;
-    while (!atomic_load_explicit(&n->stopping, memory_order_acquire)) {
-        memset(n->req, 0, n->sizes.seccomp_notif);
-        if (ioctl(n->listener, SECCOMP_IOCTL_NOTIF_RECV, n->req) < 0) {
-            if (errno == EINTR || errno == ENOENT)
-                continue; /* woken to stop, or the caller was killed meanwhile */
-            break;
-        }
-        pthread_mutex_lock(&n->lock);
-        /* Once the sandbox is being killed nothing more is decided,
-         * recorded or released: the caller stays waiting until SIGKILL
-         * takes it (as a stopped task does under ptrace). */
-        if (!n->sup.ending)
-            vg_nt_handle(n);
-        pthread_mutex_unlock(&n->lock);
-    }
+    struct nt_rx *rx = arg;
+    if (take_listener(rx->n, rx) == 0)
+        vg_nt_receive(rx->n, rx);
     return NULL;
 }
 
@@ -181,7 +164,7 @@ static void on_wake(int sig)
 static int setup(struct nt *n, struct vg_engine_ctx *ctx)
 {
     *n = (struct nt){.sup = {.ctx = ctx, .root_fd = -1}, .listener = -1, .stop_fd = -1,
-                     .opener = {.ruleset = -1}};
+                     .ruleset = -1};
     vg_tasks_init(&n->sup.tasks);
     n->sup.unw = vg_unwinder_new();
     n->sup.py = vg_py_new();
@@ -191,6 +174,7 @@ static int setup(struct nt *n, struct vg_engine_ctx *ctx)
     init->tgid = ctx->init_pid;
     init->identified = true;
     atomic_init(&n->stopping, false);
+    atomic_init(&n->receiving, 0);
     struct sigaction sa = {.sa_handler = on_wake};
     sigemptyset(&sa.sa_mask);
     if (pthread_mutex_init(&n->lock, NULL) != 0 || sigaction(VG_NT_WAKE_SIG, &sa, NULL) < 0)
@@ -198,25 +182,20 @@ static int setup(struct nt *n, struct vg_engine_ctx *ctx)
     n->stop_fd = eventfd(0, EFD_CLOEXEC);
     if (n->stop_fd < 0 || syscall(SYS_seccomp, SECCOMP_GET_NOTIF_SIZES, 0, &n->sizes) < 0)
         return -1;
-    n->req = vg_xcalloc(1, n->sizes.seccomp_notif);
-    n->resp = vg_xcalloc(1, n->sizes.seccomp_notif_resp);
     return 0;
 }
 
 static void teardown(struct nt *n)
 {
-    vg_opener_stop(&n->opener);
-    if (n->opener.ruleset >= 0)
-        close(n->opener.ruleset);
-    vg_nt_cand_free(n);
+    vg_nt_rx_free(n);
+    if (n->ruleset >= 0)
+        close(n->ruleset);
     if (n->listener >= 0)
         close(n->listener);
     if (n->stop_fd >= 0)
         close(n->stop_fd);
     if (n->sup.root_fd >= 0)
         close(n->sup.root_fd);
-    free(n->req);
-    free(n->resp);
     pthread_mutex_destroy(&n->lock);
     vg_unwinder_free(n->sup.unw);
     vg_py_free(n->sup.py);
@@ -224,47 +203,26 @@ static void teardown(struct nt *n)
     vg_tasks_free(&n->sup.tasks);
 }
 
-/* The candidate is gone, but a call vigil carries out for it may still
- * wait in the kernel (a blocking connect to a listener that never
- * accepts): interrupt it until the notification thread is done. */
-static void join_notify_thread(struct nt *n, pthread_t th)
-{
-    atomic_store_explicit(&n->stopping, true, memory_order_release);
-    for (;;) {
-        /* again each time: the signal may come before it is in NOTIF_RECV */
-        pthread_kill(th, VG_NT_WAKE_SIG);
-        struct timespec until;
-        clock_gettime(CLOCK_REALTIME, &until);
-        until.tv_nsec += JOIN_POLL_NS;
-        if (until.tv_nsec >= NS_PER_S) {
-            until.tv_sec++;
-            until.tv_nsec -= NS_PER_S;
-        }
-        if (pthread_timedjoin_np(th, NULL, &until) == 0)
-            return;
-        pthread_mutex_lock(&n->lock);
-        vg_nt_cand_interrupt(n);
-        pthread_mutex_unlock(&n->lock);
-    }
-}
-
 static int supervise(struct vg_engine_ctx *ctx)
 {
     struct nt n;
-    pthread_t th;
     bool threaded = false;
-    if (setup(&n, ctx) < 0 || pthread_create(&th, NULL, notify_thread, &n) != 0) {
-        /* fail closed: without the notification thread nothing is decided */
-        vg_nt_fail(&n, "notify engine: cannot start its thread", 0);
-    } else {
-        threaded = true;
+    if (setup(&n, ctx) == 0) {
+        struct nt_rx *primary = vg_nt_rx_new(&n, true);
+        primary->started = pthread_create(&primary->th, NULL, primary_main, primary) == 0;
+        threaded = primary->started;
     }
+    if (!threaded) /* fail closed: without the notification thread nothing is decided */
+        vg_nt_fail(&n, "notify engine: cannot start its thread", 0);
     lifecycle_loop(&n);
     if (threaded) {
         uint64_t one = 1;
         if (write(n.stop_fd, &one, sizeof one) != (ssize_t)sizeof one)
             vg_sup_kill_sandbox(&n.sup); /* cannot happen with an eventfd; nothing is left anyway */
-        join_notify_thread(&n, th);
+        /* the candidate is gone, but a call vigil carries out for it may
+         * still wait in the kernel (a blocking connect to a listener that
+         * never accepts): interrupted until every thread is done */
+        vg_nt_rx_stop(&n);
     }
     teardown(&n);
     return 0;

@@ -16,7 +16,7 @@
  * itself when the call does not follow) and acts on that fd.  A call on an
  * fd (fchmod, ftruncate...) acts on a pidfd_getfd copy of the caller's
  * file, checked to be the one decided.  Everything runs in the thread that
- * acts as the candidate (as_candidate.c). */
+ * acts as the candidate (a crew: crew.h). */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -624,17 +624,18 @@ static int prepare(struct nt *n, const struct vg_task *t, struct vg_call *c, str
     return -ENOSYS;
 }
 
-long vg_nt_fs(struct nt *n, struct vg_task *t, struct vg_call *c, struct vg_call_verdict *v)
+long vg_nt_fs(struct nt *n, struct nt_rx *rx, struct vg_task *t, struct vg_call *c,
+              struct vg_call_verdict *v)
 {
     (void)v; /* decided once: nothing here can change what was decided */
     struct fs_job j = {.row = row_of(c->nr), .c = c, .root_fd = n->sup.root_fd, .fd = -1};
     long r = prepare(n, t, c, &j);
     /* what was copied above came from the caller still in its call */
-    uint64_t id = n->req->id;
+    uint64_t id = rx->req->id;
     if (r == 0 && ioctl(n->listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &id) < 0)
         r = -ESRCH;
     if (r == 0)
-        r = write_answer(t, &j, vg_nt_as_candidate(n, t, carry, &j, false));
+        r = write_answer(t, &j, vg_nt_as_candidate(n, rx, t, carry, &j, false));
     if (j.fd >= 0)
         close(j.fd);
     if (j.fsize_hit) {

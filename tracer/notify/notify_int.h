@@ -1,73 +1,101 @@
 /* notify_int.h: the notify engine's state, shared by its files:
  * notify_engine.c (threads, the listener, the life of processes),
- * notify_call.c (one notification: decode, decide, record, reply) and
- * notify_open.c (opens carried out by the opener thread, opener.h). */
+ * notify_call.c (one notification: decode, decide, record, reply),
+ * notify_open.c, notify_fs.c and notify_net.c (the calls vigil carries
+ * out, in a crew: crew.h). */
 #ifndef VG_NOTIFY_INT_H
 #define VG_NOTIFY_INT_H
 #include <linux/seccomp.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 
 #include "tracer/decode.h"
-#include "tracer/notify/opener.h"
+#include "tracer/notify/crew.h"
 #include "tracer/supervisor.h"
 #include "tracer/verdict.h"
+
+/* A notification thread.  The primary one lives for the whole run; while
+ * a call one of them carries out may block (a FIFO's open, a connect, a
+ * send), it makes sure another is waiting for notifications, so that the
+ * candidate's other calls (the FIFO's other end) are still served.  The
+ * ones made so stay, waiting in NOTIF_RECV (which costs nothing), until
+ * the run ends: there are never more than the most calls that ever
+ * blocked at once, plus one. */
+struct nt_rx {
+    struct nt *n;
+    pthread_t th;
+    bool primary;
+    bool started;
+    struct seccomp_notif *req;       /* the call being handled */
+    struct seccomp_notif_resp *resp;
+    struct vg_crew crew;             /* started at its first job (the primary's at hand-over) */
+    struct nt_rx *next;
+};
+
+#define VG_NT_MAX_RX 64 /* notification threads at most; then a blocking call holds the others up */
 
 struct nt {
     /* Tasks, records and the life of processes are the ptrace engine's
      * (ptrace events only: no seccomp stops under this engine). */
     struct vg_sup sup;
-    /* sup and the log are shared by the two threads: the lifecycle thread
-     * (ptrace must be driven by one thread) and the notification thread. */
+    /* sup and the log are shared by the threads: the lifecycle thread
+     * (ptrace must be driven by one thread) and the notification threads. */
     pthread_mutex_t lock;
     int listener;          /* -1 until the candidate handed it over */
-    struct vg_opener opener; /* the thread that opens as the candidate */
+    struct vg_ident ident; /* the candidate's, read at hand-over */
+    int ruleset;           /* its Landlock ruleset (a copy), or -1 */
     int stop_fd;           /* eventfd: the lifecycle loop has ended */
-    _Atomic bool stopping; /* the same, for the notification loop */
+    _Atomic bool stopping; /* the same, for the notification loops */
     struct seccomp_notif_sizes sizes;
-    struct seccomp_notif *req;
-    struct seccomp_notif_resp *resp;
-    struct vg_nt_cand *cand; /* as_candidate.c: made at its first job */
+    /* the notification threads (the list under lock), and how many wait
+     * in NOTIF_RECV (atomic: counted outside the lock) */
+    struct nt_rx *rx;
+    int nrx;
+    _Atomic int receiving;
 };
 
 /* Interrupts vigil's threads blocked in the kernel: the notification
- * thread in NOTIF_RECV when the run ends, the thread acting as the
- * candidate in a connect or send whose caller is gone.  Its handler does
- * nothing; without SA_RESTART the call fails EINTR.  vigil uses SIGURG
- * for nothing else, and no descriptor of vigil's own asks for it. */
-#define VG_NT_WAKE_SIG SIGURG
+ * threads in NOTIF_RECV when the run ends, a crew's job whose caller is
+ * gone.  The engine installs its handler, which does nothing. */
+#define VG_NT_WAKE_SIG VG_CREW_SIG
 
 #define VG_NT_NOTE_MAX 600 /* a note's text: a path and a sentence */
 
-/* notify_call.c: handle the notification in n->req (lock held). */
-void vg_nt_handle(struct nt *n);
+/* notify_rx.c: a new notification thread's state, linked in (lock held;
+ * its thread is the caller's to start: rx->started); the loop that
+ * receives and handles calls; the end of them all (interrupted until
+ * each has ended); and their memory (each crew stopped). */
+struct nt_rx *vg_nt_rx_new(struct nt *n, bool primary);
+void vg_nt_receive(struct nt *n, struct nt_rx *rx);
+void vg_nt_rx_stop(struct nt *n);
+void vg_nt_rx_free(struct nt *n);
+
+/* notify_call.c: handle the notification in rx->req (lock held). */
+void vg_nt_handle(struct nt *n, struct nt_rx *rx);
+/* Does the task rx->req came from still wait in that call?  (Killed, by
+ * the run's timeout say, it does not.)  arg: the nt_rx. */
+bool vg_nt_caller_waits(void *rx);
 
 /* notify_open.c: is nr a call vigil carries out itself? */
 bool vg_nt_carried_out(int nr);
-/* Carry out the allowed open c for the task t that n->req came from:
- * open the decided path as the candidate (opener.h) and return the fd to
- * install, or -errno for the call to fail with. */
-int vg_nt_open(struct nt *n, struct vg_task *t, struct vg_call *c);
+/* Carry out the allowed open c for the task t that rx->req came from:
+ * open the decided path as the candidate and return the fd to install,
+ * or -errno for the call to fail with. */
+int vg_nt_open(struct nt *n, struct nt_rx *rx, struct vg_task *t, struct vg_call *c);
 
-/* as_candidate.c: run fn(arg) in vigil's thread that has the candidate's
- * ids, no capabilities and its Landlock rules, and return what fn returns
- * (-errno on failure).  may_block: n->lock is released while fn runs, so
- * t must not point into the task table (pass a copy).  The thread is made
- * at the first call; when it cannot be, the run ends (-EIO). */
-long vg_nt_as_candidate(struct nt *n, const struct vg_task *t, long (*fn)(void *), void *arg,
-                        bool may_block);
-/* Interrupt a job blocked in the kernel (the run is ending); free it all. */
-void vg_nt_cand_interrupt(struct nt *n);
-void vg_nt_cand_free(struct nt *n);
+/* Run fn(arg) in rx's crew, the thread that has the candidate's ids, no
+ * capabilities and its Landlock rules, and return what fn returns (-errno
+ * on failure).  may_block: n->lock is released while fn runs, and another
+ * notification thread waits for calls meanwhile; t must not point into
+ * the task table then (pass a copy).  The crew is made at its first job;
+ * when it cannot be, the run ends (-EIO). */
+long vg_nt_as_candidate(struct nt *n, struct nt_rx *rx, const struct vg_task *t,
+                        long (*fn)(void *), void *arg, bool may_block);
 
-/* The text after key ("\nUmask:") in /proc/TID/status, read into buf
- * (n bytes, VG_NT_STATUS_MAX is enough), or NULL. */
+/* status.c: the caller's umask (vigil's crew threads have 0 and apply
+ * this to each mode), from /proc/TID/status; -1 when unreadable. */
 #define VG_NT_STATUS_MAX 4096
-const char *vg_nt_status_field(pid_t tid, const char *key, char *buf, size_t n);
-/* The caller's umask (vigil's threads acting as the candidate have 0 and
- * apply this to each mode), from /proc/TID/status; -1 when unreadable. */
 int vg_nt_caller_umask(pid_t tid, mode_t *mask);
 
 /* The calls vigil carries out itself besides opens: does it take c, and
@@ -75,13 +103,15 @@ int vg_nt_caller_umask(pid_t tid, mode_t *mask);
  * call's result as the candidate gets it (>= 0) or -errno.
  * notify_fs.c: the file-changing calls; notify_net.c: connect, bind, sends. */
 bool vg_nt_fs_takes(const struct vg_call *c);
-long vg_nt_fs(struct nt *n, struct vg_task *t, struct vg_call *c, struct vg_call_verdict *v);
+long vg_nt_fs(struct nt *n, struct nt_rx *rx, struct vg_task *t, struct vg_call *c,
+              struct vg_call_verdict *v);
 bool vg_nt_net_takes(const struct vg_call *c);
-long vg_nt_net(struct nt *n, struct vg_task *t, struct vg_call *c, struct vg_call_verdict *v);
-/* In the thread acting as the candidate: an O_PATH fd of path inside
- * root_fd with no symlink followed (flags: O_DIRECTORY, O_NOFOLLOW), or
- * -errno; and of its parent directory, *name its last component
- * (-EEXIST for "/" itself, which has none). */
+long vg_nt_net(struct nt *n, struct nt_rx *rx, struct vg_task *t, struct vg_call *c,
+               struct vg_call_verdict *v);
+/* In a crew: an O_PATH fd of path inside root_fd with no symlink followed
+ * (flags: O_DIRECTORY, O_NOFOLLOW), or -errno; and of its parent
+ * directory, *name its last component (-EEXIST for "/" itself, which has
+ * none). */
 int vg_nt_open_in_root(int root_fd, const char *path, int flags);
 int vg_nt_open_parent(int root_fd, const char *path, const char **name);
 

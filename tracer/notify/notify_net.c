@@ -288,17 +288,18 @@ static int prepare(struct nt *n, const struct vg_task *t, struct net_job *j)
     }
 }
 
-long vg_nt_net(struct nt *n, struct vg_task *t, struct vg_call *c, struct vg_call_verdict *v)
+long vg_nt_net(struct nt *n, struct nt_rx *rx, struct vg_task *t, struct vg_call *c,
+               struct vg_call_verdict *v)
 {
     (void)v; /* decided once: nothing here can change what was decided */
     struct net_job j = {.op = (enum net_op)op_of(c->nr), .c = c, .root_fd = n->sup.root_fd,
                         .sock = -1};
     long r = prepare(n, t, &j);
-    uint64_t id = n->req->id;
+    uint64_t id = rx->req->id;
     if (r == 0 && ioctl(n->listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &id) < 0)
         r = -ESRCH; /* what was copied may not be the caller's */
     if (r == 0) {
-        r = vg_nt_as_candidate(n, t, do_net, &j, j.op != NET_BIND && j.op != NET_LISTEN);
+        r = vg_nt_as_candidate(n, rx, t, do_net, &j, j.op != NET_BIND && j.op != NET_LISTEN);
         /* the kernel signals the sender (vigil's thread, which ignores
          * it); the candidate asked for it */
         bool sends = j.op == NET_SENDTO || j.op == NET_SENDMSG || j.op == NET_SENDMMSG;

@@ -1,8 +1,8 @@
 /* notify_open.c: opens carried out by vigil.  The decided path (the
  * canonical one the policy judged, resolved in the sandbox's view from the
  * caller's cwd or dirfd at the time of the call, magic links below /proc
- * already replaced by what they lead to) goes to the opener thread
- * (opener.h) with the call's flags; it opens exactly that path with no
+ * already replaced by what they lead to) is opened as the candidate
+ * (crew.h) with the call's flags: exactly that path with no
  * symlink followed, so what is opened, created or truncated is what was
  * decided, whatever the candidate's threads do to its memory or its files
  * meanwhile.  O_CREAT and O_TRUNC take effect only then: this runs after
@@ -18,7 +18,6 @@
 #include <unistd.h>
 
 #include "tracer/notify/notify_int.h"
-#include "tracer/notify/opener.h"
 
 #define VG_O_TMPFILE_BIT 020000000u /* __O_TMPFILE, without O_DIRECTORY */
 #define PERM_BITS 07777u
@@ -50,15 +49,6 @@ static int unresolved_errno(const char *path)
     return ENOTDIR; /* a dirfd that is not a directory ("socket:[7]") */
 }
 
-/* Does the task n->req came from still wait in that call?  (Killed, by
- * the run's timeout say, it does not.) */
-static bool caller_waits(void *arg)
-{
-    struct nt *n = arg;
-    uint64_t id = n->req->id;
-    return ioctl(n->listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &id) == 0;
-}
-
 /* The flags open(2) and openat(2) act on: the kernel drops any other bit
  * there (openat2 refuses them, and so does the candidate's openat2). */
 #define VALID_OPEN_FLAGS                                                                      \
@@ -66,7 +56,7 @@ static bool caller_waits(void *arg)
      O_SYNC | FASYNC | O_DIRECT | O_LARGEFILE | O_DIRECTORY | O_NOFOLLOW | O_NOATIME |        \
      O_CLOEXEC | O_PATH | VG_O_TMPFILE_BIT)
 
-int vg_nt_open(struct nt *n, struct vg_task *t, struct vg_call *c)
+int vg_nt_open(struct nt *n, struct nt_rx *rx, struct vg_task *t, struct vg_call *c)
 {
     const char *path = c->check_path;
     uint32_t flags = (uint32_t)c->args.flags;
@@ -76,12 +66,18 @@ int vg_nt_open(struct nt *n, struct vg_task *t, struct vg_call *c)
         return -ENOENT; /* open("") names nothing (no AT_EMPTY_PATH for opens) */
     if (!path || path[0] != '/')
         return -unresolved_errno(path ? path : "(unreadable)");
-    uint32_t mode = 0;
+    struct vg_crew_open o = {.root_fd = n->sup.root_fd, .path = path, .flags = flags};
     if (flags & (O_CREAT | VG_O_TMPFILE_BIT)) {
         mode_t mask;
         if (vg_nt_caller_umask(t->tid, &mask) < 0)
             return -EACCES; /* gone, or /proc unreadable: do not guess */
-        mode = (uint32_t)c->args.mode & PERM_BITS & ~(uint32_t)mask;
+        o.mode = (uint32_t)c->args.mode & PERM_BITS & ~(uint32_t)mask;
     }
-    return vg_opener_open(&n->opener, path, flags, mode, caller_waits, n);
+    /* most opens: in this thread, with the crew's credentials */
+    bool may_block;
+    int fd = vg_crew_open_inline(&rx->crew, &o, &may_block);
+    if (fd != -EAGAIN)
+        return fd;
+    /* the others as a job (the crew's first one starts it) */
+    return (int)vg_nt_as_candidate(n, rx, t, vg_crew_open_job, &o, may_block);
 }

@@ -1,5 +1,5 @@
-/* opener_ident.c: the candidate's identity, read from the host's /proc
- * and taken by one thread of the supervisor (see opener.h).
+/* crew_ident.c: the candidate's identity, read from the host's /proc
+ * and taken by one thread of the supervisor (see crew.h).
  *
  * The identity is read once, when the candidate hands its listener over:
  * it is locked down then (launcher/sandbox.c lock_down) and can never
@@ -8,7 +8,7 @@
  * credentials, no_new_privs, the Landlock domain and (after
  * unshare(CLONE_FS)) umask, root and cwd per thread; glibc's set*id
  * wrappers would broadcast to every thread, so the raw calls are used. */
-#include "tracer/notify/opener.h"
+#include "tracer/notify/crew.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -163,12 +163,12 @@ int vg_ident_take(const struct vg_ident *id, int ruleset, char *why, size_t n)
     else if (ruleset >= 0 && syscall(SYS_landlock_restrict_self, ruleset, 0) < 0)
         step = "landlock_restrict_self";
     if (step) {
-        snprintf(why, n, "notify engine: the opener thread cannot become the candidate (%s): %s",
+        snprintf(why, n, "notify engine: a crew thread cannot become the candidate (%s): %s",
                  step, strerror(errno));
         return -1;
     }
     if (!took(id)) {
-        snprintf(why, n, "notify engine: the opener thread is not the candidate after taking "
+        snprintf(why, n, "notify engine: a crew thread is not the candidate after taking "
                          "its identity");
         return -1;
     }

@@ -1,0 +1,139 @@
+/* notify_rx.c: the notification threads (struct nt_rx, notify_int.h).
+ *
+ * Each waits in NOTIF_RECV and handles the calls it receives under the
+ * engine's lock.  A call vigil carries out that may block (the open of a
+ * FIFO, which waits for the other end; a connect; a send into a full
+ * buffer) runs in the thread's crew with the lock released, and before
+ * that the thread makes sure another one waits for notifications: the
+ * call that unblocks it (the FIFO's other end, opened by another process
+ * of the candidate) is then served rather than waiting behind it.  The
+ * threads made so stay until the run ends. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <time.h>
+
+#include "tracer/notify/notify_int.h"
+#include "util/util.h"
+
+#define STOP_POLL_NS 20000000L /* 20 ms: how often the end of the run interrupts them */
+
+void vg_nt_receive(struct nt *n, struct nt_rx *rx)
+{
+    while (!atomic_load_explicit(&n->stopping, memory_order_acquire)) {
+        memset(rx->req, 0, n->sizes.seccomp_notif);
+        atomic_fetch_add_explicit(&n->receiving, 1, memory_order_acq_rel);
+        int r = ioctl(n->listener, SECCOMP_IOCTL_NOTIF_RECV, rx->req);
+        int e = errno;
+        atomic_fetch_sub_explicit(&n->receiving, 1, memory_order_acq_rel);
+        if (r < 0) {
+            if (e == EINTR || e == ENOENT)
+                continue; /* woken to stop, or the caller was killed meanwhile */
+            break;
+        }
+        pthread_mutex_lock(&n->lock);
+        /* Once the sandbox is being killed nothing more is decided,
+         * recorded or released: the caller stays waiting until SIGKILL
+         * takes it (as a stopped task does under ptrace). */
+        if (!n->sup.ending)
+            vg_nt_handle(n, rx);
+        pthread_mutex_unlock(&n->lock);
+    }
+}
+
+struct nt_rx *vg_nt_rx_new(struct nt *n, bool primary)
+{
+    struct nt_rx *rx = vg_xcalloc(1, sizeof *rx);
+    rx->n = n;
+    rx->primary = primary;
+    rx->req = vg_xcalloc(1, n->sizes.seccomp_notif);
+    rx->resp = vg_xcalloc(1, n->sizes.seccomp_notif_resp);
+    rx->next = n->rx;
+    n->rx = rx;
+    n->nrx++;
+    return rx;
+}
+
+static void *spawned_main(void *arg)
+{
+    struct nt_rx *rx = arg;
+    vg_nt_receive(rx->n, rx);
+    return NULL;
+}
+
+/* Lock held: another thread will receive while this one's call blocks. */
+static void keep_receiving(struct nt *n)
+{
+    if (atomic_load_explicit(&n->receiving, memory_order_acquire) > 0 || n->nrx >= VG_NT_MAX_RX)
+        return; /* one waits already; or so many block that this one must wait its turn */
+    struct nt_rx *rx = vg_nt_rx_new(n, false);
+    rx->started = pthread_create(&rx->th, NULL, spawned_main, rx) == 0;
+}
+
+long vg_nt_as_candidate(struct nt *n, struct nt_rx *rx, const struct vg_task *t,
+                        long (*fn)(void *), void *arg, bool may_block)
+{
+    if (!rx->crew.started) {
+        char why[sizeof rx->crew.why];
+        if (vg_crew_start(&rx->crew, &n->ident, n->ruleset, why, sizeof why) < 0) {
+            vg_nt_fail(n, why, t->nspid); /* fail closed: nothing is carried out without it */
+            return -EIO;
+        }
+    }
+    if (may_block) {
+        keep_receiving(n);
+        pthread_mutex_unlock(&n->lock);
+    }
+    long r = vg_crew_run(&rx->crew, fn, arg, vg_nt_caller_waits, rx);
+    if (may_block)
+        pthread_mutex_lock(&n->lock);
+    return r;
+}
+
+/* Interrupt every thread still running (lock held); false when none is. */
+static bool interrupt_all(struct nt *n)
+{
+    bool left = false;
+    for (struct nt_rx *rx = n->rx; rx; rx = rx->next) {
+        if (!rx->started)
+            continue;
+        if (pthread_tryjoin_np(rx->th, NULL) == 0) {
+            rx->started = false;
+            continue;
+        }
+        left = true;
+        pthread_kill(rx->th, VG_NT_WAKE_SIG); /* out of NOTIF_RECV */
+        vg_crew_interrupt(&rx->crew);         /* a job blocked in the kernel */
+    }
+    return left;
+}
+
+void vg_nt_rx_stop(struct nt *n)
+{
+    atomic_store_explicit(&n->stopping, true, memory_order_release);
+    struct timespec pause = {0, STOP_POLL_NS};
+    for (;;) {
+        /* again each time: a signal may come before its thread is in the
+         * call it is meant to interrupt */
+        pthread_mutex_lock(&n->lock);
+        bool left = interrupt_all(n);
+        pthread_mutex_unlock(&n->lock);
+        if (!left)
+            return;
+        nanosleep(&pause, NULL);
+    }
+}
+
+void vg_nt_rx_free(struct nt *n)
+{
+    while (n->rx) {
+        struct nt_rx *rx = n->rx;
+        n->rx = rx->next;
+        vg_crew_stop(&rx->crew);
+        free(rx->req);
+        free(rx->resp);
+        free(rx);
+    }
+    n->nrx = 0;
+}

@@ -1,0 +1,37 @@
+/* status.c: what the notify engine reads of a caller in its /proc status
+ * (as vigil, in the host's /proc): its umask, which vigil's crew threads,
+ * with a umask of 0 of their own, apply to each mode they create. */
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "tracer/notify/notify_int.h"
+
+/* The text after key ("\nUmask:") in /proc/TID/status, read into buf,
+ * or NULL. */
+static const char *status_field(pid_t tid, const char *key, char *buf, size_t n)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/status", (int)tid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    ssize_t got = fd < 0 ? -1 : read(fd, buf, n - 1);
+    if (fd >= 0)
+        close(fd);
+    if (got <= 0)
+        return NULL;
+    buf[got] = 0;
+    const char *p = strstr(buf, key);
+    return p ? p + strlen(key) : NULL;
+}
+
+int vg_nt_caller_umask(pid_t tid, mode_t *mask)
+{
+    char buf[VG_NT_STATUS_MAX];
+    const char *u = status_field(tid, "\nUmask:", buf, sizeof buf);
+    if (!u)
+        return -1;
+    *mask = (mode_t)strtoul(u, NULL, 8);
+    return 0;
+}
