@@ -4,8 +4,8 @@ header and the result, and --engine notify says so on stderr.
 
 This kernel has every feature, so the test makes it look older from the
 outside: tests/candidates/fallback_old_kernel.c installs a seccomp filter
-answering EINVAL where an older kernel's seccomp does, and execs vigil
-under it.  vigil has no knob for this; what it sees is what it would see
+answering EINVAL where an older kernel's seccomp does (or EPERM for any
+listener, as a container's filter may), and execs vigil under it.  vigil has no knob for this; what it sees is what it would see
 there.  Each case is judged by what a user sees (a denied file's per-run
 token never printed, a readable file printed, the stderr lines) and by
 the log decoded with Python's msgpack (the refusal recorded, the engine
@@ -34,6 +34,7 @@ KERNELS = {
                                               "SECCOMP_ADDFD_FLAG_SEND"),
     "no-wait-killable": ("notify", NOTIFY % "no WAIT_KILLABLE_RECV"),
     "no-sync-wake-up": ("notify", NOTIFY % "WAIT_KILLABLE_RECV"),
+    "listener-refused": ("ptrace", UNAVAILABLE % "SECCOMP_FILTER_FLAG_NEW_LISTENER"),
 }
 FALLBACKS = [k for k, (engine, _) in KERNELS.items() if engine == "ptrace"]
 

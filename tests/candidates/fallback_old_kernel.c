@@ -4,7 +4,7 @@
  *
  * installs a seccomp filter (with no_new_privs, so any caller may) that
  * answers EINVAL, as an older kernel does, for the seccomp features it
- * does not have, then
+ * does not have (or EPERM, as an outer filter of a container's may), then
  * execs PROGRAM.  The filter is inherited by everything PROGRAM starts
  * (vigil's probe, its sandbox, the candidate): the whole run sees the
  * older kernel's seccomp.  LACKS names one of the rows of kernels[] below.
@@ -49,7 +49,7 @@
 
 /* One refusal: call NR whose first argument is ARG0 (unless ANY_ARG0)
  * and whose second has a bit of MASK (TEST_SET) or equals VALUE (TEST_EQ)
- * fails with EINVAL.  Arguments are compared on their low 32 bits, all
+ * fails with the row's errno.  Arguments are compared on their low 32 bits, all
  * that the kernel reads of these (unsigned int op, flags, cmd). */
 enum test { TEST_SET, TEST_EQ };
 #define ANY_ARG0 (~0u)
@@ -62,6 +62,7 @@ struct refusal {
 #define MAX_REFUSALS 3
 struct kernel {
     const char *name; /* the LACKS argument */
+    int err;          /* what the refused calls fail with */
     struct refusal refuse[MAX_REFUSALS];
     unsigned n;
 };
@@ -71,17 +72,19 @@ struct kernel {
 
 static const struct kernel kernels[] = {
     /* before 5.0: no listener at all, nor the call that sizes its messages */
-    {"no-listener", {SET_FILTER_WITH(~(unsigned)FLAGS_BEFORE_5_0),
+    {"no-listener", EINVAL, {SET_FILTER_WITH(~(unsigned)FLAGS_BEFORE_5_0),
                      {SYS_seccomp, SECCOMP_GET_NOTIF_SIZES, TEST_EQ, 0}}, 2},
     /* 5.9 to 5.13: ADDFD but no SECCOMP_ADDFD_FLAG_SEND (5.14), no
      * WAIT_KILLABLE_RECV (5.19), no SET_FLAGS (6.6) */
-    {"no-addfd-send", {SET_FILTER_WITH(SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV),
+    {"no-addfd-send", EINVAL, {SET_FILTER_WITH(SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV),
                        IOCTL(SECCOMP_IOCTL_NOTIF_ADDFD), IOCTL(SECCOMP_IOCTL_NOTIF_SET_FLAGS)}, 3},
     /* 5.14 to 5.18: ADDFD_FLAG_SEND, but no WAIT_KILLABLE_RECV nor SET_FLAGS */
-    {"no-wait-killable", {SET_FILTER_WITH(SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV),
+    {"no-wait-killable", EINVAL, {SET_FILTER_WITH(SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV),
                           IOCTL(SECCOMP_IOCTL_NOTIF_SET_FLAGS)}, 2},
     /* 5.19 to 6.5: everything but SET_FLAGS (FD_SYNC_WAKE_UP) */
-    {"no-sync-wake-up", {IOCTL(SECCOMP_IOCTL_NOTIF_SET_FLAGS)}, 1},
+    {"no-sync-wake-up", EINVAL, {IOCTL(SECCOMP_IOCTL_NOTIF_SET_FLAGS)}, 1},
+    /* any kernel, under a container's filter that refuses listeners */
+    {"listener-refused", EPERM, {SET_FILTER_WITH(SECCOMP_FILTER_FLAG_NEW_LISTENER)}, 1},
 };
 
 #define LOAD(off) BPF_STMT(BPF_LD | BPF_W | BPF_ABS, (off))
@@ -89,7 +92,7 @@ static const struct kernel kernels[] = {
 #define MAX_INSNS (3 + MAX_REFUSALS * 7)
 
 /* Append one refusal's block; every "no" jumps past its RET. */
-static unsigned emit(struct sock_filter *f, unsigned n, const struct refusal *r)
+static unsigned emit(struct sock_filter *f, unsigned n, const struct refusal *r, int err)
 {
     unsigned start = n, len = r->arg0 == ANY_ARG0 ? 5 : 7;
     unsigned end = start + len; /* the next block */
@@ -104,7 +107,7 @@ static unsigned emit(struct sock_filter *f, unsigned n, const struct refusal *r)
     f[n++] = (struct sock_filter)LOAD(ARG_LO(1));
     unsigned op = r->test == TEST_SET ? BPF_JSET : BPF_JEQ;
     f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | op | BPF_K, r->arg1, 0, 1);
-    f[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EINVAL);
+    f[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (unsigned)err);
     return n;
 }
 
@@ -116,7 +119,7 @@ static int install(const struct kernel *k)
     f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, NATIVE_ARCH, 1, 0);
     f[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
     for (unsigned i = 0; i < k->n; i++)
-        n = emit(f, n, &k->refuse[i]);
+        n = emit(f, n, &k->refuse[i], k->err);
     f[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
     struct sock_fprog prog = {.len = (unsigned short)n, .filter = f};
     if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
