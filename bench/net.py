@@ -19,13 +19,13 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "tests"))
 import harness  # noqa: E402
 from outside import Outside  # noqa: E402
+from net_connect import serve  # noqa: E402
 from tools import bwrap_argv  # noqa: E402
 
 ROOT = os.path.abspath(os.path.join(HERE, ".."))
@@ -39,13 +39,7 @@ def serve_outside(out):
     srv = out.socket()
     srv.bind((out.addr, 0))
     srv.listen(512)
-
-    def loop():
-        while True:
-            c, _ = srv.accept()
-            c.sendall(b"x")
-            c.close()
-    threading.Thread(target=loop, daemon=True).start()
+    serve(srv)
     return srv.getsockname()[1]
 
 

@@ -21,7 +21,6 @@ struct vg_reader {
     size_t cap, start, end;  /* unread bytes are buf[start..end) */
     uint64_t base;           /* file offset of buf[0] */
     enum vg_mp_status status;
-    size_t last_off, last_len; /* the record vg_reader_next returned last */
     bool dead;
     char err[600];
 };
@@ -112,8 +111,6 @@ int vg_reader_next(struct vg_reader *r, struct vg_decoded *out)
         int rc = vg_record_decode(r->buf + r->start, n, out, &err);
         if (rc < 0 && !out->unknown_type)
             return stop(r, err.msg);
-        r->last_off = r->start;
-        r->last_len = n;
         r->start += n;
         if (rc == 0) {
             r->status = VG_MP_OK;
@@ -125,11 +122,6 @@ int vg_reader_next(struct vg_reader *r, struct vg_decoded *out)
 
 enum vg_mp_status vg_reader_status(const struct vg_reader *r) { return r->status; }
 
-void vg_reader_raw(const struct vg_reader *r, const uint8_t **p, size_t *n)
-{
-    *p = r->buf + r->last_off;
-    *n = r->last_len;
-}
 uint64_t vg_reader_offset(const struct vg_reader *r) { return r->base + r->start; }
 const char *vg_reader_error(const struct vg_reader *r) { return r->err; }
 

@@ -58,9 +58,6 @@ enum vg_mp_status vg_reader_status(const struct vg_reader *r);
 uint64_t vg_reader_offset(const struct vg_reader *r);
 const char *vg_reader_error(const struct vg_reader *r);
 void vg_reader_close(struct vg_reader *r);
-/* The msgpack bytes of the record vg_reader_next returned last (valid until
- * the next call): for keys this build's schema does not decode. */
-void vg_reader_raw(const struct vg_reader *r, const uint8_t **p, size_t *n);
 
 /* ---- presentation shared by `vigil log` and the viewer ---- */
 /* One-line summary of a record, no time/pid prefix, e.g.

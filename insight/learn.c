@@ -10,7 +10,6 @@
 #include <string.h>
 
 #include "event/reader.h"
-#include "insight/extra.h"
 #include "insight/generalize.h"
 #include "insight/learn_int.h"
 #include "insight/summary.h"
@@ -108,8 +107,7 @@ static bool to_sockaddr(const struct vg_args *a, struct sockaddr_storage *ss, so
     return false;
 }
 
-static void learn_net(struct vg_learn *L, const struct vg_syscall_ev *e, const uint8_t *raw,
-                      size_t rawlen)
+static void learn_net(struct vg_learn *L, const struct vg_syscall_ev *e)
 {
     const struct vg_args *a = &e->args;
     const char *proto = a->proto ? a->proto : "tcp";
@@ -132,19 +130,15 @@ static void learn_net(struct vg_learn *L, const struct vg_syscall_ev *e, const u
     if (L->base && vg_policy_decide_net(L->base, e->cls, proto, (struct sockaddr *)&ss, len)
                            .action == VG_ACT_ALLOW)
         return;
-    struct vg_buf b = {0}, host = {0};
+    struct vg_buf b = {0};
     bool v6 = ss.ss_family == AF_INET6;
-    bool named = raw && vg_extra_host(raw, rawlen, &host);
-    if (named)
-        vg_buf_put(&host, "", 1);
-    if (named && writable(host.data)) /* the name the candidate asked for */
-        vg_buf_printf(&b, "%s %s:%d", proto, host.data, a->port);
+    if (a->host && a->host[0] && writable(a->host)) /* the name the candidate asked for */
+        vg_buf_printf(&b, "%s %s:%d", proto, a->host, a->port);
     else
         vg_buf_printf(&b, "%s %s%s%s:%d", proto, v6 ? "[" : "", a->addr, v6 ? "]" : "", a->port);
     vg_buf_put(&b, "", 1);
     add_rule(L, e->cls, b.data);
     vg_buf_free(&b);
-    vg_buf_free(&host);
 }
 
 /* Calls on a name rather than on what is below it: a directory opened to
@@ -161,8 +155,7 @@ static bool names_itself(const struct vg_syscall_ev *e)
     return false;
 }
 
-static void learn_syscall(struct vg_learn *L, const struct vg_syscall_ev *e, const uint8_t *raw,
-                          size_t rawlen)
+static void learn_syscall(struct vg_learn *L, const struct vg_syscall_ev *e)
 {
     if (e->probe)
         return; /* nothing was found */
@@ -188,7 +181,7 @@ static void learn_syscall(struct vg_learn *L, const struct vg_syscall_ev *e, con
     case VG_CLASS_CONNECT:
     case VG_CLASS_BIND:
     case VG_CLASS_SEND:
-        learn_net(L, e, raw, rawlen);
+        learn_net(L, e);
         break;
     default:
         break; /* the baseline: no policy can allow it */
@@ -228,16 +221,13 @@ static int read_log(struct vg_learn *L, struct vg_err *err)
     bool trailer = false;
     while (!bad && (rc = vg_reader_next(rd, &d)) > 0) {
         trailer |= d.rec.type == VG_REC_TRAILER;
-        const uint8_t *raw;
-        size_t len;
-        vg_reader_raw(rd, &raw, &len);
         if (n++ == 0 && d.rec.type != VG_REC_HEADER) {
             vg_errf(err, "%s: not a vigil log (no header)", L->o->log);
             bad = 1;
         } else if (d.rec.type == VG_REC_HEADER) {
             bad = on_header(L, &d.rec.u.header, err) < 0;
         } else if (d.rec.type == VG_REC_SYSCALL) {
-            learn_syscall(L, &d.rec.u.sys, raw, len);
+            learn_syscall(L, &d.rec.u.sys);
         } else if (d.rec.type == VG_REC_PROC) {
             learn_image(L, &d.rec.u.proc);
         }

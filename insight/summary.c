@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "event/reader.h"
-#include "insight/extra.h"
+#include "insight/source.h"
 
 static bool is_refusal(enum vg_decision d) { return d != VG_DEC_ALLOW; }
 
@@ -32,27 +32,30 @@ static struct vg_sum_item *find_item(struct vg_sum_list *l, const char *what)
 }
 
 /* What every attempt adds to its item: count, first time, decision, and
- * the first source line and host name known.  Those two are read from the
- * record's bytes (insight/extra.c) only while the item lacks them: most
- * attempts repeat a known one. */
+ * the first source line and host name known (from its record, e). */
 struct attempt {
     uint64_t ts;
     unsigned decisions;
     bool found, net;
-    const uint8_t *raw;
-    size_t rawlen;
+    const struct vg_syscall_ev *e; /* NULL for a PATH search (its own source) */
 };
 
-/* A malloc'd copy of what fn finds in the record, or NULL. */
-static char *extra(const struct attempt *a, bool (*fn)(const uint8_t *, size_t, struct vg_buf *))
+/* A malloc'd copy of the record's source line (insight/source.h), or NULL. */
+static char *source_of(const struct attempt *a)
 {
     struct vg_buf b = {0};
-    if (!a->raw || !fn(a->raw, a->rawlen, &b)) {
+    if (!a->e || !vg_sum_source(a->e, &b)) {
         vg_buf_free(&b);
         return NULL;
     }
     vg_buf_put(&b, "", 1);
     return b.data;
+}
+
+/* The name vigil's resolver handed the address out for, or NULL. */
+static const char *host_of(const struct attempt *a)
+{
+    return a->e && a->e->args.host && a->e->args.host[0] ? a->e->args.host : NULL;
 }
 
 static void count(struct vg_sum_list *l, const char *what, const struct attempt *a)
@@ -68,9 +71,9 @@ static void count(struct vg_sum_list *l, const char *what, const struct attempt 
     it->decisions |= a->decisions;
     it->found |= a->found;
     if (!it->source)
-        it->source = extra(a, vg_extra_source);
-    if (!it->host && a->net)
-        it->host = extra(a, vg_extra_host);
+        it->source = source_of(a);
+    if (!it->host && a->net && host_of(a))
+        it->host = vg_xstrdup(host_of(a));
 }
 
 /* ---- PATH searches: execve tries of one name in a row, one attempt ---- */
@@ -165,7 +168,7 @@ static void add_exec(struct vg_summary *s, const struct vg_syscall_ev *e, const 
     t->a.found |= !e->probe;
     t->refused |= is_refusal(e->decision);
     if (!t->source)
-        t->source = extra(a, vg_extra_source);
+        t->source = source_of(a);
     if (t->npaths < VG_SUM_MAX_PATHS && path && !listed(&t->paths, path)) {
         t->npaths++;
         if (t->paths.len)
@@ -176,17 +179,14 @@ static void add_exec(struct vg_summary *s, const struct vg_syscall_ev *e, const 
 
 /* ---- one record ---- */
 
-/* The record's msgpack is unpacked again (insight/extra.c) only for the
- * records a category keeps, and only while their item lacks what it gives. */
-static void add_syscall(struct vg_summary *s, const struct vg_syscall_ev *e, const uint8_t *raw,
-                        size_t rawlen)
+static void add_syscall(struct vg_summary *s, const struct vg_syscall_ev *e)
 {
     struct vg_buf what = {0};
     int c = vg_sum_category(s->workdir, e, &what);
     if (c >= 0) {
         vg_buf_put(&what, "", 1);
         struct attempt a = {.ts = e->ts_ns, .decisions = 1u << e->decision, .found = !e->probe,
-                            .net = c == VG_SUM_NETWORK, .raw = raw, .rawlen = rawlen};
+                            .net = c == VG_SUM_NETWORK, .e = e};
         if (c == VG_SUM_EXEC)
             add_exec(s, e, &a);
         else
@@ -195,8 +195,7 @@ static void add_syscall(struct vg_summary *s, const struct vg_syscall_ev *e, con
     vg_buf_free(&what);
 }
 
-void vg_summary_add(struct vg_summary *s, const struct vg_record *r, const uint8_t *raw,
-                    size_t rawlen)
+void vg_summary_add(struct vg_summary *s, const struct vg_record *r)
 {
     switch (r->type) {
     case VG_REC_HEADER:
@@ -204,7 +203,7 @@ void vg_summary_add(struct vg_summary *s, const struct vg_record *r, const uint8
         s->workdir = r->u.header.cwd ? vg_xstrdup(r->u.header.cwd) : NULL;
         break;
     case VG_REC_SYSCALL:
-        add_syscall(s, &r->u.sys, raw, rawlen);
+        add_syscall(s, &r->u.sys);
         break;
     case VG_REC_PROC:
         /* a new image or the end of the process ends its PATH search */
@@ -258,10 +257,7 @@ int vg_summary_of_log(const char *path, struct vg_summary *s, struct vg_err *err
             vg_errf(err, "%s: not a vigil log (no header)", path);
             return -1;
         }
-        const uint8_t *raw;
-        size_t len;
-        vg_reader_raw(rd, &raw, &len);
-        vg_summary_add(s, &d.rec, raw, len);
+        vg_summary_add(s, &d.rec);
         vg_decoded_free(&d);
     }
     if (rc < 0 && n == 0) {

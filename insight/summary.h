@@ -52,10 +52,7 @@ struct vg_summary {
 };
 
 void vg_summary_init(struct vg_summary *s);
-/* raw/rawlen: the record's msgpack bytes, for the optional keys
- * (insight/extra.h); NULL/0 when not at hand. */
-void vg_summary_add(struct vg_summary *s, const struct vg_record *r, const uint8_t *raw,
-                    size_t rawlen);
+void vg_summary_add(struct vg_summary *s, const struct vg_record *r);
 /* After the last record: close the PATH searches still open. */
 void vg_summary_finish(struct vg_summary *s);
 void vg_summary_free(struct vg_summary *s);

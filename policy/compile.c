@@ -1,5 +1,5 @@
 /* compile.c: turn a parsed policy into something fast to consult (places
- * expanded, globs compiled, host names resolved), and the decisions.
+ * expanded, globs compiled; host names stay names), and the decisions.
  * Deciding allocates nothing: the path is normalized and split once into a
  * stack buffer, then each rule of the class is tried in order, with the
  * literal prefix compared before any wildcard work. */
@@ -104,9 +104,6 @@ void vg_pol_uncompile(struct vg_policy *p)
                 vg_glob_free(&pp->globs[j]);
         free(pp->globs);
         pp->globs = NULL;
-        free(p->rules[i].net.resolved);
-        p->rules[i].net.resolved = NULL;
-        p->rules[i].net.nresolved = 0;
     }
     for (uint32_t i = 0; i < p->nbinds; i++) {
         struct vg_pbind *b = &p->binds[i];
@@ -115,13 +112,6 @@ void vg_pol_uncompile(struct vg_policy *p)
         b->src_exp = b->dst_exp = NULL;
         b->out.src = b->out.dst = b->src_text;
     }
-    for (uint32_t i = 0; i < p->nres; i++) {
-        free((char *)p->res[i].name);
-        free((char *)p->res[i].value);
-    }
-    free(p->res);
-    p->res = NULL;
-    p->nres = 0;
     p->compiled = false;
 }
 

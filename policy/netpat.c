@@ -219,10 +219,7 @@ uint32_t vg_netpat_nports(const struct vg_netpat *np)
 void vg_netpat_free(struct vg_netpat *np)
 {
     free(np->host);
-    free(np->resolved);
     np->host = NULL;
-    np->resolved = NULL;
-    np->nresolved = 0;
 }
 
 static void reduce_unix(const struct sockaddr_un *un, socklen_t len,
@@ -327,9 +324,6 @@ bool vg_netpat_match_inet_names(const struct vg_netpat *np, const struct vg_sock
     case VG_ADDR_V6:
         return vg_ip_contains(&np->ip, &a->ip);
     case VG_ADDR_HOST:
-        for (uint32_t i = 0; i < np->nresolved; i++)
-            if (vg_ip_contains(&np->resolved[i], &a->ip))
-                return true;
         return names && vg_dns_table_match(names, np->host, &a->ip);
     }
     return false;

@@ -80,12 +80,6 @@ const struct vg_env *vg_policy_env(const struct vg_policy *p, uint32_t i)
 const char *vg_policy_path(const struct vg_policy *p) { return p->path; }
 const char *vg_policy_text(const struct vg_policy *p) { return p->text.data; }
 const char *vg_policy_sha256(const struct vg_policy *p) { return p->sha256; }
-uint32_t vg_policy_nresolved(const struct vg_policy *p) { return p->nres; }
-struct vg_kv vg_policy_resolved(const struct vg_policy *p, uint32_t i)
-{
-    struct vg_kv none = {NULL, NULL};
-    return i < p->nres ? p->res[i] : none;
-}
 
 bool vg_policy_audits(const struct vg_policy *p, enum vg_class cls)
 {
@@ -106,14 +100,3 @@ bool vg_policy_audits_lookups(const struct vg_policy *p)
     return p->audit_lookups;
 }
 
-bool vg_policy_net_allowed(const struct vg_policy *p)
-{
-    for (int c = VG_CLASS_CONNECT; c <= VG_CLASS_SEND; c++) {
-        if (p->def[c] == VG_ACT_ALLOW)
-            return true;
-        for (uint32_t i = 0; i < p->nlist[c]; i++)
-            if (p->rules[p->list[c][i]].act == VG_ACT_ALLOW)
-                return true;
-    }
-    return false;
-}

@@ -146,9 +146,6 @@ bool vg_policy_audits(const struct vg_policy *p, enum vg_class cls);
  * inotify_add_watch as reads too (they are not intercepted otherwise);
  * it makes vg_policy_audits(p, VG_CLASS_READ) true. */
 bool vg_policy_audits_lookups(const struct vg_policy *p);
-/* Does any rule allow any network access?  If not, the sandbox gets an
- * empty network namespace. */
-bool vg_policy_net_allowed(const struct vg_policy *p);
 /* Does an allow of connect or send (a rule or the default) reach beyond
  * the sandbox's own loopback: another address or network, a host name,
  * any address?  Then the sandbox's netns gets egress (net/egress.h). */
@@ -170,9 +167,6 @@ const struct vg_env *vg_policy_env(const struct vg_policy *p, uint32_t i);
 const char *vg_policy_path(const struct vg_policy *p);
 const char *vg_policy_text(const struct vg_policy *p);
 const char *vg_policy_sha256(const struct vg_policy *p);
-/* Host names resolved by compile: "pypi.org" -> "151.101.0.223,..." */
-uint32_t vg_policy_nresolved(const struct vg_policy *p);
-struct vg_kv vg_policy_resolved(const struct vg_policy *p, uint32_t i);
 
 /* Landlock: the part of the policy the kernel can enforce.  A plan is a
  * superset of what the policy allows (so it never refuses an allowed call)

@@ -74,8 +74,6 @@ struct vg_policy {
     uint32_t nenv;
     char **warn;
     uint32_t nwarn;
-    struct vg_kv *res;              /* resolved host names */
-    uint32_t nres;
     char **strs;                    /* file names and other owned strings */
     uint32_t nstrs;
     bool compiled;

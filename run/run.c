@@ -204,8 +204,8 @@ static void choose_engine(struct run *r)
     vg_notify_probe(&r->notify);
     if (vg_notify_describe(&r->notify, r->engine_note, sizeof r->engine_note))
         r->engine = &vg_engine_notify;
-    else if (!r->o->quiet && r->o->engine == VG_ENGINE_NOTIFY)
-        fprintf(stderr, "vigil: %s\n", r->engine_note); /* asked for: say so */
+    else if (r->o->engine == VG_ENGINE_NOTIFY) /* asked for: say so, even with -q */
+        fprintf(stderr, "vigil: %s\n", r->engine_note);
 }
 
 /* --cpuset LIST, or a CPU bandwidth no cgroup holds: keep vigil (and so

@@ -35,10 +35,6 @@ int vg_run_header(struct run *r)
         snprintf(r->kernel, sizeof r->kernel, "%s %s", u.release, u.version);
     struct vg_limit_rec lim[VG_LIM_COUNT];
     uint32_t nlim = limit_recs(r, lim);
-    unsigned nres = vg_policy_nresolved(r->pol);
-    struct vg_kv *res = vg_xcalloc(nres ? nres : 1, sizeof *res);
-    for (unsigned i = 0; i < nres; i++)
-        res[i] = vg_policy_resolved(r->pol, i);
     struct vg_record rec = {.type = VG_REC_HEADER};
     rec.u.header = (struct vg_header){
         .format = VG_FORMAT_VERSION, .vigil_version = VG_VERSION,
@@ -49,11 +45,9 @@ int vg_run_header(struct run *r)
         .engine_note = r->engine_note[0] ? r->engine_note : NULL,
         .policy_path = r->policy_name, .policy_sha256 = vg_policy_sha256(r->pol),
         .policy_text = vg_policy_text(r->pol), .limits = lim, .nlimits = nlim,
-        .artifacts = r->artifacts, .nartifacts = r->nartifacts, .resolved = res,
-        .nresolved = nres,
+        .artifacts = r->artifacts, .nartifacts = r->nartifacts,
     };
     int rc = vg_log_write(r->log, &rec);
-    free(res);
     for (unsigned i = 0; rc == 0 && i < r->nwarnings; i++)
         rc = vg_run_note(r, "warning", r->warnings[i]);
     if (rc < 0)

@@ -179,9 +179,10 @@ def test_viewer_tried_line_and_horizontal_scroll(root_caller):
 
 def test_source_line_and_host_from_the_records_own_keys(root_caller, tmp_path):
     """`py` (Python frames) and `args.host` (the connect's name) come from
-    other parts of vigil; the summary and `vigil learn` read them from the
-    record itself, so a log that has them (here written by this test with
-    Python's msgpack, from a real run) gets source lines and names."""
+    other parts of vigil; the summary and `vigil learn` take them from the
+    decoded record (event/schema.c), so a log that has them (here written
+    by this test with Python's msgpack, from a real run) gets source lines
+    and names."""
     import msgpack
     r = demo_run(root_caller)
     frames = [{"file": "/usr/lib/python3.11/urllib/request.py", "func": "urlopen", "line": 216},
