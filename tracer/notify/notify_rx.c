@@ -9,6 +9,7 @@
  * of the candidate) is then served rather than waiting behind it.  The
  * threads made so stay until the run ends. */
 #include <errno.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -18,6 +19,16 @@
 #include "util/util.h"
 
 #define STOP_POLL_NS 20000000L /* 20 ms: how often the end of the run interrupts them */
+#define NS_PER_S 1000000000L
+
+/* Has every task with the candidate's filter gone?  (NOTIF_RECV then
+ * fails ENOENT without waiting, as it does for a caller killed between
+ * its notification and our RECV.) */
+static bool filter_gone(const struct nt *n)
+{
+    struct pollfd p = {.fd = n->listener, .events = POLLIN};
+    return poll(&p, 1, 0) == 1 && (p.revents & POLLHUP);
+}
 
 void vg_nt_receive(struct nt *n, struct nt_rx *rx)
 {
@@ -28,9 +39,9 @@ void vg_nt_receive(struct nt *n, struct nt_rx *rx)
         int e = errno;
         atomic_fetch_sub_explicit(&n->receiving, 1, memory_order_acq_rel);
         if (r < 0) {
-            if (e == EINTR || e == ENOENT)
+            if (e == EINTR || (e == ENOENT && !filter_gone(n)))
                 continue; /* woken to stop, or the caller was killed meanwhile */
-            break;
+            break; /* ENOENT with no task left: the kernel answers so at once, for ever */
         }
         pthread_mutex_lock(&n->lock);
         /* Once the sandbox is being killed nothing more is decided,
@@ -91,37 +102,40 @@ long vg_nt_as_candidate(struct nt *n, struct nt_rx *rx, const struct vg_task *t,
     return r;
 }
 
-/* Interrupt every thread still running (lock held); false when none is. */
-static bool interrupt_all(struct nt *n)
+/* A notification thread still running (lock held), or NULL. */
+static struct nt_rx *running(struct nt *n)
 {
-    bool left = false;
-    for (struct nt_rx *rx = n->rx; rx; rx = rx->next) {
-        if (!rx->started)
-            continue;
-        if (pthread_tryjoin_np(rx->th, NULL) == 0) {
-            rx->started = false;
-            continue;
-        }
-        left = true;
-        pthread_kill(rx->th, VG_NT_WAKE_SIG); /* out of NOTIF_RECV */
-        vg_crew_interrupt(&rx->crew);         /* a job blocked in the kernel */
-    }
-    return left;
+    for (struct nt_rx *rx = n->rx; rx; rx = rx->next)
+        if (rx->started)
+            return rx;
+    return NULL;
 }
 
 void vg_nt_rx_stop(struct nt *n)
 {
     atomic_store_explicit(&n->stopping, true, memory_order_release);
-    struct timespec pause = {0, STOP_POLL_NS};
     for (;;) {
-        /* again each time: a signal may come before its thread is in the
-         * call it is meant to interrupt */
         pthread_mutex_lock(&n->lock);
-        bool left = interrupt_all(n);
+        struct nt_rx *rx = running(n);
         pthread_mutex_unlock(&n->lock);
-        if (!left)
+        if (!rx)
             return;
-        nanosleep(&pause, NULL);
+        /* again each time: a signal may come before its thread is in the
+         * call it is meant to interrupt (NOTIF_RECV, or a crew's job) */
+        pthread_kill(rx->th, VG_NT_WAKE_SIG);
+        vg_crew_interrupt(&rx->crew);
+        struct timespec until;
+        clock_gettime(CLOCK_REALTIME, &until);
+        until.tv_nsec += STOP_POLL_NS;
+        if (until.tv_nsec >= NS_PER_S) {
+            until.tv_sec++;
+            until.tv_nsec -= NS_PER_S;
+        }
+        if (pthread_timedjoin_np(rx->th, NULL, &until) == 0) {
+            pthread_mutex_lock(&n->lock);
+            rx->started = false;
+            pthread_mutex_unlock(&n->lock);
+        }
     }
 }
 
