@@ -49,6 +49,9 @@ char *vg_canon(int root_fd, const char *base, const char *path, bool follow_last
  * immutable for the run. */
 struct vg_canon_cache *vg_canon_cache_new(const char *const *prefixes, unsigned n);
 void vg_canon_cache_free(struct vg_canon_cache *c);
+/* Does path lie in one of those trees (never /proc)?  Nothing there can be
+ * created or swapped during the run. */
+bool vg_canon_cache_immutable(const struct vg_canon_cache *c, const char *path);
 /* vg_canon with a memo (cache may be NULL). */
 char *vg_canon_cached(struct vg_canon_cache *cache, int root_fd, const char *base,
                       const char *path, bool follow_last);

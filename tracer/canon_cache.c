@@ -60,8 +60,9 @@ static bool under(const char *path, const char *prefix)
 }
 
 /* Never /proc, whatever the prefixes say: its links change with every
- * chdir, dup2 and exit (canon_proc.c does not come here, this is a guard). */
-static bool immutable(const struct vg_canon_cache *c, const char *path)
+ * chdir, dup2 and exit (canon_proc.c does not come here, this is a guard).
+ * Also asked by the notify engine (crew.c: no look before an open). */
+bool vg_canon_cache_immutable(const struct vg_canon_cache *c, const char *path)
 {
     if (under(path, "/proc"))
         return false;
@@ -106,7 +107,7 @@ ssize_t vg_canon_cache_readlink(struct vg_canon_cache *c, int root_fd, const cha
                                 char *buf, size_t size)
 {
     const char *rel = path[0] == '/' ? path + 1 : path;
-    if (!c || !immutable(c, path))
+    if (!c || !vg_canon_cache_immutable(c, path))
         return readlinkat(root_fd, rel, buf, size);
     struct entry *e = find(c, path);
     if (e->path)

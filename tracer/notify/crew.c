@@ -120,8 +120,9 @@ int vg_crew_open_inline(struct vg_crew *c, const struct vg_crew_open *o, bool *m
     *may_block = false;
     struct stat st;
     /* a look as vigil, as tracer/canon.c's readlinkat: it only picks the
-     * way; what is opened is what openat2 finds beneath the root */
-    if (fstatat(o->root_fd, o->path[1] ? o->path + 1 : ".", &st,
+     * way; what is opened is what openat2 finds beneath the root.  Not in
+     * the system's read-only trees: the check after the open suffices */
+    if (!o->unchanging && fstatat(o->root_fd, o->path[1] ? o->path + 1 : ".", &st,
                 AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT) == 0 && !plain_kind(st.st_mode)) {
         *may_block = !S_ISLNK(st.st_mode); /* a symlink: ELOOP, at once */
         return -EAGAIN;

@@ -100,6 +100,8 @@ struct vg_crew_open {
     int root_fd;
     const char *path;
     uint32_t flags, mode;
+    bool unchanging; /* in a tree nothing can change (tracer/canon.h): no FIFO
+                      * or device the candidate made there, no look first */
 };
 long vg_crew_open_job(void *open);
 /* The open carried out in the calling thread through the crew's ring;

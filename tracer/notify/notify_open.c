@@ -66,7 +66,8 @@ int vg_nt_open(struct nt *n, struct nt_rx *rx, struct vg_task *t, struct vg_call
         return -ENOENT; /* open("") names nothing (no AT_EMPTY_PATH for opens) */
     if (!path || path[0] != '/')
         return -unresolved_errno(path ? path : "(unreadable)");
-    struct vg_crew_open o = {.root_fd = n->sup.root_fd, .path = path, .flags = flags};
+    struct vg_crew_open o = {.root_fd = n->sup.root_fd, .path = path, .flags = flags,
+                             .unchanging = vg_canon_cache_immutable(n->sup.canon, path)};
     if (flags & (O_CREAT | VG_O_TMPFILE_BIT)) {
         mode_t mask;
         if (vg_nt_caller_umask(t->tid, &mask) < 0)
