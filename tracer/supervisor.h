@@ -67,6 +67,10 @@ void vg_sup_policy_kill(struct vg_sup *e, const struct vg_task *t, const struct 
  * followed (launcher/sandbox.h's vg_attach_fn). */
 struct vg_err;
 int vg_sup_attach(pid_t pid, struct vg_err *err);
+/* The next ptrace event (waitpid(-1, __WALL)), polled for spin_ns first;
+ * vg_sup_spin_ns: the window, 0 on one CPU. */
+uint64_t vg_sup_spin_ns(void);
+pid_t vg_sup_wait_next(uint64_t spin_ns, int *status);
 /* A ptrace stop of tid (stops.c). */
 void vg_sup_on_stop(struct vg_sup *e, pid_t tid, int status);
 

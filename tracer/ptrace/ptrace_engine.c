@@ -30,11 +30,6 @@
 #include "tracer/py/pyframes.h"
 #include "tracer/verdict.h"
 
-/* How long the supervisor polls for the next stop before sleeping (see
- * wait_next); measured on 2-CPU VMs: 50 us turns an audited open from ~65
- * to ~30 us, and longer windows gain nothing. */
-#define SPIN_NS 50000
-
 /* ---- audited calls ---- */
 
 static int refuse(pid_t tid, int err)
@@ -134,25 +129,6 @@ void vg_pt_judge(struct vg_sup *e, struct vg_task *t, int nr, const uint64_t arg
     vg_call_free(&call);
 }
 
-/* The next ptrace event.  A stop that has to wake a sleeping supervisor
- * on another CPU costs more than the rest of an audited call on a VM
- * (the wake-up is an inter-processor interrupt and a halt exit), so after
- * each event we poll briefly before sleeping: a candidate making audited
- * calls back to back is served without a wake-up, one that computes
- * costs at most the spin window of one CPU. */
-static pid_t wait_next(uint64_t spin_ns, int *status)
-{
-    uint64_t until = vg_now_mono_ns() + spin_ns;
-    while (spin_ns) {
-        pid_t tid = waitpid(-1, status, __WALL | WNOHANG);
-        if (tid != 0)
-            return tid;
-        if (vg_now_mono_ns() >= until)
-            break;
-    }
-    return waitpid(-1, status, __WALL);
-}
-
 static int supervise(struct vg_engine_ctx *ctx)
 {
     struct vg_sup e = {.ctx = ctx, .root_fd = -1};
@@ -160,10 +136,7 @@ static int supervise(struct vg_engine_ctx *ctx)
     e.unw = vg_unwinder_new();
     e.py = vg_py_new();
     e.canon = vg_canon_cache_new(ctx->immutable, ctx->nimmutable);
-    uint64_t spin_ns = 0; /* 0 on a single CPU: spinning would starve the candidate */
-    cpu_set_t cpus;
-    if (sched_getaffinity(0, sizeof cpus, &cpus) == 0 && CPU_COUNT(&cpus) > 1)
-        spin_ns = SPIN_NS;
+    uint64_t spin_ns = vg_sup_spin_ns();
     struct vg_task *init = vg_tasks_add(&e.tasks, ctx->init_pid);
     init->attached = true;
     init->tgid = ctx->init_pid;
@@ -173,7 +146,7 @@ static int supervise(struct vg_engine_ctx *ctx)
         int status;
         /* Blocking even after pid 1 is gone: every traced task is being
          * killed and will report; ECHILD says the last one did. */
-        pid_t tid = wait_next(spin_ns, &status);
+        pid_t tid = vg_sup_wait_next(spin_ns, &status);
         if (tid < 0 && errno == EINTR)
             continue;
         if (tid <= 0)
