@@ -36,6 +36,6 @@ int vg_landlock_abi(void);
  * not exist are handled as struct vg_landlock_rule says.  An empty plan
  * (nothing handled) or abi 0 does nothing.  With keep, the ruleset's fd
  * is kept open there (-1 when there is none), for the notify engine's
- * opener thread to restrict itself with the very same rules. */
+ * crew threads to restrict themselves with the very same rules. */
 int vg_landlock_apply(const struct vg_landlock_plan *plan, int abi, int *keep, struct vg_err *err);
 #endif

@@ -170,8 +170,8 @@ static void default_signals(void)
 
 /* The candidate's identity and restrictions: no capabilities, uid/gid
  * VG_SANDBOX_*, no_new_privs, Landlock.  *ruleset keeps the Landlock
- * ruleset (or -1): the notify engine's opener thread restricts itself
- * with it, so what it opens for the candidate the candidate could open. */
+ * ruleset (or -1): the notify engine's crew threads restrict themselves
+ * with it, so what they open for the candidate the candidate could open. */
 static int lock_down(const struct vg_plan *plan, int *ruleset, struct vg_err *err)
 {
     if (drop_bounding_caps() < 0)

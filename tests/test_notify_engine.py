@@ -215,7 +215,7 @@ allow exec /usr/** /bin/**
 
 @pytest.mark.parametrize("engine", ["notify", "ptrace"])
 def test_dev_tty_is_never_the_users_terminal(caller, engine):
-    """/dev/tty is the opener's controlling terminal.  The candidate has
+    """/dev/tty is the crew's (vigil's) controlling terminal.  The candidate has
     none (setsid in the sandbox); vigil run from a terminal has one, and an
     open carried out by vigil must not hand the user's terminal to the
     candidate (it could read keystrokes or write to it).  Failed before
@@ -260,7 +260,7 @@ def test_opens_carried_out_have_the_candidates_identity(caller, engine):
     """The policy allows the file, the kernel's permissions do not: a
     root-owned 0600 file is not the candidate's to read, and vigil, which
     opens it on the candidate's behalf, must not read it for it (the
-    opener thread takes the candidate's uid, groups and no capabilities)."""
+    crew thread takes the candidate's uid, groups and no capabilities)."""
     d = pathlib.Path(caller.dir("ident"))
     token = "TOKEN-" + uuid.uuid4().hex
     secret = d / "rootonly"

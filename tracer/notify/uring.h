@@ -1,11 +1,11 @@
 /* uring.h: opens carried out with the candidate's credentials without a
- * thread switch.  The opener thread, once it has become the candidate
- * (opener.h: its ids, no capabilities, the candidate's Landlock domain,
+ * thread switch.  A crew thread, once it has become the candidate
+ * (crew.h: its ids, no capabilities, the candidate's Landlock domain,
  * all of which Linux keeps in the thread's credentials), registers those
  * credentials with a small io_uring as a "personality"; the notification
  * thread then submits an openat2 under that personality, and the kernel
  * runs it with exactly those credentials: the same DAC and Landlock
- * checks as the opener thread's own openat2, but in the caller's thread,
+ * checks as the crew thread's own openat2, but in the caller's thread,
  * which saves the two context switches of a hand-over.
  *
  * Only opens that can be done without sleeping are sent this way: the
@@ -13,7 +13,7 @@
  * RESOLVE_CACHED, fails with EAGAIN rather than handing it to a worker
  * thread.  O_CREAT, O_TRUNC and O_TMPFILE never run inline, and the
  * forced O_NONBLOCK changes what opening a FIFO or a device does: those
- * go to the opener thread (notify_open.c decides). */
+ * are jobs for the crew thread (crew.c decides). */
 #ifndef VG_NOTIFY_URING_H
 #define VG_NOTIFY_URING_H
 #include <stdbool.h>
@@ -23,8 +23,8 @@
 struct open_how;
 
 struct vg_uring {
-    int fd;              /* -1: none (no io_uring here; the opener thread is used) */
-    int personality;     /* -1 until the opener thread registered its credentials */
+    int fd;              /* -1: none (no io_uring here; every open is a crew job) */
+    int personality;     /* -1 until the crew thread registered its credentials */
     void *sq_map, *cq_map, *sqe_map;
     size_t sq_len, cq_len, sqe_len;
     unsigned *sq_tail, *sq_mask, *sq_array, *cq_head, *cq_tail, *cq_mask;
