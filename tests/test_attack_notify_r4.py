@@ -1,0 +1,198 @@
+"""Round 4 attacks on the notify engine's new paths: opens run through an
+io_uring under the crew's credentials (tracer/notify/uring.h), files
+installed with the answer (ADDFD_FLAG_SEND, the `installed` record), and
+several notification threads while calls block (notify_rx.c).
+
+Judged from outside (what the candidate printed, a token never shown, the
+run's end, the host's process list) and from the log (Python msgpack).
+Where the notify engine opens differently from the kernel's own open, the
+case is an expected failure (strict) with the reason."""
+import pytest
+
+from helpers import caller, nobody_caller, root_caller, wait_gone, with_marker, marker  # noqa: F401
+
+POLICY = """version 1
+default deny
+allow read $WORK/** /usr/** /etc/** /proc/** / /dev/** /bin /sbin /lib /lib32 /lib64 /libx32
+allow write $WORK/** /dev/null /dev/tty
+allow exec /usr/** /bin/**
+"""
+
+
+def policy(caller):
+    p = f"{caller.dir('pol')}/r4.policy"
+    with open(p, "w") as f:
+        f.write(POLICY)
+    return p
+
+
+def run(caller, name, *args, engine="notify", opts=(), timeout=60, extra=("-pthread",)):
+    return caller.run(caller.build(name, extra), *args,
+                      opts=["-p", policy(caller), "--engine", engine, *opts], timeout=timeout)
+
+
+# ---- 1. opens through the ring meet the kernel's checks ----
+
+_matrix = {}
+
+
+def matrix(caller, engine):
+    """{name: outcome} of attack_r4_matrix under ENGINE (run once each)."""
+    key = (caller.who, engine)
+    if key not in _matrix:
+        r = run(caller, "attack_r4_matrix", engine=engine)
+        assert r.rc == 0, r
+        _matrix[key] = dict(line.split(" ", 1) for line in r.stdout.splitlines())
+    return _matrix[key]
+
+
+# What the candidate's own open gets (the ptrace engine lets the kernel
+# open) and vigil's open must get too.
+SAME = ["noatime-not-owner", "noatime-owner", "directory-on-file", "directory-on-dir",
+        "mode-000", "readonly-tree-write", "readonly-tree-rdwr-usr", "dir-for-write",
+        "regular-plain", "dev-null", "dev-zero-nonblock", "dev-tty", "self-status",
+        "child-status"]
+# Where they differ (all refusals: fail closed, but not the kernel's answer)
+DIFFER = {
+    "mode-000-path": "O_PATH opens fail with EINVAL under notify: how_of() adds O_NOCTTY "
+                     "(and the ring O_NONBLOCK), which openat2 refuses beside O_PATH",
+    "self-mem": "/proc/PID/mem is opened by vigil's thread with the crew's credentials: "
+                "ptrace_may_access from outside the caller's thread group, with a Landlock "
+                "domain of the crew's own (not an ancestor of the caller's), refuses",
+    "child-mem": "as self-mem: a parent may read its dumpable child's memory, not through vigil",
+    "child-environ": "as self-mem (PTRACE_MODE_READ)",
+    # Checked by giving the ring vigil's own credentials (personality 0):
+    # then these three open, so it is the crew's credentials (its own
+    # Landlock domain, not the candidate's) that refuse, not the thread.
+}
+
+
+@pytest.mark.parametrize("name", SAME)
+def test_open_outcome_is_the_kernels(caller, name):
+    """The kernel's checks hold for an open vigil makes as the candidate:
+    DAC as its uid (mode 000 refused though root-run vigil could open it),
+    O_NOATIME's owner rule, read-only mounts, O_DIRECTORY, /dev/tty."""
+    got, want = matrix(caller, "notify"), matrix(caller, "ptrace")
+    assert got[name] == want[name], (name, got[name], want[name])
+
+
+@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.xfail(strict=True, reason=why))
+                                  for n, why in sorted(DIFFER.items())])
+def test_open_outcome_differs(caller, name):
+    got, want = matrix(caller, "notify"), matrix(caller, "ptrace")
+    assert got[name] == want[name], (name, got[name], want[name])
+
+
+@pytest.mark.parametrize("engine", ["notify", "ptrace"])
+def test_non_dumpable_childs_memory_stays_closed(caller, engine):
+    """A child that made itself non-dumpable keeps a token in memory; its
+    parent (same uid, no capabilities) opens /proc/CHILD/mem.  vigil's
+    thread that opens it owns the sandbox's user namespace when vigil runs
+    unprivileged: the refusal must still hold."""
+    token = "r4mem-" + marker()[-12:]
+    r = run(caller, "attack_r4_mem", token, engine=engine)
+    assert r.rc == 0, r
+    assert token not in r.stdout and token not in r.stderr, r
+    assert "open: EACCES" in r.stdout or "open: EPERM" in r.stdout, r
+
+
+_swap = {}
+
+
+def swap(caller, engine):
+    """attack_r4_swap's counts under ENGINE (run once each)."""
+    key = (caller.who, engine)
+    if key not in _swap:
+        r = run(caller, "attack_r4_swap", "3", engine=engine, timeout=90)
+        assert r.rc == 0, r
+        _swap[key] = {k: int(v) for k, v in (kv.split("=") for kv in r.stdout.split())}
+    return _swap[key]
+
+
+@pytest.mark.parametrize("engine", ["notify", "ptrace"])
+def test_fifo_swapped_in_after_the_look_never_opens_at_once(caller, engine):
+    """x flips between a regular file and a FIFO nobody writes while
+    threads open it O_RDONLY: no open ever gives the FIFO's read end at
+    once (as the ring's forced O_NONBLOCK would), none shows O_NONBLOCK.
+    Weak under notify: its openers block for good (next test), so the
+    race runs only for the first few opens."""
+    got = swap(caller, engine)
+    assert got["fifo"] == 0 and got["nonblock"] == 0 and got["other"] == 0, got
+
+
+@pytest.mark.parametrize("engine", [
+    pytest.param("notify", marks=pytest.mark.xfail(strict=True, reason=(
+        "a call blocked in a crew cannot be interrupted by the caller's own signal: the filter "
+        "has WAIT_KILLABLE_RECV, so after RECV only a fatal signal ends the wait; the kernel's "
+        "own FIFO open (ptrace engine) returns EINTR to a handler without SA_RESTART"))),
+    "ptrace"])
+def test_a_signal_interrupts_a_blocked_open(caller, engine):
+    """The same run: each opener is signalled every 5 ms (a handler without
+    SA_RESTART), so an open blocked on the FIFO ends with EINTR and the
+    opener goes on (alarm() around a blocking open or connect relies on
+    it)."""
+    got = swap(caller, engine)
+    assert got["intr"] > 50 and got["reg"] > 100, got
+
+
+# ---- 2. ADDFD with SEND: the record and what the candidate got ----
+
+def test_installed_records_account_for_every_open_at_the_limit(caller):
+    """At RLIMIT_NOFILE with threads taking and freeing the last slots, an
+    open's record says `installed` before the install: each one that then
+    failed with EMFILE must be followed by its note, so records minus notes
+    is exactly what the candidate saw open."""
+    r = run(caller, "attack_r4_emfile", "2", timeout=90)
+    assert r.rc == 0, r
+    got = {k: int(v) for k, v in (kv.split("=") for kv in r.stdout.split())}
+    assert got["ok"] > 0 and got["emfile"] > 0 and got["other"] == 0, got
+    opens = [x for x in r.recs if x.get("type") == "syscall"
+             and x["args"].get("resolved") == "/etc/passwd" and x["name"] == "openat"]
+    assert all(x["decision"] == "allow" and x.get("installed") for x in opens), opens[:2]
+    failed = [x for x in r.recs if x.get("type") == "note" and x.get("what") == "limit"
+              and "/etc/passwd: the file vigil opened could not be installed" in x["detail"]]
+    assert len(opens) == got["ok"] + got["emfile"], (len(opens), got)
+    assert len(failed) == got["emfile"], (len(failed), got)
+
+
+# ---- 3. calls that block: the run ends, nothing is left ----
+
+def blocked_run(caller, threads, mode, timeout_s):
+    mark = marker()
+    r = run(caller, "attack_r4_block", str(threads), mode, mark,
+            opts=["--procs", "300", "--timeout", f"{timeout_s}s"], timeout=60)
+    left = wait_gone(mark, 5)
+    return r, left
+
+
+def fifo_opens(r):
+    return [x for x in r.recs if x.get("type") == "syscall" and x["name"] == "openat"
+            and "/tmp/work/fifo" in (x["args"].get("resolved") or "")]
+
+
+def test_blocked_opens_then_exit_end_the_run_at_once(caller):
+    """60 threads blocked in FIFO opens (60 crews busy), then the process
+    exits: the run ends now, not at its timeout, and leaves nothing."""
+    r, left = blocked_run(caller, 60, "die", 20)
+    assert r.rc == 0 and r.wall < 8, (r, r.wall)
+    assert not left, left
+    assert len(fifo_opens(r)) == 60, len(fifo_opens(r))
+
+
+def test_more_blocked_calls_than_threads_end_by_the_timeout(caller):
+    """100 blocked FIFO opens, more than the 64 notification threads: the
+    candidate's other calls wait (a documented limit), and the run still
+    ends by its timeout with no vigil process or candidate left."""
+    r, left = blocked_run(caller, 100, "wait", 4)
+    assert r.result["status"] == "timeout", r.result
+    assert r.wall < 4 + 4, r.wall
+    assert "plain:" not in r.stdout, r  # held up: the limit is real
+    assert not left, left
+    assert len(fifo_opens(r)) <= 64, len(fifo_opens(r))
+
+
+def test_blocked_calls_below_the_limit_do_not_hold_up_others(caller):
+    r, left = blocked_run(caller, 60, "wait", 4)
+    assert "plain: OK" in r.stdout, r
+    assert r.result["status"] == "timeout" and r.wall < 8, (r.result, r.wall)
+    assert not left, left
