@@ -196,3 +196,27 @@ def test_blocked_calls_below_the_limit_do_not_hold_up_others(caller):
     assert "plain: OK" in r.stdout, r
     assert r.result["status"] == "timeout" and r.wall < 8, (r.result, r.wall)
     assert not left, left
+
+
+LEASE_STALL = (
+    "an open that sleeps on a regular file (a lease break: the ring's EAGAIN, or O_TRUNC, "
+    "makes it a crew job with may_block false) waits with the engine lock held, so the "
+    "holder's SIGIO stop (the main thread's ptrace lifecycle) and its calls wait too: the "
+    "open ends only at the kernel's lease-break-time (45 s here; seen: 'open: OK after "
+    "45544 ms') or the run's timeout; under ptrace it takes 0 ms")
+
+
+@pytest.mark.parametrize("flags,holder", [("plain", "call"), ("trunc", "call"),
+                                          ("plain", "quiet")])
+@pytest.mark.parametrize("engine", [
+    pytest.param("notify", marks=pytest.mark.xfail(strict=True, reason=LEASE_STALL)),
+    "ptrace"])
+def test_an_open_breaking_a_lease_does_not_stall_the_holder(caller, engine, flags, holder):
+    """A child holds a read lease on a file; its parent opens the file for
+    writing, which signals the child (SIGIO) and waits for it to let go.
+    The child's signal and its next call must be served meanwhile, as with
+    the kernel's own open, so the open ends at once."""
+    r = run(caller, "attack_r4_lease", flags, holder, engine=engine,
+            opts=["--timeout", "6s"], timeout=60)
+    assert r.rc == 0 and r.stdout.startswith("open: OK"), r
+    assert r.wall < 4, r.wall
