@@ -200,20 +200,20 @@ def test_blocked_calls_below_the_limit_do_not_hold_up_others(caller):
 
 LEASE_STALL = (
     "an open that sleeps on a regular file (a lease break: the ring's EAGAIN, or O_TRUNC, "
-    "makes it a crew job with may_block false) waits with the engine lock held, so the "
+    "makes it a crew job with may_block false; truncate(2), a file-changing call, the same) waits with the engine lock held, so the "
     "holder's SIGIO stop (the main thread's ptrace lifecycle) and its calls wait too: the "
     "open ends only at the kernel's lease-break-time (45 s here; seen: 'open: OK after "
     "45544 ms') or the run's timeout; under ptrace it takes 0 ms")
 
 
 @pytest.mark.parametrize("flags,holder", [("plain", "call"), ("trunc", "call"),
-                                          ("plain", "quiet")])
+                                          ("plain", "quiet"), ("truncate", "call")])
 @pytest.mark.parametrize("engine", [
     pytest.param("notify", marks=pytest.mark.xfail(strict=True, reason=LEASE_STALL)),
     "ptrace"])
 def test_an_open_breaking_a_lease_does_not_stall_the_holder(caller, engine, flags, holder):
     """A child holds a read lease on a file; its parent opens the file for
-    writing, which signals the child (SIGIO) and waits for it to let go.
+    writing (or truncates it), which signals the child (SIGIO) and waits for it to let go.
     The child's signal and its next call must be served meanwhile, as with
     the kernel's own open, so the open ends at once."""
     r = run(caller, "attack_r4_lease", flags, holder, engine=engine,

@@ -1,6 +1,6 @@
 /* attack_r4_lease.c: an open that sleeps on a regular file.  A child
  * holds a read lease on /tmp/work/L; the parent opens L for writing
- * (argv[1]: "trunc" adds O_TRUNC), which breaks the lease: the kernel
+ * (argv[1]: "trunc" adds O_TRUNC; "truncate": truncate(2) instead), which breaks the lease: the kernel
  * signals the holder (SIGIO) and the open waits until the holder lets
  * go.  The holder, before it lets go, makes one ordinary call (an open
  * of /etc/passwd; not with argv[2] "quiet") that vigil must still serve
@@ -67,7 +67,10 @@ int main(int argc, char **argv)
         return 2;
     struct timespec t0;
     clock_gettime(CLOCK_MONOTONIC, &t0);
-    fd = open("/tmp/work/L", flags);
+    if (argc > 1 && !strcmp(argv[1], "truncate"))
+        fd = truncate("/tmp/work/L", 0) < 0 ? -1 : 0;
+    else
+        fd = open("/tmp/work/L", flags);
     printf("open: %s after %ld ms\n", fd >= 0 ? "OK" : strerrorname_np(errno), ms_since(&t0));
     fflush(stdout);
     int st;
