@@ -9,7 +9,8 @@ Where the notify engine opens differently from the kernel's own open, the
 case is an expected failure (strict) with the reason."""
 import pytest
 
-from helpers import caller, nobody_caller, root_caller, wait_gone, with_marker, marker  # noqa: F401
+from helpers import caller, nobody_caller, root_caller, wait_gone, marker  # noqa: F401
+from helpers import decode_log
 
 POLICY = """version 1
 default deny
@@ -220,3 +221,29 @@ def test_an_open_breaking_a_lease_does_not_stall_the_holder(caller, engine, flag
             opts=["--timeout", "6s"], timeout=60)
     assert r.rc == 0 and r.stdout.startswith("open: OK"), r
     assert r.wall < 4, r.wall
+
+
+# ---- the log cannot be written: nothing is answered ----
+
+@pytest.fixture
+def small_fs(caller):
+    """A 16 KiB tmpfs the caller can write, for a log that fills it."""
+    import subprocess
+    d = caller.dir("small")
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=16k,mode=0777", "tmpfs", d], check=True)
+    yield d
+    subprocess.run(["umount", d], check=True)
+
+
+def test_an_open_whose_record_cannot_be_written_is_never_answered(caller, small_fs):
+    """The log's file system fills while the candidate opens in a loop: the
+    run stops, and every open it saw work has its record in the log."""
+    log = f"{small_fs}/run.msgpack"
+    p = caller.vigil_raw("run", "-q", "-o", log, "-p", policy(caller), "--engine", "notify",
+                         "--", caller.build("attack_r4_logfull"), timeout=60)
+    assert p.returncode != 0 and "log cannot be written" in p.stderr, p
+    seen = sum(1 for line in p.stdout.splitlines() if line.startswith("opened "))
+    opens = [x for x in decode_log(log) if x.get("type") == "syscall"
+             and x["args"].get("resolved") == "/etc/hostname"]
+    assert seen > 0, p  # the log held some
+    assert seen <= len(opens), (seen, len(opens))
