@@ -52,11 +52,14 @@ def matrix(caller, engine):
 SAME = ["noatime-not-owner", "noatime-owner", "directory-on-file", "directory-on-dir",
         "mode-000", "readonly-tree-write", "readonly-tree-rdwr-usr", "dir-for-write",
         "regular-plain", "dev-null", "dev-zero-nonblock", "dev-tty", "self-status",
-        "child-status"]
+        "child-status", "nofollow-link", "tmpfile", "append-sync"]
 # Where they differ (all refusals: fail closed, but not the kernel's answer)
 DIFFER = {
     "mode-000-path": "O_PATH opens fail with EINVAL under notify: how_of() adds O_NOCTTY "
                      "(and the ring O_NONBLOCK), which openat2 refuses beside O_PATH",
+    "path-with-rdwr": "as mode-000-path; open(2) drops other flags beside O_PATH, openat2 refuses",
+    "trailing-slash-file": "documented: the decided path has no trailing slash, so 'file/' opens "
+                           "the file where the kernel says ENOTDIR",
     "self-mem": "/proc/PID/mem is opened by vigil's thread with the crew's credentials: "
                 "ptrace_may_access from outside the caller's thread group, with a Landlock "
                 "domain of the crew's own (not an ancestor of the caller's), refuses",

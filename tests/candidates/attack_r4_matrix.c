@@ -14,7 +14,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#define KEPT_FLAGS (O_ACCMODE | O_NONBLOCK | O_APPEND | O_NOATIME | O_PATH | O_DIRECTORY)
+#define KEPT_FLAGS                                                                            \
+    (O_ACCMODE | O_NONBLOCK | O_APPEND | O_NOATIME | O_PATH | O_DIRECTORY | O_SYNC | __O_TMPFILE)
 
 static void try(const char *name, const char *path, int flags)
 {
@@ -35,6 +36,8 @@ int main(void)
     fd = open("/tmp/work/none", O_CREAT | O_WRONLY, 0000);
     if (fd < 0 || close(fd) < 0)
         return 2;
+    if (symlink("own", "/tmp/work/link") < 0)
+        return 2;
     try("noatime-not-owner", "/etc/passwd", O_RDONLY | O_NOATIME);
     try("noatime-owner", "/tmp/work/own", O_RDONLY | O_NOATIME);
     try("directory-on-file", "/etc/passwd", O_RDONLY | O_DIRECTORY);
@@ -45,6 +48,11 @@ int main(void)
     try("readonly-tree-rdwr-usr", "/usr/bin/env", O_RDWR);
     try("dir-for-write", "/tmp/work", O_RDWR);
     try("regular-plain", "/etc/passwd", O_RDONLY);
+    try("path-with-rdwr", "/tmp/work/own", O_PATH | O_RDWR); /* open(2) drops O_RDWR */
+    try("nofollow-link", "/tmp/work/link", O_RDONLY | O_NOFOLLOW);
+    try("trailing-slash-file", "/tmp/work/own/", O_RDONLY);
+    try("tmpfile", "/tmp/work", O_TMPFILE | O_RDWR);
+    try("append-sync", "/tmp/work/own", O_WRONLY | O_APPEND | O_SYNC);
     try("dev-null", "/dev/null", O_WRONLY);
     try("dev-zero-nonblock", "/dev/zero", O_RDONLY | O_NONBLOCK);
     try("dev-tty", "/dev/tty", O_RDWR);
