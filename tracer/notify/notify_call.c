@@ -93,7 +93,7 @@ static long carry_open(struct nt *n, struct nt_rx *rx, struct vg_task *t, struct
 
 static bool takes_open(const struct vg_call *c)
 {
-    return vg_nt_carried_out(c->nr);
+    return vg_nt_carried_out(c->nr, (uint64_t)c->args.flags);
 }
 
 static const struct {

@@ -635,7 +635,10 @@ long vg_nt_fs(struct nt *n, struct nt_rx *rx, struct vg_task *t, struct vg_call 
     if (r == 0 && ioctl(n->listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &id) < 0)
         r = -ESRCH;
     if (r == 0)
-        r = write_answer(t, &j, vg_nt_as_candidate(n, rx, t, carry, &j, false));
+        /* a truncate may wait for a lease's holder, whose signal and
+         * calls must be served meanwhile: the engine's lock is released */
+        r = write_answer(t, &j, vg_nt_as_candidate(n, rx, t, carry, &j,
+                                                   j.row->op == OP_TRUNCATE));
     if (j.fd >= 0)
         close(j.fd);
     if (j.fsize_hit) {

@@ -77,8 +77,9 @@ void vg_nt_handle(struct nt *n, struct nt_rx *rx);
  * the run's timeout say, it does not.)  arg: the nt_rx. */
 bool vg_nt_caller_waits(void *rx);
 
-/* notify_open.c: is nr a call vigil carries out itself? */
-bool vg_nt_carried_out(int nr);
+/* notify_open.c: is nr, with these open flags, a call vigil carries out
+ * itself? */
+bool vg_nt_carried_out(int nr, uint64_t flags);
 /* Carry out the allowed open c for the task t that rx->req came from:
  * open the decided path as the candidate and return the fd to install,
  * or -errno for the call to fail with. */

@@ -24,8 +24,17 @@
 
 static const int carried_out[] = {SYS_open, SYS_openat, SYS_openat2, SYS_creat};
 
-bool vg_nt_carried_out(int nr)
+bool vg_nt_carried_out(int nr, uint64_t flags)
 {
+    /* An O_PATH fd cannot be installed (ADDFD takes no O_PATH file), and
+     * it opens nothing: it reads no byte and writes none, and what it can
+     * be used for (a *at call, fchdir, execveat, a reopen through
+     * /proc/self/fd) is audited and judged on the object it names.  Its
+     * only own power is fstat, which every path already has (stat is not
+     * audited).  So it is let through after the decision (CONTINUE):
+     * docs/SECURITY.md lists it. */
+    if (flags & O_PATH)
+        return false;
     for (size_t i = 0; i < VG_ARRAY_LEN(carried_out); i++)
         if (carried_out[i] == nr)
             return true;
@@ -79,6 +88,10 @@ int vg_nt_open(struct nt *n, struct nt_rx *rx, struct vg_task *t, struct vg_call
     int fd = vg_crew_open_inline(&rx->crew, &o, &may_block);
     if (fd != -EAGAIN)
         return fd;
-    /* the others as a job (the crew's first one starts it) */
-    return (int)vg_nt_as_candidate(n, rx, t, vg_crew_open_job, &o, may_block);
+    /* the others as a job (the crew's first one starts it).  Any of them
+     * may sleep (a FIFO, a device; a lease the open must break waits for
+     * its holder, whose signal and calls must be served meanwhile): the
+     * engine's lock is released. */
+    (void)may_block;
+    return (int)vg_nt_as_candidate(n, rx, t, vg_crew_open_job, &o, true);
 }
