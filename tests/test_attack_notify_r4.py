@@ -55,17 +55,19 @@ SAME = ["noatime-not-owner", "noatime-owner", "directory-on-file", "directory-on
         "child-status", "nofollow-link", "tmpfile", "append-sync",
         # O_PATH failed with EINVAL (openat2 refuses O_NOCTTY beside it, and
         # ADDFD takes no O_PATH file); now let through after the decision
-        "mode-000-path", "path-with-rdwr"]
+        "mode-000-path", "path-with-rdwr",
+        # the caller's own /proc/PID/mem: vigil opens it itself, read-only
+        "self-mem"]
 # Where they differ (all refusals: fail closed, but not the kernel's answer)
 DIFFER = {
     "trailing-slash-file": "documented: the decided path has no trailing slash, so 'file/' opens "
                            "the file where the kernel says ENOTDIR",
-    "self-mem": "/proc/PID/mem is opened by vigil's crew thread: its ptrace access check "
-                "fails, as the crew is not in the sandbox's user namespace (commoncap wants "
-                "CAP_SYS_PTRACE there) and has a Landlock domain of its own, not an ancestor of "
-                "the caller's; a thread cannot join a user namespace (docs/SECURITY.md)",
-    "child-mem": "as self-mem: a parent may read its dumpable child's memory, not through vigil",
-    "child-environ": "as self-mem (PTRACE_MODE_READ)",
+    "child-mem": "/proc/CHILD/mem is opened by vigil's crew thread: its ptrace access check "
+                 "fails, as the crew is not in the sandbox's user namespace (commoncap wants "
+                 "CAP_SYS_PTRACE there) and has a Landlock domain of its own, not an ancestor "
+                 "of the caller's; a thread cannot join a user namespace (docs/SECURITY.md). "
+                 "A parent may read its dumpable child's memory, not through vigil",
+    "child-environ": "as child-mem (PTRACE_MODE_READ)",
     # Checked by giving the ring vigil's own credentials (personality 0):
     # then these three open, so it is the crew's credentials (its own
     # Landlock domain, not the candidate's) that refuse, not the thread.

@@ -304,3 +304,23 @@ def test_fifo_peers_never_hang_the_run(caller, engine):
     r = caller.run("sh", "-c", script, opts=["-p", pol, "--engine", engine, "--timeout", "5s"],
                    timeout=30)
     assert r.rc == 0 and r.stdout.split() == ["hi", "done"], r
+
+
+OWN_PROC = """
+import os
+for p in ("/proc/self/maps", "/proc/self/environ", "/proc/self/auxv", "/proc/thread-self/maps",
+          "/proc/self/smaps_rollup", "/proc/self/mem"):
+    with open(p, "rb") as f:
+        f.read(1) if not p.endswith("mem") else None
+    print("ok", p)
+"""
+
+
+@pytest.mark.parametrize("engine", ["notify", "ptrace"])
+def test_own_proc_entries_behind_a_ptrace_check_are_readable(caller, engine):
+    """A process may always read its own maps, environ, auxv and mem
+    (glibc's pthread_getattr_np reads /proc/self/maps).  Under notify a
+    crew fails procfs's ptrace check (outside the sandbox's user
+    namespace): vigil opens these itself.  Failed before: EACCES."""
+    r = caller.run("/usr/bin/python3", "-c", OWN_PROC, opts=["--engine", engine])
+    assert r.rc == 0 and r.stdout.count("ok ") == 6, r

@@ -9,6 +9,7 @@
  * the verdict allowed the call, and nothing before it opens anything. */
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/openat2.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -65,6 +66,46 @@ static int unresolved_errno(const char *path)
      O_SYNC | FASYNC | O_DIRECT | O_LARGEFILE | O_DIRECTORY | O_NOFOLLOW | O_NOATIME |        \
      O_CLOEXEC | O_PATH | VG_O_TMPFILE_BIT)
 
+/* The caller's own /proc entries that procfs guards with a ptrace access
+ * check.  A crew fails that check (it is outside the sandbox's user
+ * namespace, with a Landlock domain of its own), where the kernel always
+ * lets a process read its own: so vigil opens these itself, read-only.
+ * Nothing is gained over the candidate reading its own memory. */
+static const char *const own_proc[] = {"maps", "smaps", "smaps_rollup", "numa_maps",
+                                       "environ", "auxv", "mem"};
+
+/* path is /proc/PID/NAME or /proc/PID/task/TID/NAME of the caller's own
+ * process and thread (sandbox ids), NAME in own_proc, opened read-only. */
+static bool own_proc_entry(const struct vg_task *t, const char *path, uint32_t flags)
+{
+    char name[32];
+    int pid, tid, end = 0;
+    if ((flags & O_ACCMODE) != O_RDONLY || (flags & (O_CREAT | O_TRUNC | VG_O_TMPFILE_BIT)))
+        return false;
+    if (sscanf(path, "/proc/%d/task/%d/%31[a-z_]%n", &pid, &tid, name, &end) == 3) {
+        if (tid != t->nstid)
+            return false;
+    } else if (sscanf(path, "/proc/%d/%31[a-z_]%n", &pid, name, &end) != 2) {
+        return false;
+    }
+    if (pid != t->nspid || path[end])
+        return false;
+    for (size_t i = 0; i < VG_ARRAY_LEN(own_proc); i++)
+        if (!strcmp(name, own_proc[i]))
+            return true;
+    return false;
+}
+
+/* Opened as vigil, beneath the sandbox's root, no link followed. */
+static int open_own_proc(int root_fd, const char *path, uint32_t flags)
+{
+    struct open_how how = {.flags = (uint64_t)flags | O_CLOEXEC | O_NOCTTY,
+                           .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_SYMLINKS |
+                                      RESOLVE_NO_MAGICLINKS};
+    int fd = (int)syscall(SYS_openat2, root_fd, path, &how, sizeof how);
+    return fd < 0 ? -errno : fd;
+}
+
 int vg_nt_open(struct nt *n, struct nt_rx *rx, struct vg_task *t, struct vg_call *c)
 {
     const char *path = c->check_path;
@@ -83,6 +124,8 @@ int vg_nt_open(struct nt *n, struct nt_rx *rx, struct vg_task *t, struct vg_call
             return -EACCES; /* gone, or /proc unreadable: do not guess */
         o.mode = (uint32_t)c->args.mode & PERM_BITS & ~(uint32_t)mask;
     }
+    if (own_proc_entry(t, path, flags))
+        return open_own_proc(n->sup.root_fd, path, flags);
     /* most opens: in this thread, with the crew's credentials */
     bool may_block;
     int fd = vg_crew_open_inline(&rx->crew, &o, &may_block);
