@@ -205,16 +205,10 @@ def test_blocked_calls_below_the_limit_do_not_hold_up_others(caller):
     assert not left, left
 
 
-# Fixed: every open the crew carries out, and truncate, now release the
-# engine's lock while they wait (notify_open.c, notify_fs.c).  What it was:
-LEASE_STALL = (
-    "an open that sleeps on a regular file (a lease break: the ring's EAGAIN, or O_TRUNC, "
-    "makes it a crew job with may_block false; truncate(2), a file-changing call, the same) waits with the engine lock held, so the "
-    "holder's SIGIO stop (the main thread's ptrace lifecycle) and its calls wait too: the "
-    "open ends only at the kernel's lease-break-time (45 s here; seen: 'open: OK after "
-    "45544 ms') or the run's timeout; under ptrace it takes 0 ms")
-
-
+# An open that sleeps on a regular file (a lease break) once waited with
+# the engine lock held, so the holder's SIGIO stop and calls waited too
+# (45 s, the kernel's lease-break-time); every crew open and truncate now
+# release the lock (notify_open.c, notify_fs.c).
 @pytest.mark.parametrize("flags,holder", [("plain", "call"), ("trunc", "call"),
                                           ("plain", "quiet"), ("truncate", "call")])
 @pytest.mark.parametrize("engine", ["notify", "ptrace"])

@@ -37,7 +37,6 @@ enum {
 #define TTY_MAJOR_AUX 5
 #define TTY_MINOR_CTTY 0
 
-#define VG_O_TMPFILE_BIT 020000000u /* __O_TMPFILE, without O_DIRECTORY */
 /* Opens the kernel never runs inline in io_uring (they may sleep). */
 #define SLEEPING_FLAGS (O_CREAT | O_TRUNC | VG_O_TMPFILE_BIT)
 
@@ -115,18 +114,15 @@ long vg_crew_open_job(void *arg)
     return fd < 0 ? -errno : check_opened(fd, &st);
 }
 
-int vg_crew_open_inline(struct vg_crew *c, const struct vg_crew_open *o, bool *may_block)
+int vg_crew_open_inline(struct vg_crew *c, const struct vg_crew_open *o)
 {
-    *may_block = false;
     struct stat st;
     /* a look as vigil, as tracer/canon.c's readlinkat: it only picks the
      * way; what is opened is what openat2 finds beneath the root.  Not in
      * the system's read-only trees: the check after the open suffices */
     if (!o->unchanging && fstatat(o->root_fd, o->path[1] ? o->path + 1 : ".", &st,
-                AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT) == 0 && !plain_kind(st.st_mode)) {
-        *may_block = !S_ISLNK(st.st_mode); /* a symlink: ELOOP, at once */
+                AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT) == 0 && !plain_kind(st.st_mode))
         return -EAGAIN;
-    }
     if (!c->started || !vg_uring_ready(&c->ring) || (o->flags & SLEEPING_FLAGS))
         return -EAGAIN;
     struct open_how how = how_of(o->flags, 0);
@@ -139,7 +135,6 @@ int vg_crew_open_inline(struct vg_crew *c, const struct vg_crew_open *o, bool *m
     if (fd >= 0 && !plain_kind(st.st_mode)) {
         /* swapped in after the look: closed before anybody saw it */
         close(fd);
-        *may_block = true;
         return -EAGAIN;
     }
     return fd;

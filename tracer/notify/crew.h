@@ -60,6 +60,8 @@ int vg_ident_take(const struct vg_ident *id, int ruleset, char *why, size_t n);
  * asks for it. */
 #define VG_CREW_SIG SIGURG
 
+#define VG_O_TMPFILE_BIT 020000000u /* __O_TMPFILE, without O_DIRECTORY */
+
 struct vg_crew {
     pthread_t th;
     bool started;
@@ -105,7 +107,7 @@ struct vg_crew_open {
 };
 long vg_crew_open_job(void *open);
 /* The open carried out in the calling thread through the crew's ring;
- * -EAGAIN when it must be a job instead, with *may_block when what it
- * names is a FIFO or a device, whose open can wait for ever. */
-int vg_crew_open_inline(struct vg_crew *c, const struct vg_crew_open *o, bool *may_block);
+ * -EAGAIN when it must be a job instead (it may sleep, or it names a FIFO
+ * or a device). */
+int vg_crew_open_inline(struct vg_crew *c, const struct vg_crew_open *o);
 #endif

@@ -211,7 +211,7 @@ static int supervise(struct vg_engine_ctx *ctx)
     struct nt n;
     bool threaded = false;
     if (setup(&n, ctx) == 0) {
-        struct nt_rx *primary = vg_nt_rx_new(&n, true);
+        struct nt_rx *primary = vg_nt_rx_new(&n);
         primary->started = pthread_create(&primary->th, NULL, primary_main, primary) == 0;
         threaded = primary->started;
     }

@@ -25,7 +25,6 @@
 struct nt_rx {
     struct nt *n;
     pthread_t th;
-    bool primary;
     bool started;
     struct seccomp_notif *req;       /* the call being handled */
     struct seccomp_notif_resp *resp;
@@ -66,7 +65,7 @@ struct nt {
  * its thread is the caller's to start: rx->started); the loop that
  * receives and handles calls; the end of them all (interrupted until
  * each has ended); and their memory (each crew stopped). */
-struct nt_rx *vg_nt_rx_new(struct nt *n, bool primary);
+struct nt_rx *vg_nt_rx_new(struct nt *n);
 void vg_nt_receive(struct nt *n, struct nt_rx *rx);
 void vg_nt_rx_stop(struct nt *n);
 void vg_nt_rx_free(struct nt *n);

@@ -9,7 +9,6 @@
  * the verdict allowed the call, and nothing before it opens anything. */
 #include <errno.h>
 #include <fcntl.h>
-#include <linux/openat2.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,7 +19,6 @@
 
 #include "tracer/notify/notify_int.h"
 
-#define VG_O_TMPFILE_BIT 020000000u /* __O_TMPFILE, without O_DIRECTORY */
 #define PERM_BITS 07777u
 
 static const int carried_out[] = {SYS_open, SYS_openat, SYS_openat2, SYS_creat};
@@ -80,7 +78,8 @@ static bool own_proc_entry(const struct vg_task *t, const char *path, uint32_t f
 {
     char name[32];
     int pid, tid, end = 0;
-    if ((flags & O_ACCMODE) != O_RDONLY || (flags & (O_CREAT | O_TRUNC | VG_O_TMPFILE_BIT)))
+    if (strncmp(path, "/proc/", strlen("/proc/")) || (flags & O_ACCMODE) != O_RDONLY ||
+        (flags & (O_CREAT | O_TRUNC | VG_O_TMPFILE_BIT)))
         return false;
     if (sscanf(path, "/proc/%d/task/%d/%31[a-z_]%n", &pid, &tid, name, &end) == 3) {
         if (tid != t->nstid)
@@ -94,16 +93,6 @@ static bool own_proc_entry(const struct vg_task *t, const char *path, uint32_t f
         if (!strcmp(name, own_proc[i]))
             return true;
     return false;
-}
-
-/* Opened as vigil, beneath the sandbox's root, no link followed. */
-static int open_own_proc(int root_fd, const char *path, uint32_t flags)
-{
-    struct open_how how = {.flags = (uint64_t)flags | O_CLOEXEC | O_NOCTTY,
-                           .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_SYMLINKS |
-                                      RESOLVE_NO_MAGICLINKS};
-    int fd = (int)syscall(SYS_openat2, root_fd, path, &how, sizeof how);
-    return fd < 0 ? -errno : fd;
 }
 
 int vg_nt_open(struct nt *n, struct nt_rx *rx, struct vg_task *t, struct vg_call *c)
@@ -124,17 +113,15 @@ int vg_nt_open(struct nt *n, struct nt_rx *rx, struct vg_task *t, struct vg_call
             return -EACCES; /* gone, or /proc unreadable: do not guess */
         o.mode = (uint32_t)c->args.mode & PERM_BITS & ~(uint32_t)mask;
     }
-    if (own_proc_entry(t, path, flags))
-        return open_own_proc(n->sup.root_fd, path, flags);
+    if (own_proc_entry(t, path, flags)) /* the crew's open, as vigil, in this thread */
+        return (int)vg_crew_open_job(&o);
     /* most opens: in this thread, with the crew's credentials */
-    bool may_block;
-    int fd = vg_crew_open_inline(&rx->crew, &o, &may_block);
+    int fd = vg_crew_open_inline(&rx->crew, &o);
     if (fd != -EAGAIN)
         return fd;
     /* the others as a job (the crew's first one starts it).  Any of them
      * may sleep (a FIFO, a device; a lease the open must break waits for
      * its holder, whose signal and calls must be served meanwhile): the
      * engine's lock is released. */
-    (void)may_block;
     return (int)vg_nt_as_candidate(n, rx, t, vg_crew_open_job, &o, true);
 }

@@ -53,11 +53,10 @@ void vg_nt_receive(struct nt *n, struct nt_rx *rx)
     }
 }
 
-struct nt_rx *vg_nt_rx_new(struct nt *n, bool primary)
+struct nt_rx *vg_nt_rx_new(struct nt *n)
 {
     struct nt_rx *rx = vg_xcalloc(1, sizeof *rx);
     rx->n = n;
-    rx->primary = primary;
     rx->req = vg_xcalloc(1, n->sizes.seccomp_notif);
     rx->resp = vg_xcalloc(1, n->sizes.seccomp_notif_resp);
     rx->next = n->rx;
@@ -78,7 +77,7 @@ static void keep_receiving(struct nt *n)
 {
     if (atomic_load_explicit(&n->receiving, memory_order_acquire) > 0 || n->nrx >= VG_NT_MAX_RX)
         return; /* one waits already; or so many block that this one must wait its turn */
-    struct nt_rx *rx = vg_nt_rx_new(n, false);
+    struct nt_rx *rx = vg_nt_rx_new(n);
     rx->started = pthread_create(&rx->th, NULL, spawned_main, rx) == 0;
 }
 

@@ -7,7 +7,6 @@
  * on one thread that waits in waitpid. */
 #include <errno.h>
 #include <fcntl.h>
-#include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
