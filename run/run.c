@@ -189,18 +189,12 @@ static int build_sandbox(struct run *r)
 
 /* The notify engine (the default, and --engine notify) runs only where
  * the kernel has what it needs (see tracer/notify/probe.h); otherwise
- * ptrace, and the note says why.  --stacks asks for a stack on every
- * call, which only a ptrace stop gives: by default it picks ptrace. */
+ * ptrace, and the note says why. */
 static void choose_engine(struct run *r)
 {
     r->engine = &vg_engine_ptrace;
     if (r->o->engine == VG_ENGINE_PTRACE)
         return;
-    if (r->o->engine == VG_ENGINE_DEFAULT && r->o->stacks_all) {
-        snprintf(r->engine_note, sizeof r->engine_note,
-                 "ptrace engine: --stacks needs ptrace stops (--engine notify records none)");
-        return;
-    }
     vg_notify_probe(&r->notify);
     if (vg_notify_describe(&r->notify, r->engine_note, sizeof r->engine_note))
         r->engine = &vg_engine_notify;

@@ -190,13 +190,12 @@ def test_header_and_result_name_the_engine_and_its_features(caller):
     assert d["engine"] == "notify" and d["engine_note"] == note
     p = header_of(caller, "--engine", "ptrace")
     assert p["engine"] == "ptrace" and "engine_note" not in p
-    s = header_of(caller, "--stacks")
-    assert s["engine"] == "ptrace" and "--stacks" in s["engine_note"]
+    s = header_of(caller, "--stacks")  # stacks under notify: tests/test_notify_stacks.py
+    assert s["engine"] == "notify" and s["engine_note"] == note
 
 
 # The decision tests again under the other engine (the suite runs under
-# vigil's default, notify where the kernel has it).  Stacks need a ptrace
-# stop, so the tests of stacks ask for ptrace themselves.
+# vigil's default, notify where the kernel has it).
 DECISION_TESTS = ["tests/test_run_audit.py", "tests/test_run_faults.py",
                   "tests/test_run_result.py", "tests/test_kernel_layer.py",
                   "tests/test_run_isolation.py", "tests/test_policies.py",

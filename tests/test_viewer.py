@@ -523,7 +523,7 @@ def real_log(tmp_path_factory):
     d = tmp_path_factory.mktemp("real")
     log = str(d / "run.msgpack")
     example = os.path.join(os.path.dirname(__file__), "..", "examples", "sloppy_cleanup.py")
-    r = subprocess.run([VIGIL, "run", "-q", "-o", log, "--engine", "ptrace", "--", "python3", os.path.abspath(example)],
+    r = subprocess.run([VIGIL, "run", "-q", "-o", log, "--", "python3", os.path.abspath(example)],
                        capture_output=True, text=True, timeout=120, cwd=str(d))
     # The candidate's rm -rf of /* takes its own workdir (/tmp/work) with
     # it, so its last step may fail: what matters here is the log.

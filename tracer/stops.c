@@ -111,6 +111,34 @@ static bool on_sigsys(struct vg_sup *e, struct vg_task *t)
     return true;
 }
 
+/* Kernel-internal restart codes (include/linux/errno.h, not exported). */
+#define VG_ERESTARTSYS 512
+#define VG_ERESTARTNOINTR 513
+
+/* Under notify, a signal that arrives while an audited call waits for vigil
+ * to receive its notification withdraws the notification: the call ends
+ * with ERESTARTSYS before anything of it happened, and a handler without
+ * SA_RESTART would turn that into EINTR, on an open or a stat of a plain
+ * file where the kernel itself never fails so (under ptrace the call waits
+ * in a ptrace stop, which signals do not interrupt).  At the signal's stop,
+ * before the kernel decides on the restart, such a call is marked to be
+ * restarted after the handler whatever its flags (ERESTARTNOINTR), as the
+ * kernel does for calls that must not fail so.  A call vigil let run
+ * (CONTINUE) that the kernel itself interrupts is the same number with the
+ * same registers: it restarts too (docs/SECURITY.md). */
+static void restart_withdrawn_call(const struct vg_sup *e, pid_t tid)
+{
+    struct user_regs_struct regs;
+    if (ptrace(PTRACE_GETREGS, tid, 0, &regs) < 0 || regs.rax != (uint64_t)-VG_ERESTARTSYS ||
+        (int64_t)regs.orig_rax < 0)
+        return;
+    const uint64_t args[6] = {regs.rdi, regs.rsi, regs.rdx, regs.r10, regs.r8, regs.r9};
+    if (vg_filter_classify(e->ctx->audit, (int)regs.orig_rax, args) != VG_FILTER_AUDIT)
+        return;
+    regs.rax = (uint64_t)-VG_ERESTARTNOINTR;
+    ptrace(PTRACE_SETREGS, tid, 0, &regs); /* failing: the call fails EINTR, as before */
+}
+
 static bool is_stop_signal(int sig)
 {
     return sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU;
@@ -166,6 +194,8 @@ void vg_sup_on_stop(struct vg_sup *e, pid_t tid, int status)
             ptrace(PTRACE_LISTEN, tid, 0, 0); /* group-stop: stay stopped */
             return;
         }
+        if (e->on_interrupt)
+            e->on_interrupt(e, t); /* then on as from any other interrupt */
         break;
     case 0:
         /* Signal-delivery stop: pass the signal on, unless it is the
@@ -174,6 +204,8 @@ void vg_sup_on_stop(struct vg_sup *e, pid_t tid, int status)
             return;
         if (sig == SIGXFSZ)
             e->ctx->out.fsize_signals++;
+        if (e->notified_calls)
+            restart_withdrawn_call(e, tid);
         ptrace(PTRACE_CONT, tid, 0, (void *)(long)sig);
         return;
     default:

@@ -26,6 +26,13 @@ struct vg_sup {
     bool init_gone;
     bool ending;            /* the sandbox is being killed: release nothing more */
     unsigned nheld;         /* tasks held at their first stop (see on_stop) */
+    /* The stop of a PTRACE_INTERRUPT the engine asked for (notify: a
+     * native stack, tracer/notify/notify_stack.c); NULL under ptrace.
+     * True when the stop was the engine's. */
+    bool (*on_interrupt)(struct vg_sup *e, struct vg_task *t);
+    /* notify: a signal that interrupts an audited call before vigil has
+     * received it must not make the call fail EINTR (see stops.c) */
+    bool notified_calls;
 };
 
 /* Time since the run started, for records. */

@@ -278,6 +278,14 @@ static uint64_t clock_ns(clockid_t id)
 uint64_t vg_now_mono_ns(void) { return clock_ns(CLOCK_MONOTONIC); }
 uint64_t vg_now_wall_ns(void) { return clock_ns(CLOCK_REALTIME); }
 
+struct timespec vg_realtime_in(long ns)
+{
+    const long per_s = 1000000000L;
+    uint64_t at = vg_now_wall_ns() + (uint64_t)ns;
+    return (struct timespec){.tv_sec = (time_t)(at / (uint64_t)per_s),
+                             .tv_nsec = (long)(at % (uint64_t)per_s)};
+}
+
 char *vg_path_normalize(const char *path)
 {
     size_t n = strlen(path);

@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 #define VG_VERSION "0.1.0"
 #define VG_ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
@@ -66,5 +67,8 @@ int vg_std_fds(void);
 
 uint64_t vg_now_mono_ns(void);
 uint64_t vg_now_wall_ns(void);
+/* CLOCK_REALTIME ns from now, as the absolute time pthread's timed waits
+ * take. */
+struct timespec vg_realtime_in(long ns);
 
 #endif

@@ -126,7 +126,8 @@ static bool carry_out(struct nt *n, struct nt_rx *rx, struct vg_task *t, struct 
 }
 
 static void record(struct nt *n, struct vg_task *t, struct vg_call *c,
-                   const struct vg_call_verdict *v, const long *ret, bool installs, bool *ok)
+                   const struct vg_call_verdict *v, const long *ret, bool installs,
+                   const struct nt_stack *stk, bool *ok)
 {
     *ok = true;
     if (!v->record)
@@ -139,20 +140,42 @@ static void record(struct nt *n, struct vg_task *t, struct vg_call *c,
         ev.ret = *ret < 0 ? -1 : *ret;
         ev.ret_errno = *ret < 0 ? (int32_t)-*ret : 0;
     }
-    /* No native stack: the caller is not in a ptrace stop, and
-     * libunwind-ptrace can only walk a stopped tracee (docs/SECURITY.md).
-     * Its Python frames can be read: it is blocked in this notification. */
+    /* The native stack was taken at a ptrace stop when this call was
+     * bounced (notify_stack.c); its Python frames can be read now: the
+     * caller is blocked in this notification. */
+    if (stk) {
+        ev.stack = stk->frames;
+        ev.nstack = stk->n;
+    }
     struct vg_pyframe py[VG_PY_STACK_MAX];
     vg_sup_py_frames(&n->sup, t, &ev, py, &c->arena);
     *ok = vg_sup_emit_call(&n->sup, &ev) == 0;
 }
 
+/* Does the record of this call carry a native stack?  As under ptrace:
+ * every refusal (and would-be refusal), every call with --stacks. */
+static bool wants_stack(const struct nt *n, const struct vg_call_verdict *v)
+{
+    return v->record && (v->decision != VG_DEC_ALLOW || n->sup.ctx->opts->stacks_all);
+}
+
 /* decide -> carry out -> record (with the outcome) -> answer: the record
- * is still written before the candidate sees anything of the call. */
-static void decide_and_answer(struct nt *n, struct nt_rx *rx, struct vg_task *t, struct vg_call *c)
+ * is still written before the candidate sees anything of the call.  A call
+ * whose record wants a native stack is first bounced through a ptrace stop
+ * (notify_stack.c) and decided again when it comes back. */
+static void decide_and_answer(struct nt *n, struct nt_rx *rx, struct vg_task *t, struct vg_call *c,
+                              const struct nt_stack *stk)
 {
     struct vg_call_verdict v;
     vg_decide_call(n->sup.ctx, c, n->sup.root_fd, &v);
+    if (!stk && wants_stack(n, &v)) {
+        pid_t tid = t->tid;
+        if (vg_nt_stack_bounce(n, rx) == VG_NT_BOUNCED)
+            return;
+        t = vg_tasks_get(&n->sup.tasks, tid); /* the lock was released meanwhile */
+        if (!t)
+            return; /* it exited: the kernel ended its call */
+    }
     /* t points into the task table, which a carried-out call may see
      * change (the lock is dropped while it runs): work on a copy */
     struct vg_task who = *t;
@@ -162,7 +185,7 @@ static void decide_and_answer(struct nt *n, struct nt_rx *rx, struct vg_task *t,
     bool ok;
     /* a blocking send or connect let the run go on meanwhile: it happened
      * (recorded), even when the sandbox is being killed now */
-    record(n, &who, c, &v, carried ? &ret : NULL, installs, &ok);
+    record(n, &who, c, &v, carried ? &ret : NULL, installs, stk, &ok);
     if (!ok) {
         if (installs)
             close((int)ret);
@@ -219,6 +242,10 @@ void vg_nt_handle(struct nt *n, struct nt_rx *rx)
         vg_call_free(&call); /* what we read may not be the caller's: drop it */
         return;
     }
-    decide_and_answer(n, rx, t, &call);
+    struct nt_stack stk;
+    bool bounced = vg_nt_stack_take(n, rx->req, &stk);
+    decide_and_answer(n, rx, t, &call, bounced ? &stk : NULL);
+    if (bounced)
+        vg_arena_free(&stk.arena);
     vg_call_free(&call);
 }

@@ -5,8 +5,9 @@
  * blocks: notify_rx.c), decodes the call from one copy of its arguments,
  * decides, writes the record and only then answers; opens and the other
  * calls vigil carries out run as the candidate (crew.h).  The main thread keeps ptrace
- * for the life of processes only (fork/clone/exec/exit events, EXITKILL),
- * so start, exec and exit records are the ptrace engine's own. */
+ * for the life of processes (fork/clone/exec/exit events, EXITKILL), so
+ * start, exec and exit records are the ptrace engine's own, and for the
+ * interrupts that give native stacks (notify_stack.c). */
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -145,16 +146,21 @@ static void lifecycle_loop(struct nt *n)
     const uint64_t spin_ns = 0;
     for (;;) {
         int status;
+        /* a notification thread's ask for an interrupt (a native stack)
+         * wakes this thread from waitpid with VG_NT_WAKE_SIG */
+        vg_nt_stack_serve(n);
         pid_t tid = vg_sup_wait_next(spin_ns, &status);
         if (tid < 0 && errno == EINTR)
             continue;
         if (tid <= 0)
             break;
         pthread_mutex_lock(&n->lock);
-        if (WIFSTOPPED(status))
+        if (WIFSTOPPED(status)) {
             vg_sup_on_stop(&n->sup, tid, status);
-        else if (WIFEXITED(status) || WIFSIGNALED(status))
+        } else if (WIFEXITED(status) || WIFSIGNALED(status)) {
             vg_sup_on_exit(&n->sup, tid, status);
+            vg_nt_stack_forget(n, tid);
+        }
         pthread_mutex_unlock(&n->lock);
     }
 }
@@ -172,6 +178,9 @@ static int setup(struct nt *n, struct vg_engine_ctx *ctx)
     n->sup.unw = vg_unwinder_new();
     n->sup.py = vg_py_new();
     n->sup.canon = vg_canon_cache_new(ctx->immutable, ctx->nimmutable);
+    n->sup.on_interrupt = vg_nt_stack_on_interrupt;
+    n->sup.notified_calls = true;
+    vg_nt_stacks_init(&n->stacks); /* here, in the tracer's thread */
     struct vg_task *init = vg_tasks_add(&n->sup.tasks, ctx->init_pid);
     init->attached = true;
     init->tgid = ctx->init_pid;
@@ -200,6 +209,7 @@ static void teardown(struct nt *n)
     if (n->sup.root_fd >= 0)
         close(n->sup.root_fd);
     pthread_mutex_destroy(&n->lock);
+    vg_nt_stacks_free(&n->stacks);
     vg_unwinder_free(n->sup.unw);
     vg_py_free(n->sup.py);
     vg_canon_cache_free(n->sup.canon);

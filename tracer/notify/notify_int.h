@@ -2,7 +2,7 @@
  * notify_engine.c (threads, the listener, the life of processes),
  * notify_call.c (one notification: decode, decide, record, reply),
  * notify_open.c, notify_fs.c and notify_net.c (the calls vigil carries
- * out, in a crew: crew.h). */
+ * out, in a crew: crew.h), notify_stack.c (native stacks). */
 #ifndef VG_NOTIFY_INT_H
 #define VG_NOTIFY_INT_H
 #include <linux/seccomp.h>
@@ -34,6 +34,37 @@ struct nt_rx {
 
 #define VG_NT_MAX_RX 64 /* notification threads at most; then a blocking call holds the others up */
 
+/* notify_stack.c: a native stack taken at a ptrace stop for one call,
+ * which the call's restart finds (see there).  Slots are guarded by
+ * nt_stacks.mu (taken after n->lock, never before). */
+#define VG_NT_STACK_SLOTS VG_NT_MAX_RX /* bounces in flight: one per notification thread */
+#define VG_NT_BOUNCE_MAX 3 /* bounces of one task's call before its record goes without */
+
+enum vg_nt_stack_state {
+    VG_NT_STACK_ASKED = 1,   /* a notification thread waits for the tracer's interrupt */
+    VG_NT_STACK_INTERRUPTED, /* the caller will stop on its way out */
+    VG_NT_STACK_FAILED,      /* the interrupt failed (the caller is gone) */
+    VG_NT_STACK_READY,       /* unwound: for the restarted call */
+};
+
+struct nt_stack {
+    pid_t tid; /* 0: a free slot */
+    enum vg_nt_stack_state state;
+    unsigned tries;
+    int nr; /* the call the stack belongs to */
+    uint64_t args[6], ip;
+    unsigned n;
+    struct vg_frame frames[VG_STACK_MAX];
+    struct vg_arena arena; /* the frames' strings */
+};
+
+struct nt_stacks {
+    pthread_mutex_t mu;
+    pthread_cond_t cv; /* the tracer has taken the asks */
+    pthread_t tracer;  /* the lifecycle thread */
+    struct nt_stack slot[VG_NT_STACK_SLOTS];
+};
+
 struct nt {
     /* Tasks, records and the life of processes are the ptrace engine's
      * (ptrace events only: no seccomp stops under this engine). */
@@ -52,6 +83,7 @@ struct nt {
     struct nt_rx *rx;
     int nrx;
     _Atomic int receiving;
+    struct nt_stacks stacks;
 };
 
 /* Interrupts vigil's threads blocked in the kernel: the notification
@@ -114,6 +146,22 @@ long vg_nt_net(struct nt *n, struct nt_rx *rx, struct vg_task *t, struct vg_call
  * none). */
 int vg_nt_open_in_root(int root_fd, const char *path, int flags);
 int vg_nt_open_parent(int root_fd, const char *path, const char **name);
+
+/* notify_stack.c.  init: by the lifecycle thread (the tracer).  take:
+ * the stack taken for this very call, moved into out (its arena is then
+ * the caller's to free).  bounce (lock held; released meanwhile): have
+ * the tracer interrupt the caller and answer ERESTARTNOINTR, so that the
+ * call comes again with a stack; NO_STACK: go on without one.  serve: the
+ * tracer's side, between two waits.  on_interrupt: vg_sup's hook, the
+ * unwind at the interrupt's stop.  forget: the task exited. */
+enum vg_nt_bounce { VG_NT_BOUNCED, VG_NT_NO_STACK };
+void vg_nt_stacks_init(struct nt_stacks *s);
+void vg_nt_stacks_free(struct nt_stacks *s);
+bool vg_nt_stack_take(struct nt *n, const struct seccomp_notif *req, struct nt_stack *out);
+enum vg_nt_bounce vg_nt_stack_bounce(struct nt *n, struct nt_rx *rx);
+void vg_nt_stack_serve(struct nt *n);
+bool vg_nt_stack_on_interrupt(struct vg_sup *e, struct vg_task *t);
+void vg_nt_stack_forget(struct nt *n, pid_t tid);
 
 /* A note and the end of the run, for what the engine cannot go on with. */
 void vg_nt_fail(struct nt *n, const char *why, int32_t pid);

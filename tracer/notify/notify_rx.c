@@ -19,7 +19,6 @@
 #include "util/util.h"
 
 #define STOP_POLL_NS 20000000L /* 20 ms: how often the end of the run interrupts them */
-#define NS_PER_S 1000000000L
 
 /* Has every task with the candidate's filter gone?  (NOTIF_RECV then
  * fails ENOENT without waiting, as it does for a caller killed between
@@ -123,13 +122,7 @@ void vg_nt_rx_stop(struct nt *n)
          * call it is meant to interrupt (NOTIF_RECV, or a crew's job) */
         pthread_kill(rx->th, VG_NT_WAKE_SIG);
         vg_crew_interrupt(&rx->crew);
-        struct timespec until;
-        clock_gettime(CLOCK_REALTIME, &until);
-        until.tv_nsec += STOP_POLL_NS;
-        if (until.tv_nsec >= NS_PER_S) {
-            until.tv_sec++;
-            until.tv_nsec -= NS_PER_S;
-        }
+        struct timespec until = vg_realtime_in(STOP_POLL_NS);
         if (pthread_timedjoin_np(rx->th, NULL, &until) == 0) {
             pthread_mutex_lock(&n->lock);
             rx->started = false;
