@@ -8,9 +8,13 @@ candidate must never see of that: a second outcome, EINTR, the kernel's
 internal 513, a call carried out twice; what the log must show: exactly
 one record per call, with the stack.  Judged from what the candidate
 counted and from the log (Python msgpack)."""
+import os
+import subprocess
+
 import pytest
 
 from helpers import caller, nobody_caller, root_caller, stack_symbols, syscalls  # noqa: F401
+from helpers import decode_log
 
 ENGINES = ["notify", "ptrace"]
 DENIED = "/var/lib/dpkg/status"  # fixed in stack_bounce.c; the policy grants nothing in /var
@@ -82,3 +86,32 @@ def test_stacks_keep_the_default_engine(caller):
     r = caller.run("/bin/true", opts=["--stacks"])
     assert r.rc == 0 and r.recs[0]["engine"] == "notify", r.recs[0]
     assert "engine_note" in r.recs[0] and "--stacks" not in r.recs[0]["engine_note"]
+
+
+def test_bounce_without_wait_killable_recv(caller):
+    """On a kernel without WAIT_KILLABLE_RECV (made so from outside, by
+    tests/candidates/fallback_old_kernel.c) the interrupt ends the caller's
+    wait itself and the kernel restarts the call: stacks, and no EINTR.
+    There a signal can also withdraw a call after its record and before
+    its answer; it restarts and is recorded again (docs/SECURITY.md): a
+    few records more than calls, never fewer."""
+    wrapper = caller.build("fallback_old_kernel")
+    d = caller.dir("run")
+    log = os.path.join(d, "run.msgpack")
+    exe = caller.build("stack_bounce", ["-pthread"])
+    argv = caller.argv(["run", "-q", "-o", log, "-p", policy(caller), "--timeout", "120s", "--",
+                        exe, "/tmp/work/new", "4", "200"])
+    i = argv.index(caller.vigil)
+    argv = [*argv[:i], wrapper, "no-wait-killable", *argv[i:]]
+    p = subprocess.run(argv, env=caller.env(), cwd=d, text=True, capture_output=True,
+                       timeout=180)
+    assert p.returncode == 0, (p.stdout, p.stderr)
+    recs = decode_log(log)
+    assert "no WAIT_KILLABLE_RECV" in recs[0]["engine_note"], recs[0]
+    got = dict(kv.split("=", 1) for kv in p.stdout.split())
+    assert got["bad"] == "0" and got["allowed"] == str(4 * 200), p.stdout
+    denied = syscalls(recs, path=DENIED)
+    calls = int(got["denied"])
+    assert calls <= len(denied) <= 1.05 * calls, (len(denied), got)
+    with_stack = [x for x in denied if "try_denied" in stack_symbols(x)]
+    assert len(with_stack) >= 0.9 * len(denied), (len(with_stack), len(denied))

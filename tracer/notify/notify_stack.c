@@ -97,11 +97,11 @@ void vg_nt_stack_forget(struct nt *n, pid_t tid)
     pthread_mutex_unlock(&n->stacks.mu);
 }
 
-/* mu held: wait for the tracer to take the ask, waking it from waitpid. */
-static void wait_for_tracer(struct nt *n, struct nt_stack *slot)
+/* mu held: wait for the tracer to take tid's ask, waking it from waitpid. */
+static void wait_for_tracer(struct nt *n, struct nt_stack *slot, pid_t tid)
 {
     struct nt_stacks *s = &n->stacks;
-    while (slot->state == VG_NT_STACK_ASKED &&
+    while (slot->tid == tid && slot->state == VG_NT_STACK_ASKED &&
            !atomic_load_explicit(&n->stopping, memory_order_acquire)) {
         pthread_kill(s->tracer, VG_NT_WAKE_SIG);
         struct timespec until = vg_realtime_in(ASK_RETRY_NS);
@@ -136,8 +136,14 @@ enum vg_nt_bounce vg_nt_stack_bounce(struct nt *n, struct nt_rx *rx)
     memcpy(slot->args, rx->req->data.args, sizeof slot->args);
     /* the tracer takes n->lock for each ptrace event: not held meanwhile */
     pthread_mutex_unlock(&n->lock);
-    wait_for_tracer(n, slot);
-    bool interrupted = slot->state == VG_NT_STACK_INTERRUPTED;
+    wait_for_tracer(n, slot, tid);
+    /* Without WAIT_KILLABLE_RECV the caller may have stopped, been
+     * unwound and even come back (the slot READY, or taken and reused)
+     * before this thread runs again: only an ask still open or failed is
+     * ours to clear. */
+    bool mine = slot->tid == tid;
+    bool interrupted = !mine || (slot->state != VG_NT_STACK_ASKED &&
+                                 slot->state != VG_NT_STACK_FAILED);
     if (!interrupted)
         slot_clear(slot);
     pthread_mutex_unlock(&s->mu);
