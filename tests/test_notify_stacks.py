@@ -115,3 +115,4 @@ def test_bounce_without_wait_killable_recv(caller):
     assert calls <= len(denied) <= 1.05 * calls, (len(denied), got)
     with_stack = [x for x in denied if "try_denied" in stack_symbols(x)]
     assert len(with_stack) >= 0.9 * len(denied), (len(with_stack), len(denied))
+

@@ -53,19 +53,36 @@ static void reply_plain(struct nt *n, struct nt_rx *rx, int err, bool cont, int6
 
 /* The answer to an open vigil carried out: install its file fd in the
  * caller (it keeps O_CLOEXEC when the call asked for it) and answer the
- * call with the number it got there, in one step (ADDFD_FLAG_SEND: the
- * caller wakes once, as it would from its own open).  The record is
- * written before: it says the file is installed, not which number. */
+ * call with the number it got there.  The caller is kept on this CPU for
+ * the install (vg_nt_wake_here) and given its CPUs back while it still
+ * waits for the answer, so that it never runs an instruction with fewer:
+ * ADDFD, then the answer (SEND, which wakes it here under sync wake-up).
+ * Where it could not be kept here, one step (ADDFD_FLAG_SEND).  The
+ * record is written before: it says the file is installed, not which
+ * number. */
 static void install_and_answer(struct nt *n, struct nt_rx *rx, struct vg_task *t,
                                const struct vg_call *c, int fd)
 {
+    struct vg_nt_here here;
+    vg_nt_wake_here(&here, t->tid);
+    bool narrowed = here.held;
     struct seccomp_notif_addfd add = {
-        .id = rx->req->id, .srcfd = (uint32_t)fd, .flags = SECCOMP_ADDFD_FLAG_SEND,
+        .id = rx->req->id, .srcfd = (uint32_t)fd, .flags = narrowed ? 0 : SECCOMP_ADDFD_FLAG_SEND,
         .newfd_flags = (c->args.flags & O_CLOEXEC) ? O_CLOEXEC : 0,
     };
     int r = ioctl(n->listener, SECCOMP_IOCTL_NOTIF_ADDFD, &add);
     int e = errno;
+    if (vg_nt_wake_done(&here) < 0) {
+        /* what vigil changed in the candidate cannot be undone: the run ends */
+        close(fd);
+        vg_nt_fail(n, "notify engine: cannot give a caller its CPUs back", t->nspid);
+        return;
+    }
     close(fd);
+    if (r >= 0 && narrowed) {
+        reply_plain(n, rx, 0, false, r); /* the number it got */
+        return;
+    }
     if (r >= 0 || e == ENOENT)
         return; /* answered, or the caller is gone */
     /* The call fails as the candidate's own open would (EMFILE: at its

@@ -7,6 +7,7 @@
 #define VG_NOTIFY_INT_H
 #include <linux/seccomp.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 
@@ -162,6 +163,23 @@ enum vg_nt_bounce vg_nt_stack_bounce(struct nt *n, struct nt_rx *rx);
 void vg_nt_stack_serve(struct nt *n);
 bool vg_nt_stack_on_interrupt(struct vg_sup *e, struct vg_task *t);
 void vg_nt_stack_forget(struct nt *n, pid_t tid);
+
+/* wake_here.c: while vigil installs an opened file (ADDFD), the caller is
+ * allowed this CPU only.  ADDFD wakes the caller with a plain wake-up
+ * (SEND's is on the current CPU under FD_SYNC_WAKE_UP, ADDFD's never),
+ * so the scheduler puts it on an idle CPU, as this one still runs vigil,
+ * and vigil then sleeps in the ioctl until the caller has installed the
+ * file: two wake-ups across CPUs per open, each an interrupt and, on a
+ * VM, a halt exit.  Narrowed, the caller runs here as soon as vigil
+ * sleeps.  The caller is given its CPUs back (done) while it still waits
+ * for the answer, unless it changed them meanwhile (docs/SECURITY.md). */
+struct vg_nt_here {
+    pid_t tid;
+    bool held, self;
+    cpu_set_t saved, here, mine;
+};
+void vg_nt_wake_here(struct vg_nt_here *h, pid_t tid);
+int vg_nt_wake_done(struct vg_nt_here *h); /* -1: the caller keeps one CPU (errno) */
 
 /* A note and the end of the run, for what the engine cannot go on with. */
 void vg_nt_fail(struct nt *n, const char *why, int32_t pid);
