@@ -127,17 +127,15 @@ def test_fifo_swapped_in_after_the_look_never_opens_at_once(caller, engine):
     assert got["fifo"] == 0 and got["nonblock"] == 0 and got["other"] == 0, got
 
 
-@pytest.mark.parametrize("engine", [
-    pytest.param("notify", marks=pytest.mark.xfail(strict=True, reason=(
-        "a call blocked in a crew cannot be interrupted by the caller's own signal: the filter "
-        "has WAIT_KILLABLE_RECV, so after RECV only a fatal signal ends the wait; the kernel's "
-        "own FIFO open (ptrace engine) returns EINTR to a handler without SA_RESTART"))),
-    "ptrace"])
+@pytest.mark.parametrize("engine", ["notify", "ptrace"])
 def test_a_signal_interrupts_a_blocked_open(caller, engine):
     """The same run: each opener is signalled every 5 ms (a handler without
     SA_RESTART), so an open blocked on the FIFO ends with EINTR and the
     opener goes on (alarm() around a blocking open or connect relies on
-    it)."""
+    it).  Under notify vigil sees the caught signal pending (it looks every
+    5 ms), interrupts its crew's open and answers ERESTARTSYS, as the
+    kernel does (tracer/notify/notify_call.c, restart_for_signal); before,
+    the openers waited for the run's end."""
     got = swap(caller, engine)
     assert got["intr"] > 50 and got["reg"] > 100, got
 

@@ -112,7 +112,6 @@ static bool on_sigsys(struct vg_sup *e, struct vg_task *t)
 }
 
 /* Kernel-internal restart codes (include/linux/errno.h, not exported). */
-#define VG_ERESTARTSYS 512
 #define VG_ERESTARTNOINTR 513
 
 /* Under notify, a signal that arrives while an audited call waits for vigil
@@ -126,8 +125,13 @@ static bool on_sigsys(struct vg_sup *e, struct vg_task *t)
  * kernel does for calls that must not fail so.  A call vigil let run
  * (CONTINUE) that the kernel itself interrupts is the same number with the
  * same registers: it restarts too (docs/SECURITY.md). */
-static void restart_withdrawn_call(const struct vg_sup *e, pid_t tid)
+static void restart_withdrawn_call(const struct vg_sup *e, struct vg_task *t)
 {
+    pid_t tid = t->tid;
+    if (t->own_restart) { /* vigil's own answer: the kernel's code for it */
+        t->own_restart = false;
+        return;
+    }
     struct user_regs_struct regs;
     if (ptrace(PTRACE_GETREGS, tid, 0, &regs) < 0 || regs.rax != (uint64_t)-VG_ERESTARTSYS ||
         (int64_t)regs.orig_rax < 0)
@@ -205,7 +209,7 @@ void vg_sup_on_stop(struct vg_sup *e, pid_t tid, int status)
         if (sig == SIGXFSZ)
             e->ctx->out.fsize_signals++;
         if (e->notified_calls)
-            restart_withdrawn_call(e, tid);
+            restart_withdrawn_call(e, t);
         ptrace(PTRACE_CONT, tid, 0, (void *)(long)sig);
         return;
     default:

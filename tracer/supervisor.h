@@ -35,6 +35,10 @@ struct vg_sup {
     bool notified_calls;
 };
 
+/* The kernel's "interrupted: restart, or EINTR for a handler without
+ * SA_RESTART" (include/linux/errno.h, not exported to user space). */
+#define VG_ERESTARTSYS 512
+
 /* Time since the run started, for records. */
 uint64_t vg_sup_now(const struct vg_sup *e);
 /* "file:line" of a rule, or "default". */

@@ -18,6 +18,7 @@ struct vg_task {
     bool identified;    /* tgid/ns ids read */
     bool announced;     /* its creator's fork/clone event has been handled */
     bool held;          /* stopped at its first stop, waiting for that event */
+    bool own_restart;   /* notify answered its call ERESTARTSYS itself (stops.c) */
 };
 
 struct vg_tasks {

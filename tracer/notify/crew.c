@@ -28,7 +28,8 @@ enum {
     ST_FAILED,  /* start-up: it could not become the candidate (why) */
 };
 
-#define CHECK_NS 50000000L       /* how often a waiting requester asks wanted() */
+#define CHECK_NS 5000000L /* how often a waiting requester asks wanted(): how soon a
+                             * blocked job ends for its caller's signal or death */
 #define INTERRUPT_RETRY_NS 10000000L /* re-sent until the job is seen to end */
 
 /* /dev/tty is "the caller's controlling terminal": opened by the crew it

@@ -84,9 +84,10 @@ int vg_crew_start(struct vg_crew *c, const struct vg_ident *id, int ruleset, cha
 
 /* Run fn(arg) in the crew's thread and return what it returns.  A job can
  * block for good (a FIFO with no peer, a connect nobody answers): every
- * VG_CREW_CHECK_NS wanted(warg) is asked whether the caller still waits;
- * once it does not, the job is interrupted (VG_CREW_SIG, again until it
- * ends).  -EIO when the crew is not started. */
+ * few milliseconds (CHECK_NS) wanted(warg) is asked whether the caller
+ * still wants it (not gone, no signal to handle); once it does not, the
+ * job is interrupted (VG_CREW_SIG, again until it ends).  -EIO when the
+ * crew is not started. */
 long vg_crew_run(struct vg_crew *c, long (*fn)(void *), void *arg, bool (*wanted)(void *),
                  void *warg);
 /* Interrupt whatever job runs (the run is ending). */

@@ -169,6 +169,20 @@ static void record(struct nt *n, struct vg_task *t, struct vg_call *c,
     *ok = vg_sup_emit_call(&n->sup, &ev) == 0;
 }
 
+/* A carried-out call that blocked (a FIFO's open, a connect) was
+ * interrupted because the caller has a signal to handle: it ends as the
+ * kernel's own blocking call does, ERESTARTSYS, so that the handler runs
+ * and the call fails EINTR, or is made again under SA_RESTART.  The
+ * tracer must leave that code as it is at the signal's stop (stops.c
+ * would make it ERESTARTNOINTR, for a call withdrawn before RECV). */
+static void restart_for_signal(struct nt *n, struct nt_rx *rx, pid_t tid)
+{
+    struct vg_task *t = vg_tasks_get(&n->sup.tasks, tid);
+    if (t)
+        t->own_restart = true;
+    reply_plain(n, rx, VG_ERESTARTSYS, false, 0);
+}
+
 /* Does the record of this call carry a native stack?  As under ptrace:
  * every refusal (and would-be refusal), every call with --stacks. */
 static bool wants_stack(const struct nt *n, const struct vg_call_verdict *v)
@@ -215,6 +229,8 @@ static void decide_and_answer(struct nt *n, struct nt_rx *rx, struct vg_task *t,
         reply_plain(n, rx, v.err, false, 0);
     } else if (installs) {
         install_and_answer(n, rx, &who, c, (int)ret);
+    } else if (carried && ret == -EINTR && rx->signalled) {
+        restart_for_signal(n, rx, who.tid);
     } else if (carried) {
         reply_plain(n, rx, ret < 0 ? (int)-ret : 0, false, ret);
     } else {
@@ -227,6 +243,15 @@ bool vg_nt_caller_waits(void *arg)
     const struct nt_rx *rx = arg;
     uint64_t id = rx->req->id;
     return ioctl(rx->n->listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &id) == 0;
+}
+
+bool vg_nt_caller_wants(void *arg)
+{
+    struct nt_rx *rx = arg;
+    if (!vg_nt_caller_waits(rx))
+        return false;
+    rx->signalled = vg_nt_caller_signalled((pid_t)rx->req->pid);
+    return !rx->signalled;
 }
 
 void vg_nt_handle(struct nt *n, struct nt_rx *rx)
@@ -259,6 +284,8 @@ void vg_nt_handle(struct nt *n, struct nt_rx *rx)
         vg_call_free(&call); /* what we read may not be the caller's: drop it */
         return;
     }
+    t->own_restart = false; /* a new call: an earlier ERESTARTSYS is over */
+    rx->signalled = false;
     struct nt_stack stk;
     bool bounced = vg_nt_stack_take(n, rx->req, &stk);
     decide_and_answer(n, rx, t, &call, bounced ? &stk : NULL);

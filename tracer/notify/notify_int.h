@@ -30,6 +30,7 @@ struct nt_rx {
     struct seccomp_notif *req;       /* the call being handled */
     struct seccomp_notif_resp *resp;
     struct vg_crew crew;             /* started at its first job (the primary's at hand-over) */
+    bool signalled; /* its blocked call was interrupted for a signal the caller catches */
     struct nt_rx *next;
 };
 
@@ -108,6 +109,10 @@ void vg_nt_handle(struct nt *n, struct nt_rx *rx);
 /* Does the task rx->req came from still wait in that call?  (Killed, by
  * the run's timeout say, it does not.)  arg: the nt_rx. */
 bool vg_nt_caller_waits(void *rx);
+/* The same, for a job in a crew: false also when a signal the caller
+ * catches is pending (rx->signalled: the job is interrupted, and the call
+ * answered as the kernel answers a blocking call a signal interrupts). */
+bool vg_nt_caller_wants(void *rx);
 
 /* notify_open.c: is nr, with these open flags, a call vigil carries out
  * itself? */
@@ -130,6 +135,9 @@ long vg_nt_as_candidate(struct nt *n, struct nt_rx *rx, const struct vg_task *t,
  * this to each mode), from /proc/TID/status; -1 when unreadable. */
 #define VG_NT_STATUS_MAX 4096
 int vg_nt_caller_umask(pid_t tid, mode_t *mask);
+/* Does a signal the caller catches (a handler), not blocked, wait for
+ * this thread (or for its process, when it has one thread)? */
+bool vg_nt_caller_signalled(pid_t tid);
 
 /* The calls vigil carries out itself besides opens: does it take c, and
  * carry out the allowed call c for the task t (a copy), returning the

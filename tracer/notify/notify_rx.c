@@ -94,7 +94,7 @@ long vg_nt_as_candidate(struct nt *n, struct nt_rx *rx, const struct vg_task *t,
         keep_receiving(n);
         pthread_mutex_unlock(&n->lock);
     }
-    long r = vg_crew_run(&rx->crew, fn, arg, vg_nt_caller_waits, rx);
+    long r = vg_crew_run(&rx->crew, fn, arg, vg_nt_caller_wants, rx);
     if (may_block)
         pthread_mutex_lock(&n->lock);
     return r;

@@ -1,7 +1,10 @@
 /* status.c: what the notify engine reads of a caller in its /proc status
  * (as vigil, in the host's /proc): its umask, which vigil's crew threads,
- * with a umask of 0 of their own, apply to each mode they create. */
+ * with a umask of 0 of their own, apply to each mode they create; and
+ * whether a signal it catches waits for it (a blocked call vigil carries
+ * out then ends as the kernel's own would). */
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,4 +37,27 @@ int vg_nt_caller_umask(pid_t tid, mode_t *mask)
         return -1;
     *mask = (mode_t)strtoul(u, NULL, 8);
     return 0;
+}
+
+/* The hex mask after key in the status text, 0 when absent. */
+static uint64_t mask_of(const char *text, const char *key)
+{
+    const char *p = strstr(text, key);
+    return p ? strtoull(p + strlen(key), NULL, 16) : 0;
+}
+
+bool vg_nt_caller_signalled(pid_t tid)
+{
+    char buf[VG_NT_STATUS_MAX];
+    /* "Name:" opens the text; the masks follow, each after a newline */
+    const char *text = status_field(tid, "Name:", buf, sizeof buf);
+    if (!text)
+        return false; /* gone: its call ends without us */
+    /* A signal for the whole process may go to any of its threads: it
+     * counts for the caller only when it is the only one. */
+    uint64_t pending = mask_of(text, "\nSigPnd:");
+    const char *threads = strstr(text, "\nThreads:");
+    if (threads && strtol(threads + strlen("\nThreads:"), NULL, 10) == 1)
+        pending |= mask_of(text, "\nShdPnd:");
+    return (pending & ~mask_of(text, "\nSigBlk:") & mask_of(text, "\nSigCgt:")) != 0;
 }
