@@ -1,4 +1,5 @@
-"""Native stacks under the notify engine (tracer/notify/notify_stack.c).
+"""Native stacks under the notify engine (tracer/notify/notify_stack.c),
+and the signals that meet a notified call.
 
 A caller waiting in its notification cannot be unwound, so a call whose
 record wants a stack (a refusal; every call with --stacks) is answered
@@ -88,19 +89,15 @@ def test_stacks_keep_the_default_engine(caller):
     assert "engine_note" in r.recs[0] and "--stacks" not in r.recs[0]["engine_note"]
 
 
-def test_bounce_without_wait_killable_recv(caller):
-    """On a kernel without WAIT_KILLABLE_RECV (made so from outside, by
-    tests/candidates/fallback_old_kernel.c) the interrupt ends the caller's
-    wait itself and the kernel restarts the call: stacks, and no EINTR.
-    There a signal can also withdraw a call after its record and before
-    its answer; it restarts and is recorded again (docs/SECURITY.md): a
-    few records more than calls, never fewer."""
+def without_wait_killable(caller, exe, *args):
+    """vigil run EXE ARGS on a kernel without WAIT_KILLABLE_RECV (made so
+    from outside, by tests/candidates/fallback_old_kernel.c): the
+    completed process and the log's records."""
     wrapper = caller.build("fallback_old_kernel")
     d = caller.dir("run")
     log = os.path.join(d, "run.msgpack")
-    exe = caller.build("stack_bounce", ["-pthread"])
     argv = caller.argv(["run", "-q", "-o", log, "-p", policy(caller), "--timeout", "120s", "--",
-                        exe, "/tmp/work/new", "4", "200"])
+                        exe, *args])
     i = argv.index(caller.vigil)
     argv = [*argv[:i], wrapper, "no-wait-killable", *argv[i:]]
     p = subprocess.run(argv, env=caller.env(), cwd=d, text=True, capture_output=True,
@@ -108,6 +105,28 @@ def test_bounce_without_wait_killable_recv(caller):
     assert p.returncode == 0, (p.stdout, p.stderr)
     recs = decode_log(log)
     assert "no WAIT_KILLABLE_RECV" in recs[0]["engine_note"], recs[0]
+    return p, recs
+
+
+def test_a_signal_interrupts_a_blocked_open_without_wait_killable_recv(caller):
+    """There the caller's signal ends its wait itself while vigil's crew
+    blocks in its FIFO open: its ERESTARTSYS is the blocking call's own and
+    must stay so (not the restart vigil gives a call withdrawn before it
+    was received), so the openers, signalled every 5 ms, get EINTR."""
+    p, _ = without_wait_killable(caller, caller.build("attack_r4_swap", ["-pthread"]), "3")
+    got = {k: int(v) for k, v in (kv.split("=") for kv in p.stdout.split())}
+    assert got["intr"] > 50 and got["fifo"] == 0 and got["other"] == 0, got
+
+
+def test_bounce_without_wait_killable_recv(caller):
+    """On a kernel without WAIT_KILLABLE_RECV (made so from outside, by
+    tests/candidates/fallback_old_kernel.c) the interrupt ends the caller's
+    wait itself and the kernel restarts the call: stacks, and no EINTR.
+    There a signal can also withdraw a call after its record and before
+    its answer; it restarts and is recorded again (docs/SECURITY.md): a
+    few records more than calls, never fewer."""
+    p, recs = without_wait_killable(caller, caller.build("stack_bounce", ["-pthread"]),
+                                    "/tmp/work/new", "4", "200")
     got = dict(kv.split("=", 1) for kv in p.stdout.split())
     assert got["bad"] == "0" and got["allowed"] == str(4 * 200), p.stdout
     denied = syscalls(recs, path=DENIED)

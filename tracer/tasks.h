@@ -18,7 +18,7 @@ struct vg_task {
     bool identified;    /* tgid/ns ids read */
     bool announced;     /* its creator's fork/clone event has been handled */
     bool held;          /* stopped at its first stop, waiting for that event */
-    bool own_restart;   /* notify answered its call ERESTARTSYS itself (stops.c) */
+    bool own_restart;   /* notify: its ERESTARTSYS is a blocking call's own (stops.c) */
 };
 
 struct vg_tasks {

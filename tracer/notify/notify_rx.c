@@ -80,6 +80,14 @@ static void keep_receiving(struct nt *n)
     rx->started = pthread_create(&rx->th, NULL, spawned_main, rx) == 0;
 }
 
+/* Lock held. */
+static void set_own_restart(struct nt *n, pid_t tid, bool on)
+{
+    struct vg_task *live = vg_tasks_get(&n->sup.tasks, tid);
+    if (live)
+        live->own_restart = on;
+}
+
 long vg_nt_as_candidate(struct nt *n, struct nt_rx *rx, const struct vg_task *t,
                         long (*fn)(void *), void *arg, bool may_block)
 {
@@ -91,12 +99,18 @@ long vg_nt_as_candidate(struct nt *n, struct nt_rx *rx, const struct vg_task *t,
         }
     }
     if (may_block) {
+        /* Without WAIT_KILLABLE_RECV a signal ends the caller's wait while
+         * the job blocks: its ERESTARTSYS is then a blocking call's own,
+         * which the tracer must leave as it is (stops.c). */
+        set_own_restart(n, t->tid, true);
         keep_receiving(n);
         pthread_mutex_unlock(&n->lock);
     }
     long r = vg_crew_run(&rx->crew, fn, arg, vg_nt_caller_wants, rx);
-    if (may_block)
+    if (may_block) {
         pthread_mutex_lock(&n->lock);
+        set_own_restart(n, t->tid, false);
+    }
     return r;
 }
 
