@@ -10,6 +10,7 @@ nobody; judged from outside (the fake server's query log, the candidate's
 output) and from the log decoded with Python's msgpack."""
 import json
 import os
+import re
 import shutil
 import socket
 import struct
@@ -337,7 +338,7 @@ def test_every_run_answers_its_first_query(caller, dns):
 
 @pytest.mark.skipif(not shutil.which("tmux"), reason="tmux is not installed")
 def test_viewer_shows_dns_records_and_the_host(root_caller, dns):
-    from test_viewer import Term   # the viewer in a private tmux server
+    from test_viewer import Term, at_row, read_records  # the viewer in a private tmux server
     name = "nope-" + uuid.uuid4().hex[:8] + ".test"
     r = run(root_caller, dns, "resolve", name, "resolve", "svc.test", "connect", f"10.77.0.1:{PORT}")
     assert r.rc == 0, r
@@ -348,8 +349,14 @@ def test_viewer_shows_dns_records_and_the_host(root_caller, dns):
         t.wait("/")
         t.type("A " + name)       # the dns record's summary, not the exec's argv
         t.keys("Enter")
+        # on its row before Enter opens the detail: an Enter that comes
+        # while the search still runs is lost (seen under load)
+        at_row(t, 1 + next(i for i, (x, _, _) in enumerate(read_records(r.log_path))
+                           if x.get("type") == "dns" and x.get("name") == name
+                           and x.get("qtype") == "A"))
         t.keys("Enter")
-        s = t.wait("no allow rule names this host")
+        s = t.wait(lambda s: "no allow rule names this host" in s and " detail " in s
+                   and "not known" in s.split(" detail ")[1], what="the record's detail")
         row = next(ln for ln in s.splitlines() if name in ln and " dns " in ln)
         assert "deny" in row and "NXDOMAIN" in row, s
         assert "not known" in s.split(" detail ")[1], s
@@ -360,6 +367,7 @@ def test_viewer_shows_dns_records_and_the_host(root_caller, dns):
         t.wait("/")
         t.type("svc.test(10.77.0.1)")
         t.keys("Enter")
+        t.wait(lambda s: not re.search(r"\brow 1\b", t.status(s)), what="the search's row")
         t.keys("Enter")
         s = t.wait(lambda s: " detail " in s and "host" in s.split(" detail ")[1], what="host")
         assert "svc.test" in s.split(" detail ")[1], s

@@ -82,13 +82,6 @@ def test_an_allowed_call_bounced_for_its_stack_happens_once(caller, engine):
     assert r.recs[0]["engine"] == engine
 
 
-def test_stacks_keep_the_default_engine(caller):
-    """--stacks no longer picks ptrace: notify gives stacks too."""
-    r = caller.run("/bin/true", opts=["--stacks"])
-    assert r.rc == 0 and r.recs[0]["engine"] == "notify", r.recs[0]
-    assert "engine_note" in r.recs[0] and "--stacks" not in r.recs[0]["engine_note"]
-
-
 def without_wait_killable(caller, exe, *args):
     """vigil run EXE ARGS on a kernel without WAIT_KILLABLE_RECV (made so
     from outside, by tests/candidates/fallback_old_kernel.c): the
