@@ -111,9 +111,6 @@ static bool on_sigsys(struct vg_sup *e, struct vg_task *t)
     return true;
 }
 
-/* Kernel-internal restart codes (include/linux/errno.h, not exported). */
-#define VG_ERESTARTNOINTR 513
-
 /* Under notify, a signal that arrives while an audited call waits for vigil
  * to receive its notification withdraws the notification: the call ends
  * with ERESTARTSYS before anything of it happened, and a handler without

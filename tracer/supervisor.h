@@ -35,9 +35,11 @@ struct vg_sup {
     bool notified_calls;
 };
 
-/* The kernel's "interrupted: restart, or EINTR for a handler without
- * SA_RESTART" (include/linux/errno.h, not exported to user space). */
+/* The kernel's restart codes (include/linux/errno.h, not exported to user
+ * space): "interrupted: restart, or EINTR for a handler without
+ * SA_RESTART", and "restart whatever the handler's flags". */
 #define VG_ERESTARTSYS 512
+#define VG_ERESTARTNOINTR 513
 
 /* Time since the run started, for records. */
 uint64_t vg_sup_now(const struct vg_sup *e);

@@ -64,7 +64,7 @@ static void install_and_answer(struct nt *n, struct nt_rx *rx, struct vg_task *t
                                const struct vg_call *c, int fd)
 {
     struct vg_nt_here here;
-    vg_nt_wake_here(&here, t->tid);
+    vg_nt_wake_here(&here, t->tid, &rx->own);
     bool narrowed = here.held;
     struct seccomp_notif_addfd add = {
         .id = rx->req->id, .srcfd = (uint32_t)fd, .flags = narrowed ? 0 : SECCOMP_ADDFD_FLAG_SEND,

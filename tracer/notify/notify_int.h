@@ -31,6 +31,7 @@ struct nt_rx {
     struct seccomp_notif_resp *resp;
     struct vg_crew crew;             /* started at its first job (the primary's at hand-over) */
     bool signalled; /* its blocked call was interrupted for a signal the caller catches */
+    cpu_set_t own;  /* the thread's CPUs (wake_here.c), read as it starts receiving */
     struct nt_rx *next;
 };
 
@@ -64,6 +65,7 @@ struct nt_stacks {
     pthread_mutex_t mu;
     pthread_cond_t cv; /* the tracer has taken the asks */
     pthread_t tracer;  /* the lifecycle thread */
+    _Atomic unsigned nbusy; /* slots in use (written under mu) */
     struct nt_stack slot[VG_NT_STACK_SLOTS];
 };
 
@@ -184,9 +186,12 @@ void vg_nt_stack_forget(struct nt *n, pid_t tid);
 struct vg_nt_here {
     pid_t tid;
     bool held, self;
-    cpu_set_t saved, here, mine;
+    cpu_set_t saved, here;
+    const cpu_set_t *mine; /* this thread's own CPUs, given back after */
 };
-void vg_nt_wake_here(struct vg_nt_here *h, pid_t tid);
+/* mine: the notification thread's CPUs (nt_rx.own: read once, they do
+ * not change during a run) */
+void vg_nt_wake_here(struct vg_nt_here *h, pid_t tid, const cpu_set_t *mine);
 int vg_nt_wake_done(struct vg_nt_here *h); /* -1: the caller keeps one CPU (errno) */
 
 /* A note and the end of the run, for what the engine cannot go on with. */

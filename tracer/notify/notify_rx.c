@@ -10,6 +10,7 @@
  * threads made so stay until the run ends. */
 #include <errno.h>
 #include <poll.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -31,6 +32,8 @@ static bool filter_gone(const struct nt *n)
 
 void vg_nt_receive(struct nt *n, struct nt_rx *rx)
 {
+    if (sched_getaffinity(0, sizeof rx->own, &rx->own) < 0)
+        CPU_ZERO(&rx->own); /* then wake_here never narrows its own (none given back) */
     while (!atomic_load_explicit(&n->stopping, memory_order_acquire)) {
         memset(rx->req, 0, n->sizes.seccomp_notif);
         atomic_fetch_add_explicit(&n->receiving, 1, memory_order_acq_rel);

@@ -29,9 +29,6 @@
 #include "tracer/notify/notify_int.h"
 #include "util/util.h"
 
-/* The kernel's "restart this call whatever the signal disposition"
- * (include/linux/errno.h, not exported to user space). */
-#define ERESTARTNOINTR 513
 /* How long a notification thread waits for the tracer to take its ask
  * before it interrupts the tracer's waitpid again (the first signal may
  * come just before the tracer sleeps). */
@@ -40,21 +37,32 @@
 void vg_nt_stacks_init(struct nt_stacks *s)
 {
     memset(s, 0, sizeof *s);
+    atomic_init(&s->nbusy, 0);
     pthread_mutex_init(&s->mu, NULL);
     pthread_cond_init(&s->cv, NULL);
     s->tracer = pthread_self();
 }
 
-static void slot_clear(struct nt_stack *slot)
+/* mu held (or the engine ending): the slot free again. */
+static void slot_clear(struct nt_stacks *s, struct nt_stack *slot)
 {
+    if (slot->tid)
+        atomic_fetch_sub_explicit(&s->nbusy, 1, memory_order_release);
     vg_arena_free(&slot->arena);
     memset(slot, 0, sizeof *slot);
+}
+
+/* Nothing bounced now: the common case, told without the lock (every
+ * notification and every ptrace event asks). */
+static bool none_busy(struct nt_stacks *s)
+{
+    return atomic_load_explicit(&s->nbusy, memory_order_acquire) == 0;
 }
 
 void vg_nt_stacks_free(struct nt_stacks *s)
 {
     for (size_t i = 0; i < VG_NT_STACK_SLOTS; i++)
-        slot_clear(&s->slot[i]);
+        slot_clear(s, &s->slot[i]);
     pthread_cond_destroy(&s->cv);
     pthread_mutex_destroy(&s->mu);
 }
@@ -77,12 +85,15 @@ static bool same_call(const struct nt_stack *slot, const struct seccomp_data *d)
 bool vg_nt_stack_take(struct nt *n, const struct seccomp_notif *req, struct nt_stack *out)
 {
     struct nt_stacks *s = &n->stacks;
+    if (none_busy(s))
+        return false;
     pthread_mutex_lock(&s->mu);
     struct nt_stack *slot = slot_of(s, (pid_t)req->pid);
     bool hit = slot && slot->state == VG_NT_STACK_READY && same_call(slot, &req->data);
     if (hit) {
         *out = *slot; /* the frames and their strings (the arena) move out */
-        memset(slot, 0, sizeof *slot);
+        slot->arena = (struct vg_arena){0};
+        slot_clear(s, slot);
     }
     pthread_mutex_unlock(&s->mu);
     return hit;
@@ -90,10 +101,12 @@ bool vg_nt_stack_take(struct nt *n, const struct seccomp_notif *req, struct nt_s
 
 void vg_nt_stack_forget(struct nt *n, pid_t tid)
 {
+    if (none_busy(&n->stacks))
+        return;
     pthread_mutex_lock(&n->stacks.mu);
     struct nt_stack *slot = slot_of(&n->stacks, tid);
     if (slot && slot->state != VG_NT_STACK_ASKED) /* an ask is the asker's to clear */
-        slot_clear(slot);
+        slot_clear(&n->stacks, slot);
     pthread_mutex_unlock(&n->stacks.mu);
 }
 
@@ -118,7 +131,7 @@ enum vg_nt_bounce vg_nt_stack_bounce(struct nt *n, struct nt_rx *rx)
     if (slot && slot->tries >= VG_NT_BOUNCE_MAX) {
         /* its call never came back as bounced (a signal handler's calls
          * in between, each time): this record goes without a stack */
-        slot_clear(slot);
+        slot_clear(s, slot);
         pthread_mutex_unlock(&s->mu);
         return VG_NT_NO_STACK;
     }
@@ -129,7 +142,8 @@ enum vg_nt_bounce vg_nt_stack_bounce(struct nt *n, struct nt_rx *rx)
         return VG_NT_NO_STACK;
     }
     unsigned tries = slot->tries + 1;
-    slot_clear(slot);
+    slot_clear(s, slot);
+    atomic_fetch_add_explicit(&s->nbusy, 1, memory_order_release);
     *slot = (struct nt_stack){.tid = tid, .nr = rx->req->data.nr, .tries = tries,
                               .ip = rx->req->data.instruction_pointer,
                               .state = VG_NT_STACK_ASKED};
@@ -145,12 +159,12 @@ enum vg_nt_bounce vg_nt_stack_bounce(struct nt *n, struct nt_rx *rx)
     bool interrupted = !mine || (slot->state != VG_NT_STACK_ASKED &&
                                  slot->state != VG_NT_STACK_FAILED);
     if (!interrupted)
-        slot_clear(slot);
+        slot_clear(s, slot);
     pthread_mutex_unlock(&s->mu);
     if (interrupted) {
         memset(rx->resp, 0, n->sizes.seccomp_notif_resp);
         rx->resp->id = rx->req->id;
-        rx->resp->error = -ERESTARTNOINTR;
+        rx->resp->error = -VG_ERESTARTNOINTR;
         /* ENOENT: the interrupt ended the wait (no WAIT_KILLABLE_RECV), or
          * the caller is gone; either way nothing of the call happened */
         if (ioctl(n->listener, SECCOMP_IOCTL_NOTIF_SEND, rx->resp) < 0 && errno != ENOENT) {
@@ -169,6 +183,8 @@ void vg_nt_stack_serve(struct nt *n)
 {
     struct nt_stacks *s = &n->stacks;
     bool took = false;
+    if (none_busy(s))
+        return;
     pthread_mutex_lock(&s->mu);
     for (size_t i = 0; i < VG_NT_STACK_SLOTS; i++) {
         struct nt_stack *slot = &s->slot[i];

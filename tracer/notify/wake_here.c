@@ -5,7 +5,7 @@
 
 #include "tracer/notify/notify_int.h"
 
-void vg_nt_wake_here(struct vg_nt_here *h, pid_t tid)
+void vg_nt_wake_here(struct vg_nt_here *h, pid_t tid, const cpu_set_t *mine)
 {
     h->held = false;
     int cpu = sched_getcpu();
@@ -16,7 +16,8 @@ void vg_nt_wake_here(struct vg_nt_here *h, pid_t tid)
     CPU_SET(cpu, &h->here);
     h->tid = tid;
     h->held = sched_setaffinity(tid, sizeof h->here, &h->here) == 0;
-    h->self = h->held && sched_getaffinity(0, sizeof h->mine, &h->mine) == 0 &&
+    h->mine = mine;
+    h->self = h->held && CPU_COUNT(mine) > 0 &&
               sched_setaffinity(0, sizeof h->here, &h->here) == 0;
 }
 
@@ -26,7 +27,7 @@ int vg_nt_wake_done(struct vg_nt_here *h)
         return 0;
     h->held = false;
     if (h->self) /* failing, this thread stays on one CPU: slower, no harm */
-        (void)sched_setaffinity(0, sizeof h->mine, &h->mine);
+        (void)sched_setaffinity(0, sizeof *h->mine, h->mine);
     /* Give back what it had, unless it changed them meanwhile (another of
      * its threads may): then theirs stand.  ESRCH: gone. */
     cpu_set_t now;
