@@ -332,3 +332,36 @@ def test_own_proc_entries_behind_a_ptrace_check_are_readable(caller, engine):
     namespace): vigil opens these itself.  Failed before: EACCES."""
     r = caller.run("/usr/bin/python3", "-c", OWN_PROC, opts=["--engine", engine])
     assert r.rc == 0 and r.stdout.count("ok ") == 6, r
+
+
+# Opens a copy of true for writing (no O_CREAT/O_TRUNC: vigil opens it in
+# its own thread), closes it and runs it at once; then reads a file of a
+# system tree and runs the copy again.
+WRITE_THEN_RUN = """
+import os, shutil, subprocess
+p = os.path.join(os.environ["HOME"], "t")
+shutil.copy("/usr/bin/true", p)
+os.chmod(p, 0o755)
+for i in range(20):
+    os.close(os.open(p, os.O_WRONLY))
+    subprocess.run([p], check=True)
+    with open("/usr/lib/os-release") as f:
+        f.read()
+    subprocess.run([p], check=True)
+print("ran")
+"""
+
+
+def test_a_file_written_and_closed_runs_at_once(caller):
+    """vigil holds its own fd of a file it opened for the candidate, and
+    of a file in a read-only system tree may hold it until its next open
+    (one system call fewer per open).  A file the candidate can write is
+    closed at once: executing it right after the candidate's own close
+    never fails with ETXTBSY (text file busy)."""
+    pol = os.path.join(caller.dir("txt"), "run.policy")
+    with open(pol, "w") as f:
+        f.write("version 1\nallow read /**\nallow write $WORK/** /dev/null\n"
+                "allow exec /usr/** $WORK/**\n")
+    os.chmod(pol, 0o644)
+    r = caller.run("python3", "-c", WRITE_THEN_RUN, opts=["-p", pol], timeout=60)
+    assert r.rc == 0 and r.stdout.split() == ["ran"], r

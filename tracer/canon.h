@@ -52,6 +52,12 @@ void vg_canon_cache_free(struct vg_canon_cache *c);
 /* Does path lie in one of those trees (never /proc)?  Nothing there can be
  * created or swapped during the run. */
 bool vg_canon_cache_immutable(const struct vg_canon_cache *c, const char *path);
+/* The notify engine's opens (crew.c): was the object at path, which lies
+ * in such a tree and whose lookup the memo holds, found a directory or a
+ * regular file by an open before?  Then it still is, and the open of it
+ * needs no look at what it opened.  saw_plain remembers that it was. */
+bool vg_canon_cache_plain(struct vg_canon_cache *c, const char *path);
+void vg_canon_cache_saw_plain(struct vg_canon_cache *c, const char *path);
 /* vg_canon with a memo (cache may be NULL). */
 char *vg_canon_cached(struct vg_canon_cache *cache, int root_fd, const char *base,
                       const char *path, bool follow_last);

@@ -15,6 +15,7 @@ struct entry {
     ssize_t n;        /* readlinkat's return */
     int err;          /* its errno when n < 0 */
     char *target;     /* when n >= 0 */
+    bool plain;       /* opened, it was a directory or a regular file */
 };
 
 struct vg_canon_cache {
@@ -101,6 +102,28 @@ static ssize_t answer(const struct entry *e, char *buf, size_t size)
     size_t n = (size_t)e->n < size ? (size_t)e->n : size;
     memcpy(buf, e->target, n);
     return (ssize_t)n;
+}
+
+/* The memo's entry of path, a lookup made before; NULL when it has none. */
+static struct entry *known(struct vg_canon_cache *c, const char *path)
+{
+    if (!c || !vg_canon_cache_immutable(c, path))
+        return NULL;
+    struct entry *e = find(c, path);
+    return e->path ? e : NULL;
+}
+
+bool vg_canon_cache_plain(struct vg_canon_cache *c, const char *path)
+{
+    const struct entry *e = known(c, path);
+    return e && e->plain;
+}
+
+void vg_canon_cache_saw_plain(struct vg_canon_cache *c, const char *path)
+{
+    struct entry *e = known(c, path);
+    if (e)
+        e->plain = true;
 }
 
 ssize_t vg_canon_cache_readlink(struct vg_canon_cache *c, int root_fd, const char *path,

@@ -130,7 +130,7 @@ int vg_crew_open_inline(struct vg_crew *c, const struct vg_crew_open *o)
     int fd = vg_uring_openat2(&c->ring, o->root_fd, o->path, &how);
     if (fd == -EAGAIN || fd == -ENXIO) /* would sleep; a FIFO swapped in */
         return -EAGAIN;
-    if (fd < 0)
+    if (fd < 0 || o->plain)
         return fd;
     fd = check_opened(fd, &st);
     if (fd >= 0 && !plain_kind(st.st_mode)) {

@@ -105,6 +105,8 @@ struct vg_crew_open {
     uint32_t flags, mode;
     bool unchanging; /* in a tree nothing can change (tracer/canon.h): no FIFO
                       * or device the candidate made there, no look first */
+    bool plain;      /* and opened before as a directory or a regular file
+                      * (tracer/canon.h): no look at what it opens either */
 };
 long vg_crew_open_job(void *open);
 /* The open carried out in the calling thread through the crew's ring;

@@ -64,7 +64,7 @@ static void install_and_answer(struct nt *n, struct nt_rx *rx, struct vg_task *t
                                const struct vg_call *c, int fd)
 {
     struct vg_nt_here here;
-    vg_nt_wake_here(&here, t->tid, &rx->own);
+    vg_nt_wake_here(&here, t->tid, &rx->pin);
     bool narrowed = here.held;
     struct seccomp_notif_addfd add = {
         .id = rx->req->id, .srcfd = (uint32_t)fd, .flags = narrowed ? 0 : SECCOMP_ADDFD_FLAG_SEND,
@@ -74,11 +74,11 @@ static void install_and_answer(struct nt *n, struct nt_rx *rx, struct vg_task *t
     int e = errno;
     if (vg_nt_wake_done(&here) < 0) {
         /* what vigil changed in the candidate cannot be undone: the run ends */
-        close(fd);
+        vg_nt_open_release(rx, fd);
         vg_nt_fail(n, "notify engine: cannot give a caller its CPUs back", t->nspid);
         return;
     }
-    close(fd);
+    vg_nt_open_release(rx, fd);
     if (r >= 0 && narrowed) {
         reply_plain(n, rx, 0, false, r); /* the number it got */
         return;
@@ -219,7 +219,7 @@ static void decide_and_answer(struct nt *n, struct nt_rx *rx, struct vg_task *t,
     record(n, &who, c, &v, carried ? &ret : NULL, installs, stk, &ok);
     if (!ok) {
         if (installs)
-            close((int)ret);
+            vg_nt_open_release(rx, (int)ret);
         return; /* never answer a call whose record is not written */
     }
     if (v.kill) {

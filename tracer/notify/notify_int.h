@@ -16,6 +16,13 @@
 #include "tracer/supervisor.h"
 #include "tracer/verdict.h"
 
+/* Where a notification thread may run (wake_here.c, below). */
+struct vg_nt_pin {
+    cpu_set_t own; /* the thread's CPUs, read as it starts receiving (none: never narrowed) */
+    int cpu;       /* the one CPU it is narrowed to, or -1 */
+    pid_t caller;  /* for whose calls */
+};
+
 /* A notification thread.  The primary one lives for the whole run; while
  * a call one of them carries out may block (a FIFO's open, a connect, a
  * send), it makes sure another is waiting for notifications, so that the
@@ -31,7 +38,8 @@ struct nt_rx {
     struct seccomp_notif_resp *resp;
     struct vg_crew crew;             /* started at its first job (the primary's at hand-over) */
     bool signalled; /* its blocked call was interrupted for a signal the caller catches */
-    cpu_set_t own;  /* the thread's CPUs (wake_here.c), read as it starts receiving */
+    struct vg_nt_pin pin; /* where the thread may run (wake_here.c) */
+    int quiet_fd;         /* the open's fd, when its close may wait (notify_open.c), or -1 */
     struct nt_rx *next;
 };
 
@@ -182,17 +190,28 @@ void vg_nt_stack_forget(struct nt *n, pid_t tid);
  * file: two wake-ups across CPUs per open, each an interrupt and, on a
  * VM, a halt exit.  Narrowed, the caller runs here as soon as vigil
  * sleeps.  The caller is given its CPUs back (done) while it still waits
- * for the answer, unless it changed them meanwhile (docs/SECURITY.md). */
+ * for the answer, unless it changed them meanwhile (docs/SECURITY.md).
+ *
+ * The notification thread is narrowed to that CPU too (the caller's
+ * install wakes it with a plain wake-up as well), and stays so while the
+ * calls keep coming from the same caller: the answer's sync wake-up keeps
+ * that caller here, so its next call wakes vigil here again, and the two
+ * calls that would narrow and widen vigil's thread around every open are
+ * saved.  A call from another task widens it first (vg_nt_pin_follow). */
+void vg_nt_pin_init(struct vg_nt_pin *p);
+void vg_nt_pin_follow(struct vg_nt_pin *p, pid_t caller); /* a call from caller is next */
+
 struct vg_nt_here {
     pid_t tid;
-    bool held, self;
+    bool held;
     cpu_set_t saved, here;
-    const cpu_set_t *mine; /* this thread's own CPUs, given back after */
 };
-/* mine: the notification thread's CPUs (nt_rx.own: read once, they do
- * not change during a run) */
-void vg_nt_wake_here(struct vg_nt_here *h, pid_t tid, const cpu_set_t *mine);
+void vg_nt_wake_here(struct vg_nt_here *h, pid_t tid, struct vg_nt_pin *mine);
 int vg_nt_wake_done(struct vg_nt_here *h); /* -1: the caller keeps one CPU (errno) */
+
+/* notify_open.c: vigil's fd of a file it opened and installed (or could
+ * not), closed now or with the next open. */
+void vg_nt_open_release(struct nt_rx *rx, int fd);
 
 /* A note and the end of the run, for what the engine cannot go on with. */
 void vg_nt_fail(struct nt *n, const char *why, int32_t pid);

@@ -106,7 +106,8 @@ int vg_nt_open(struct nt *n, struct nt_rx *rx, struct vg_task *t, struct vg_call
     if (!path || path[0] != '/')
         return -unresolved_errno(path ? path : "(unreadable)");
     struct vg_crew_open o = {.root_fd = n->sup.root_fd, .path = path, .flags = flags,
-                             .unchanging = vg_canon_cache_immutable(n->sup.canon, path)};
+                             .unchanging = vg_canon_cache_immutable(n->sup.canon, path),
+                             .plain = vg_canon_cache_plain(n->sup.canon, path)};
     if (flags & (O_CREAT | VG_O_TMPFILE_BIT)) {
         mode_t mask;
         if (vg_nt_caller_umask(t->tid, &mask) < 0)
@@ -117,6 +118,11 @@ int vg_nt_open(struct nt *n, struct nt_rx *rx, struct vg_task *t, struct vg_call
         return (int)vg_crew_open_job(&o);
     /* most opens: in this thread, with the crew's credentials */
     int fd = vg_crew_open_inline(&rx->crew, &o);
+    rx->quiet_fd = -1;
+    if (fd >= 0 && o.unchanging) { /* the inline open hands over plain kinds only */
+        vg_canon_cache_saw_plain(n->sup.canon, path);
+        rx->quiet_fd = fd;
+    }
     if (fd != -EAGAIN)
         return fd;
     /* the others as a job (the crew's first one starts it).  Any of them
@@ -124,4 +130,21 @@ int vg_nt_open(struct nt *n, struct nt_rx *rx, struct vg_task *t, struct vg_call
      * its holder, whose signal and calls must be served meanwhile): the
      * engine's lock is released. */
     return (int)vg_nt_as_candidate(n, rx, t, vg_crew_open_job, &o, true);
+}
+
+/* A directory or regular file in a tree nothing can change, opened
+ * through the ring (so read-only: the tree is), may stay open in vigil
+ * until the next open, which closes it in the same submission: holding it
+ * a while longer changes nothing anybody can see (it cannot be written,
+ * removed or executed busy, and the candidate's own close comes from its
+ * own fd).  Any other file is closed at once: a FIFO's writer, a file
+ * about to be executed (ETXTBSY), a lock's holder must see it gone. */
+void vg_nt_open_release(struct nt_rx *rx, int fd)
+{
+    if (fd != rx->quiet_fd) {
+        close(fd);
+        return;
+    }
+    rx->quiet_fd = -1;
+    vg_uring_close_later(&rx->crew.ring, fd);
 }

@@ -32,8 +32,7 @@ static bool filter_gone(const struct nt *n)
 
 void vg_nt_receive(struct nt *n, struct nt_rx *rx)
 {
-    if (sched_getaffinity(0, sizeof rx->own, &rx->own) < 0)
-        CPU_ZERO(&rx->own); /* then wake_here never narrows its own (none given back) */
+    vg_nt_pin_init(&rx->pin);
     while (!atomic_load_explicit(&n->stopping, memory_order_acquire)) {
         memset(rx->req, 0, n->sizes.seccomp_notif);
         atomic_fetch_add_explicit(&n->receiving, 1, memory_order_acq_rel);
@@ -45,6 +44,7 @@ void vg_nt_receive(struct nt *n, struct nt_rx *rx)
                 continue; /* woken to stop, or the caller was killed meanwhile */
             break; /* ENOENT with no task left: the kernel answers so at once, for ever */
         }
+        vg_nt_pin_follow(&rx->pin, (pid_t)rx->req->pid);
         pthread_mutex_lock(&n->lock);
         /* Once the sandbox is being killed nothing more is decided,
          * recorded or released: the caller stays waiting until SIGKILL
@@ -61,6 +61,7 @@ struct nt_rx *vg_nt_rx_new(struct nt *n)
     rx->n = n;
     rx->req = vg_xcalloc(1, n->sizes.seccomp_notif);
     rx->resp = vg_xcalloc(1, n->sizes.seccomp_notif_resp);
+    rx->quiet_fd = -1;
     rx->next = n->rx;
     n->rx = rx;
     n->nrx++;

@@ -25,6 +25,7 @@ struct open_how;
 struct vg_uring {
     int fd;              /* -1: none (no io_uring here; every open is a crew job) */
     int personality;     /* -1 until the crew thread registered its credentials */
+    int linger;          /* an fd of vigil's to close with the next open, or -1 */
     void *sq_map, *cq_map, *sqe_map;
     size_t sq_len, cq_len, sqe_len;
     unsigned *sq_tail, *sq_mask, *sq_array, *cq_head, *cq_tail, *cq_mask;
@@ -43,5 +44,10 @@ bool vg_uring_ready(const struct vg_uring *r);
  * (how->resolve gets RESOLVE_CACHED).  The fd, or -errno; -EAGAIN when it
  * would have had to sleep. */
 int vg_uring_openat2(struct vg_uring *r, int dirfd, const char *path, const struct open_how *how);
+/* Close fd, vigil's own, in the next openat2's submission (or when the
+ * ring is freed) instead of now: one system call fewer per open.  Only for
+ * files whose being held open a while longer nobody can notice (see
+ * notify_open.c).  At most one waits; another is closed at once. */
+void vg_uring_close_later(struct vg_uring *r, int fd);
 void vg_uring_free(struct vg_uring *r);
 #endif

@@ -1,11 +1,39 @@
-/* wake_here.c: see notify_int.h (vg_nt_wake_here). */
+/* wake_here.c: see notify_int.h (vg_nt_wake_here, vg_nt_pin). */
 #include <errno.h>
 #include <sched.h>
 #include <string.h>
 
 #include "tracer/notify/notify_int.h"
 
-void vg_nt_wake_here(struct vg_nt_here *h, pid_t tid, const cpu_set_t *mine)
+void vg_nt_pin_init(struct vg_nt_pin *p)
+{
+    p->cpu = -1;
+    p->caller = 0;
+    if (sched_getaffinity(0, sizeof p->own, &p->own) < 0)
+        CPU_ZERO(&p->own); /* then it is never narrowed (nothing to give back) */
+}
+
+/* Widening can fail only if this thread's own CPUs went away (hotplug,
+ * a cpuset the host changed): it then stays where it is, slower, and
+ * harms nobody, since the thread is vigil's. */
+void vg_nt_pin_follow(struct vg_nt_pin *p, pid_t caller)
+{
+    if (p->cpu < 0 || caller == p->caller)
+        return;
+    (void)sched_setaffinity(0, sizeof p->own, &p->own);
+    p->cpu = -1;
+}
+
+/* This thread on cpu only, for caller's calls. */
+static void pin_here(struct vg_nt_pin *p, int cpu, const cpu_set_t *here, pid_t caller)
+{
+    p->caller = caller;
+    if (p->cpu == cpu || CPU_COUNT(&p->own) == 0)
+        return;
+    p->cpu = sched_setaffinity(0, sizeof *here, here) == 0 ? cpu : -1;
+}
+
+void vg_nt_wake_here(struct vg_nt_here *h, pid_t tid, struct vg_nt_pin *mine)
 {
     h->held = false;
     int cpu = sched_getcpu();
@@ -16,9 +44,8 @@ void vg_nt_wake_here(struct vg_nt_here *h, pid_t tid, const cpu_set_t *mine)
     CPU_SET(cpu, &h->here);
     h->tid = tid;
     h->held = sched_setaffinity(tid, sizeof h->here, &h->here) == 0;
-    h->mine = mine;
-    h->self = h->held && CPU_COUNT(mine) > 0 &&
-              sched_setaffinity(0, sizeof h->here, &h->here) == 0;
+    if (h->held)
+        pin_here(mine, cpu, &h->here, tid);
 }
 
 int vg_nt_wake_done(struct vg_nt_here *h)
@@ -26,8 +53,6 @@ int vg_nt_wake_done(struct vg_nt_here *h)
     if (!h->held)
         return 0;
     h->held = false;
-    if (h->self) /* failing, this thread stays on one CPU: slower, no harm */
-        (void)sched_setaffinity(0, sizeof *h->mine, h->mine);
     /* Give back what it had, unless it changed them meanwhile (another of
      * its threads may): then theirs stand.  ESRCH: gone. */
     cpu_set_t now;
