@@ -274,3 +274,18 @@ def test_viewer_shows_what_a_cut_argv_left_out(root_caller, term):
     # the lines can follow a moment later)
     s = t.wait("%d arguments" % len(argv))
     assert argv_hash(argv) in s, s
+
+
+def test_strings_at_page_edges_and_past_the_read_ahead_are_whole(caller):
+    """vigil reads the strings of an exec a batch at a time (a few hundred
+    bytes of each, never past its page): an argument and a variable ending
+    on the last byte of a page whose next page is unmapped, an empty one,
+    one of 300 and one of 5000 bytes, 152 variables.  The execve record
+    and the new image's record hold exactly what the candidate passed."""
+    r = caller.run(caller.build("exec_edges"))
+    assert r.rc == 0, r
+    argv = ["/usr/bin/true", "edge-" + "e" * 34, "", "x" * 300, "y" * 5000, "end"]
+    args, proc = exec_records(r.recs)
+    assert args["argv"] == argv and proc["argv"] == argv
+    assert args["env_names"] == [f"V{i}" for i in range(150)] + ["LONGVAR", "EDGE"]
+    assert not args.get("argv_unreadable")

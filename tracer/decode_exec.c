@@ -15,6 +15,7 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/uio.h>
 
 #include "tracer/argv_rec.h"
 #include "tracer/decode_impl.h"
@@ -49,6 +50,48 @@ static const char *read_whole(struct vg_tracee *t, uint64_t addr, struct vg_aren
     return s;
 }
 
+/* Most arguments and environment strings are short: the strings of a
+ * batch of pointers are read ahead together, VG_AHEAD bytes of each (never
+ * past the end of its page, which may be the last mapped), in one
+ * process_vm_readv instead of one each.  A string whose NUL is not in what
+ * was read ahead (longer, or running on into the next page, or not read)
+ * is read alone, as before. */
+#define VG_AHEAD 256u
+#define VG_AHEAD_MAX 64u /* strings per read ahead */
+
+struct ahead {
+    char buf[VG_AHEAD_MAX][VG_AHEAD];
+    size_t got[VG_AHEAD_MAX]; /* bytes of each read (0: none) */
+};
+
+static void read_ahead(struct vg_tracee *t, const uint64_t *ptrs, uint32_t n, struct ahead *a)
+{
+    struct iovec local[VG_AHEAD_MAX], remote[VG_AHEAD_MAX];
+    uint32_t k = 0;
+    for (; k < n && ptrs[k]; k++) {
+        size_t in_page = VG_PAGE_SIZE - (size_t)(ptrs[k] % VG_PAGE_SIZE);
+        local[k] = (struct iovec){a->buf[k], in_page < VG_AHEAD ? in_page : VG_AHEAD};
+        remote[k] = (struct iovec){(void *)(uintptr_t)ptrs[k], local[k].iov_len};
+    }
+    long left = vg_tracee_read_ahead(t, local, remote, k);
+    for (uint32_t i = 0; i < n; i++) {
+        bool whole = i < k && left >= (long)local[i].iov_len;
+        a->got[i] = whole ? local[i].iov_len : 0;
+        if (whole)
+            left -= (long)local[i].iov_len;
+    }
+}
+
+/* The string at ptrs[i] from what was read ahead, or NULL. */
+static const char *from_ahead(struct ahead *a, uint32_t i, size_t *len)
+{
+    const char *nul = a->got[i] ? memchr(a->buf[i], '\0', a->got[i]) : NULL;
+    if (!nul)
+        return NULL;
+    *len = (size_t)(nul - a->buf[i]);
+    return a->buf[i];
+}
+
 /* Walks a NULL-terminated pointer array of the tracee and hands each
  * string to a consumer.  Pointers are read a page-bounded batch at a time
  * (the array may end right before an unmapped page). */
@@ -57,32 +100,41 @@ typedef void (*strv_fn)(void *ctx, const char *s, size_t len);
 static int walk_strv(struct vg_tracee *t, uint64_t addr, strv_fn fn, void *ctx)
 {
     uint64_t ptrs[VG_PTR_BATCH];
+    struct ahead *a = vg_xmalloc(sizeof *a);
     uint64_t total = 0;
     int err = 0;
-    while (addr != 0) {
+    while (addr != 0 && !err) {
         uint32_t want = (uint32_t)((VG_PAGE_SIZE - addr % VG_PAGE_SIZE) / sizeof(uint64_t));
         if (want == 0 || want > VG_PTR_BATCH)
             want = 1; /* a misaligned array: one pointer at a time */
-        if (vg_tracee_read(t, addr, ptrs, want * sizeof(uint64_t)) < 0)
-            return EFAULT;
-        for (uint32_t i = 0; i < want; i++) {
-            if (ptrs[i] == 0)
-                return 0;
+        if (vg_tracee_read(t, addr, ptrs, want * sizeof(uint64_t)) < 0) {
+            err = EFAULT;
+            break;
+        }
+        for (uint32_t i = 0; i < want && !err; i++) {
+            if (ptrs[i] == 0) {
+                addr = 0;
+                break;
+            }
+            if (i % VG_AHEAD_MAX == 0)
+                read_ahead(t, ptrs + i, want - i < VG_AHEAD_MAX ? want - i : VG_AHEAD_MAX, a);
             struct vg_arena scratch = {0};
             size_t len = 0;
-            const char *s = read_whole(t, ptrs[i], &scratch, &len, &err);
+            const char *s = from_ahead(a, i % VG_AHEAD_MAX, &len);
+            if (!s)
+                s = read_whole(t, ptrs[i], &scratch, &len, &err);
             total += len + 1 + sizeof(uint64_t);
             if (s && total <= VG_ARG_TOTAL_MAX)
                 fn(ctx, s, len);
             vg_arena_free(&scratch);
-            if (!s)
-                return err;
-            if (total > VG_ARG_TOTAL_MAX)
-                return E2BIG;
+            if (s && total > VG_ARG_TOTAL_MAX)
+                err = E2BIG;
         }
-        addr += want * sizeof(uint64_t);
+        if (addr)
+            addr += want * sizeof(uint64_t);
     }
-    return 0;
+    free(a);
+    return err;
 }
 
 static void add_arg(void *ctx, const char *s, size_t len)

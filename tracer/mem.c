@@ -61,3 +61,9 @@ int vg_tracee_read(struct vg_tracee *t, uint64_t addr, void *buf, size_t n)
     struct iovec remote = { (void *)(uintptr_t)addr, n };
     return vg_tracee_readv(t, &local, &remote, 1);
 }
+
+long vg_tracee_read_ahead(struct vg_tracee *t, const struct iovec *local,
+                          const struct iovec *remote, unsigned n)
+{
+    return n ? (long)process_vm_readv(t->tid, local, n, remote, n, 0) : 0;
+}

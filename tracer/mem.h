@@ -21,4 +21,10 @@ int vg_tracee_read(struct vg_tracee *t, uint64_t addr, void *buf, size_t n);
  * lengths; -1 if any cannot be read whole. */
 int vg_tracee_readv(struct vg_tracee *t, const struct iovec *local, const struct iovec *remote,
                     unsigned n);
+/* As many of the n ranges as can be read, in order, with one
+ * process_vm_readv: the bytes read (the ranges before the first that
+ * cannot be read whole are whole), or -1.  No ptrace fallback: for reads
+ * ahead, whose caller reads what this missed another way. */
+long vg_tracee_read_ahead(struct vg_tracee *t, const struct iovec *local,
+                          const struct iovec *remote, unsigned n);
 #endif
