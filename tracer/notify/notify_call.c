@@ -63,8 +63,9 @@ static void reply_plain(struct nt *n, struct nt_rx *rx, int err, bool cont, int6
 static void install_and_answer(struct nt *n, struct nt_rx *rx, struct vg_task *t,
                                const struct vg_call *c, int fd)
 {
-    struct vg_nt_here here;
-    vg_nt_wake_here(&here, t->tid, &rx->pin);
+    struct vg_nt_here here = {.held = false};
+    if (!rx->caller_left) /* else its tid may be another task's now */
+        vg_nt_wake_here(&here, t->tid, &rx->pin);
     bool narrowed = here.held;
     struct seccomp_notif_addfd add = {
         .id = rx->req->id, .srcfd = (uint32_t)fd, .flags = narrowed ? 0 : SECCOMP_ADDFD_FLAG_SEND,
@@ -204,8 +205,8 @@ static void decide_and_answer(struct nt *n, struct nt_rx *rx, struct vg_task *t,
         if (vg_nt_stack_bounce(n, rx) == VG_NT_BOUNCED)
             return;
         t = vg_tasks_get(&n->sup.tasks, tid); /* the lock was released meanwhile */
-        if (!t)
-            return; /* it exited: the kernel ended its call */
+        if (!t || !vg_nt_caller_waits(rx))
+            return; /* it exited (the kernel ended its call), its pid maybe reused */
     }
     /* t points into the task table, which a carried-out call may see
      * change (the lock is dropped while it runs): work on a copy */
@@ -286,6 +287,7 @@ void vg_nt_handle(struct nt *n, struct nt_rx *rx)
     }
     t->own_restart = false; /* a new call: an earlier ERESTARTSYS is over */
     rx->signalled = false;
+    rx->caller_left = false; /* in its call, and the lock held since */
     struct nt_stack stk;
     bool bounced = vg_nt_stack_take(n, rx->req, &stk);
     decide_and_answer(n, rx, t, &call, bounced ? &stk : NULL);

@@ -137,24 +137,45 @@ static void *primary_main(void *arg)
     return NULL;
 }
 
+/* The next task with something to report, -1 at the end (errno), or 0
+ * when there was none after all.  The event is only looked at outside
+ * the lock (WNOWAIT) and taken, reaping an exited task, with the lock
+ * held (returned held when > 0).  A traced task's pid stays its own
+ * until vigil reaps it, so while a notification thread holds the lock a
+ * caller whose NOTIF_ID_VALID it checked keeps its pid even if it is
+ * killed meanwhile: what vigil does by tid with that pid as root (the
+ * caller's CPUs, wake_here.c; a copy of its socket, notify_net.c) can
+ * never reach a task that took the pid over. */
+static pid_t next_event(struct nt *n, int *status)
+{
+    siginfo_t si;
+    memset(&si, 0, sizeof si);
+    if (waitid(P_ALL, 0, &si, WEXITED | WSTOPPED | WNOWAIT | __WALL) < 0)
+        return -1;
+    pthread_mutex_lock(&n->lock);
+    pid_t tid = waitpid(si.si_pid, status, __WALL | WNOHANG);
+    if (tid <= 0)
+        pthread_mutex_unlock(&n->lock);
+    return tid < 0 ? 0 : tid; /* another way it went: look again */
+}
+
 /* The life of processes: the ptrace engine's handlers, one event at a time
- * under the lock. */
+ * under the lock.  No spinning here (vg_sup_spin_ns): the notification
+ * threads need the CPUs, and a 500-spawn loop measured no faster with it. */
 static void lifecycle_loop(struct nt *n)
 {
-    /* No spinning here (vg_sup_spin_ns): the notification threads need
-     * the CPUs, and a 500-spawn loop measured no faster with it. */
-    const uint64_t spin_ns = 0;
     for (;;) {
         int status;
         /* a notification thread's ask for an interrupt (a native stack)
-         * wakes this thread from waitpid with VG_NT_WAKE_SIG */
+         * wakes this thread from waitid with VG_NT_WAKE_SIG */
         vg_nt_stack_serve(n);
-        pid_t tid = vg_sup_wait_next(spin_ns, &status);
+        pid_t tid = next_event(n, &status);
         if (tid < 0 && errno == EINTR)
             continue;
-        if (tid <= 0)
-            break;
-        pthread_mutex_lock(&n->lock);
+        if (tid < 0)
+            break; /* ECHILD: no task left */
+        if (tid == 0)
+            continue;
         if (WIFSTOPPED(status)) {
             vg_sup_on_stop(&n->sup, tid, status);
         } else if (WIFEXITED(status) || WIFSIGNALED(status)) {

@@ -40,6 +40,7 @@ struct nt_rx {
     bool signalled; /* its blocked call was interrupted for a signal the caller catches */
     struct vg_nt_pin pin; /* where the thread may run (wake_here.c) */
     int quiet_fd;         /* the open's fd, when its close may wait (notify_open.c), or -1 */
+    bool caller_left; /* gone from its call while the lock was released (notify_rx.c) */
     struct nt_rx *next;
 };
 

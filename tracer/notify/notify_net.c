@@ -303,7 +303,7 @@ long vg_nt_net(struct nt *n, struct nt_rx *rx, struct vg_task *t, struct vg_call
         /* the kernel signals the sender (vigil's thread, which ignores
          * it); the candidate asked for it */
         bool sends = j.op == NET_SENDTO || j.op == NET_SENDMSG || j.op == NET_SENDMMSG;
-        if (r == -EPIPE && sends && !(j.flags & MSG_NOSIGNAL))
+        if (r == -EPIPE && sends && !(j.flags & MSG_NOSIGNAL) && !rx->caller_left)
             syscall(SYS_tgkill, t->tgid, t->tid, SIGPIPE);
     }
     if (j.sock >= 0)

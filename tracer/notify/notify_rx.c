@@ -114,6 +114,10 @@ long vg_nt_as_candidate(struct nt *n, struct nt_rx *rx, const struct vg_task *t,
     if (may_block) {
         pthread_mutex_lock(&n->lock);
         set_own_restart(n, t->tid, false);
+        /* The caller may have been killed and reaped while the lock was
+         * released: its pid is then no longer its own (notify_engine.c
+         * next_event), and nothing more is done to it by pid. */
+        rx->caller_left = !vg_nt_caller_waits(rx);
     }
     return r;
 }
