@@ -1,10 +1,12 @@
-/* probe.c: see probe.h.  The child installs a filter that allows
- * everything (so nothing it does afterwards is affected), asks for a
- * listener, tries each ioctl on it and reports one bit per feature in its
- * exit status. */
+/* probe.c: see probe.h.  A thread of vigil's sets no_new_privs and
+ * installs a filter that allows everything, both for itself alone (no
+ * TSYNC: each is a thread's, and ends with it), asks for a listener,
+ * tries each ioctl on it and reports one bit per feature.  A thread rather
+ * than a child: no copy of vigil's address space, a fifth of the time. */
 #include "tracer/notify/probe.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
 #include <stdio.h>
@@ -12,7 +14,6 @@
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 enum { BIT_LISTENER = 1, BIT_ADDFD_SEND = 2, BIT_KILLABLE = 4, BIT_SYNC = 8 };
@@ -28,44 +29,36 @@ static int install(unsigned long flags)
     return (int)syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, flags, &prog);
 }
 
-static _Noreturn void probe_child(void)
+static void *probe_thread(void *arg)
 {
-    int bits = 0;
+    int *bits = arg;
     if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
-        _exit(0);
+        return NULL;
     int fd = install(SECCOMP_FILTER_FLAG_NEW_LISTENER | SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV);
     if (fd >= 0)
-        bits |= BIT_KILLABLE;
+        *bits |= BIT_KILLABLE;
     else if (errno == EINVAL)
         fd = install(SECCOMP_FILTER_FLAG_NEW_LISTENER);
     if (fd < 0)
-        _exit(0);
-    bits |= BIT_LISTENER;
+        return NULL;
+    *bits |= BIT_LISTENER;
     struct seccomp_notif_addfd add = {.id = NO_SUCH_ID, .flags = SECCOMP_ADDFD_FLAG_SEND,
                                       .srcfd = (unsigned)fd};
     if (ioctl(fd, SECCOMP_IOCTL_NOTIF_ADDFD, &add) < 0 && errno == ENOENT)
-        bits |= BIT_ADDFD_SEND;
+        *bits |= BIT_ADDFD_SEND;
     if (ioctl(fd, SECCOMP_IOCTL_NOTIF_SET_FLAGS, SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP) == 0)
-        bits |= BIT_SYNC;
-    _exit(bits);
+        *bits |= BIT_SYNC;
+    close(fd);
+    return NULL;
 }
 
 void vg_notify_probe(struct vg_notify_features *f)
 {
     memset(f, 0, sizeof *f);
-    fflush(NULL);
-    pid_t pid = fork();
-    if (pid == 0)
-        probe_child();
-    int st;
-    if (pid < 0)
+    int bits = 0;
+    pthread_t th;
+    if (pthread_create(&th, NULL, probe_thread, &bits) != 0 || pthread_join(th, NULL) != 0)
         return;
-    while (waitpid(pid, &st, 0) < 0)
-        if (errno != EINTR)
-            return;
-    if (!WIFEXITED(st))
-        return;
-    int bits = WEXITSTATUS(st);
     f->listener = bits & BIT_LISTENER;
     f->addfd_send = bits & BIT_ADDFD_SEND;
     f->wait_killable = bits & BIT_KILLABLE;

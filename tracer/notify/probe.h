@@ -1,6 +1,6 @@
 /* probe.h: what this kernel offers the notify engine, checked once at the
- * start of a run (in a short-lived child: a listener can only be had by
- * installing a filter, and a filter is for life). */
+ * start of a run (in a short-lived thread: a listener can only be had by
+ * installing a filter, and a filter is for the life of the thread). */
 #ifndef VG_NOTIFY_PROBE_H
 #define VG_NOTIFY_PROBE_H
 #include <stdbool.h>
