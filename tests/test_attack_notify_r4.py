@@ -140,6 +140,22 @@ def test_a_signal_interrupts_a_blocked_open(caller, engine):
     assert got["intr"] > 50 and got["reg"] > 100, got
 
 
+@pytest.mark.parametrize("engine", ["notify", "ptrace"])
+def test_a_process_signal_interrupts_the_main_threads_blocked_open(caller, engine):
+    """alarm()'s SIGALRM is for the whole process; with a second thread
+    that does not block it, the kernel still hands it to the main thread
+    first, so the main thread's open of a FIFO nobody writes fails with
+    EINTR after a second.  Under notify vigil counts a process's pending
+    signal for a caller that is its main thread (before, only for a
+    process of one thread: the open waited for the run's timeout)."""
+    fifo = "/tmp/work/fifo"
+    r = run(caller, "fifo_alarm_threads", fifo, engine=engine, opts=["--timeout", "20s"],
+            timeout=60)
+    assert r.rc == 0, r
+    word, ms = r.stdout.split()
+    assert word == "eintr" and 900 <= int(ms) < 5000, r.stdout
+
+
 # ---- 2. ADDFD with SEND: the record and what the candidate got ----
 
 def test_installed_records_account_for_every_open_at_the_limit(caller):

@@ -147,7 +147,8 @@ long vg_nt_as_candidate(struct nt *n, struct nt_rx *rx, const struct vg_task *t,
 #define VG_NT_STATUS_MAX 4096
 int vg_nt_caller_umask(pid_t tid, mode_t *mask);
 /* Does a signal the caller catches (a handler), not blocked, wait for
- * this thread (or for its process, when it has one thread)? */
+ * this thread (or for its process, when it is the process's only or main
+ * thread)? */
 bool vg_nt_caller_signalled(pid_t tid);
 
 /* The calls vigil carries out itself besides opens: does it take c, and

@@ -46,6 +46,13 @@ static uint64_t mask_of(const char *text, const char *key)
     return p ? strtoull(p + strlen(key), NULL, 16) : 0;
 }
 
+/* The decimal number after key in the status text, -1 when absent. */
+static long count_of(const char *text, const char *key)
+{
+    const char *p = strstr(text, key);
+    return p ? strtol(p + strlen(key), NULL, 10) : -1;
+}
+
 bool vg_nt_caller_signalled(pid_t tid)
 {
     char buf[VG_NT_STATUS_MAX];
@@ -53,11 +60,14 @@ bool vg_nt_caller_signalled(pid_t tid)
     const char *text = status_field(tid, "Name:", buf, sizeof buf);
     if (!text)
         return false; /* gone: its call ends without us */
-    /* A signal for the whole process may go to any of its threads: it
-     * counts for the caller only when it is the only one. */
+    /* A signal for the whole process goes to its main thread when that
+     * thread does not block it (the kernel's complete_signal tries it
+     * first; a thread waiting here is not running and has nothing else
+     * pending, else SigPnd would say so), and otherwise to another: it
+     * counts for the caller when the caller is the process's only thread
+     * or its main one. */
     uint64_t pending = mask_of(text, "\nSigPnd:");
-    const char *threads = strstr(text, "\nThreads:");
-    if (threads && strtol(threads + strlen("\nThreads:"), NULL, 10) == 1)
+    if (count_of(text, "\nThreads:") == 1 || count_of(text, "\nTgid:") == (long)tid)
         pending |= mask_of(text, "\nShdPnd:");
     return (pending & ~mask_of(text, "\nSigBlk:") & mask_of(text, "\nSigCgt:")) != 0;
 }
