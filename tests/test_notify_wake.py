@@ -5,6 +5,8 @@ it has installed the file, two wake-ups across CPUs per open (on this
 2-vCPU VM about 80 us an open against 35 us kept on one CPU).  What the
 candidate must never see of it: fewer CPUs than it has, or a choice of
 its own undone.  Judged from what the candidate read, and from the log."""
+import os
+
 import pytest
 
 from helpers import caller, nobody_caller, root_caller, syscalls  # noqa: F401
@@ -27,3 +29,24 @@ def test_a_caller_never_sees_fewer_cpus(caller, engine):
     if int(got["cpus"]) > 1 and engine == "notify":
         opens = syscalls(r.recs, path="/etc/hostname")
         assert len(opens) == 5 * 20000 and all(x.get("installed") for x in opens), len(opens)
+
+
+def rounds_of(caller, engine, threads):
+    r = caller.run(caller.build("spread_openers", ["-pthread"]), str(threads), "3",
+                   opts=["--engine", engine], timeout=60)
+    assert r.rc == 0, r
+    return int(r.stdout.split("=")[1])
+
+
+@pytest.mark.parametrize("engine", ["notify", "ptrace"])
+def test_two_openers_keep_both_cpus(caller, engine):
+    """Two threads that open a file and compute 300 us in turn make at
+    least 1.5x the rounds of one: vigil never packs them on one CPU.  It
+    did when its notification thread stayed on the CPU of the last call it
+    served: the next caller, woken there, was narrowed to that CPU for its
+    install and ran on there, beside the first."""
+    if os.cpu_count() < 2:
+        pytest.skip("needs two CPUs")
+    one = rounds_of(caller, engine, 1)
+    two = rounds_of(caller, engine, 2)
+    assert two >= 1.5 * one, (one, two)

@@ -13,6 +13,7 @@
  *                      why their decision does not depend on memory). */
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -47,8 +48,25 @@ static void reply_plain(struct nt *n, struct nt_rx *rx, int err, bool cont, int6
     rx->resp->val = err ? 0 : val;
     rx->resp->flags = cont ? SECCOMP_USER_NOTIF_FLAG_CONTINUE : 0;
     /* ENOENT: the caller is gone (killed meanwhile); nothing to answer */
-    if (ioctl(n->listener, SECCOMP_IOCTL_NOTIF_SEND, rx->resp) < 0 && errno != ENOENT)
-        vg_nt_fail(n, "notify engine: cannot answer a call", 0);
+    if (ioctl(n->listener, SECCOMP_IOCTL_NOTIF_SEND, rx->resp) < 0) {
+        if (errno != ENOENT)
+            vg_nt_fail(n, "notify engine: cannot answer a call", 0);
+        return;
+    }
+    rx->answered = (pid_t)rx->req->pid; /* woken on this CPU (sync wake-up) */
+    rx->answered_cpu = sched_getcpu();
+    rx->answered_at = vg_now_mono_ns();
+}
+
+/* Is the caller on this thread's CPU (notify_int.h, VG_NT_SLEPT_NS)?  The
+ * last one answered is where it was woken, if this thread has not moved
+ * since (an install with ADDFD_FLAG_SEND, a blocking job, may move it). */
+static bool caller_here(const struct nt_rx *rx)
+{
+    return rx->woken_here ||
+           (rx->answered == (pid_t)rx->req->pid && rx->answered_cpu >= 0 &&
+            rx->answered_cpu == sched_getcpu() &&
+            vg_now_mono_ns() - rx->answered_at < VG_NT_PIN_NS);
 }
 
 /* The answer to an open vigil carried out: install its file fd in the
@@ -64,7 +82,9 @@ static void install_and_answer(struct nt *n, struct nt_rx *rx, struct vg_task *t
                                const struct vg_call *c, int fd)
 {
     struct vg_nt_here here = {.held = false};
-    if (!rx->caller_left) /* else its tid may be another task's now */
+    /* not when its tid may be another task's now, nor when its CPU is
+     * unknown (notify_int.h, VG_NT_SLEPT_NS) */
+    if (!rx->caller_left && caller_here(rx))
         vg_nt_wake_here(&here, t->tid, &rx->pin);
     bool narrowed = here.held;
     struct seccomp_notif_addfd add = {

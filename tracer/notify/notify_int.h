@@ -21,6 +21,8 @@ struct vg_nt_pin {
     cpu_set_t own; /* the thread's CPUs, read as it starts receiving (none: never narrowed) */
     int cpu;       /* the one CPU it is narrowed to, or -1 */
     pid_t caller;  /* for whose calls */
+    uint64_t at;   /* when it was narrowed (monotonic ns) */
+    bool keep;     /* the candidate has one task that calls: it may stay narrowed */
 };
 
 /* A notification thread.  The primary one lives for the whole run; while
@@ -41,6 +43,10 @@ struct nt_rx {
     struct vg_nt_pin pin; /* where the thread may run (wake_here.c) */
     int quiet_fd;         /* the open's fd, when its close may wait (notify_open.c), or -1 */
     bool caller_left; /* gone from its call while the lock was released (notify_rx.c) */
+    bool woken_here;  /* NOTIF_RECV slept until this call woke it (notify_rx.c) */
+    pid_t answered;   /* the last caller answered with SEND, which woke it here */
+    int answered_cpu; /* here: this thread's CPU then */
+    uint64_t answered_at; /* when (monotonic ns) */
     struct nt_rx *next;
 };
 
@@ -195,13 +201,31 @@ void vg_nt_stack_forget(struct nt *n, pid_t tid);
  * for the answer, unless it changed them meanwhile (docs/SECURITY.md).
  *
  * The notification thread is narrowed to that CPU too (the caller's
- * install wakes it with a plain wake-up as well), and stays so while the
- * calls keep coming from the same caller: the answer's sync wake-up keeps
- * that caller here, so its next call wakes vigil here again, and the two
- * calls that would narrow and widen vigil's thread around every open are
- * saved.  A call from another task widens it first (vg_nt_pin_follow). */
+ * install wakes it with a plain wake-up as well).  It must be widened
+ * again before it waits for the next call: sync wake-up then wakes it on
+ * whichever CPU that call comes from, and the caller is narrowed to the
+ * CPU it is on.  A thread still narrowed would be woken on its own CPU
+ * and pull the caller there (two tasks of a `make -j2` packed on one CPU).
+ * Only while the candidate has a single task that calls, whose answer's
+ * sync wake-up keeps it on this CPU, does the thread stay narrowed between
+ * its calls, for at most VG_NT_PIN_NS, after which it follows the task
+ * again wherever the scheduler moved it: two system calls saved per open
+ * in between. */
+#define VG_NT_PIN_NS 1000000 /* 1 ms */
+/* A NOTIF_RECV that returns sooner found the call waiting already: it did
+ * not sleep (a sleep and a wake-up take longer than this on any machine
+ * vigil measured: 5 us and more here, a return with the call at hand 1 us),
+ * so this thread is on whichever CPU it served the last call on, and the
+ * caller's is unknown, unless the caller is the one this thread answered
+ * last, with SEND (sync wake-up: here), within VG_NT_PIN_NS (a caller
+ * woken by the answer and calling again at once finds this thread still
+ * finishing, and its call waiting).  Otherwise the caller is not narrowed
+ * (a second caller, waiting while the first was served, would be pulled
+ * onto the first's CPU): its file is installed with ADDFD_FLAG_SEND. */
+#define VG_NT_SLEPT_NS 3000
 void vg_nt_pin_init(struct vg_nt_pin *p);
 void vg_nt_pin_follow(struct vg_nt_pin *p, pid_t caller); /* a call from caller is next */
+void vg_nt_pin_wait(struct vg_nt_pin *p); /* before waiting for the next call */
 
 struct vg_nt_here {
     pid_t tid;

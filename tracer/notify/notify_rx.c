@@ -30,14 +30,24 @@ static bool filter_gone(const struct nt *n)
     return poll(&p, 1, 0) == 1 && (p.revents & POLLHUP);
 }
 
+/* Lock held.  Has the candidate one task that can call?  The table holds
+ * vigil's pid 1 of the sandbox too, which makes none. */
+static bool one_caller(const struct nt *n)
+{
+    return n->sup.tasks.n <= 2;
+}
+
 void vg_nt_receive(struct nt *n, struct nt_rx *rx)
 {
     vg_nt_pin_init(&rx->pin);
     while (!atomic_load_explicit(&n->stopping, memory_order_acquire)) {
         memset(rx->req, 0, n->sizes.seccomp_notif);
+        vg_nt_pin_wait(&rx->pin);
         atomic_fetch_add_explicit(&n->receiving, 1, memory_order_acq_rel);
+        uint64_t t0 = vg_now_mono_ns();
         int r = ioctl(n->listener, SECCOMP_IOCTL_NOTIF_RECV, rx->req);
         int e = errno;
+        rx->woken_here = vg_now_mono_ns() - t0 >= VG_NT_SLEPT_NS;
         atomic_fetch_sub_explicit(&n->receiving, 1, memory_order_acq_rel);
         if (r < 0) {
             if (e == EINTR || (e == ENOENT && !filter_gone(n)))
@@ -51,6 +61,7 @@ void vg_nt_receive(struct nt *n, struct nt_rx *rx)
          * takes it (as a stopped task does under ptrace). */
         if (!n->sup.ending)
             vg_nt_handle(n, rx);
+        rx->pin.keep = one_caller(n);
         pthread_mutex_unlock(&n->lock);
     }
 }

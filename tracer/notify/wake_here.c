@@ -4,11 +4,14 @@
 #include <string.h>
 
 #include "tracer/notify/notify_int.h"
+#include "util/util.h"
 
 void vg_nt_pin_init(struct vg_nt_pin *p)
 {
     p->cpu = -1;
     p->caller = 0;
+    p->at = 0;
+    p->keep = false;
     if (sched_getaffinity(0, sizeof p->own, &p->own) < 0)
         CPU_ZERO(&p->own); /* then it is never narrowed (nothing to give back) */
 }
@@ -16,12 +19,22 @@ void vg_nt_pin_init(struct vg_nt_pin *p)
 /* Widening can fail only if this thread's own CPUs went away (hotplug,
  * a cpuset the host changed): it then stays where it is, slower, and
  * harms nobody, since the thread is vigil's. */
-void vg_nt_pin_follow(struct vg_nt_pin *p, pid_t caller)
+static void widen(struct vg_nt_pin *p)
 {
-    if (p->cpu < 0 || caller == p->caller)
-        return;
     (void)sched_setaffinity(0, sizeof p->own, &p->own);
     p->cpu = -1;
+}
+
+void vg_nt_pin_follow(struct vg_nt_pin *p, pid_t caller)
+{
+    if (p->cpu >= 0 && caller != p->caller)
+        widen(p);
+}
+
+void vg_nt_pin_wait(struct vg_nt_pin *p)
+{
+    if (p->cpu >= 0 && (!p->keep || vg_now_mono_ns() - p->at >= VG_NT_PIN_NS))
+        widen(p);
 }
 
 /* This thread on cpu only, for caller's calls. */
@@ -31,6 +44,7 @@ static void pin_here(struct vg_nt_pin *p, int cpu, const cpu_set_t *here, pid_t 
     if (p->cpu == cpu || CPU_COUNT(&p->own) == 0)
         return;
     p->cpu = sched_setaffinity(0, sizeof *here, here) == 0 ? cpu : -1;
+    p->at = vg_now_mono_ns();
 }
 
 void vg_nt_wake_here(struct vg_nt_here *h, pid_t tid, struct vg_nt_pin *mine)
