@@ -1,18 +1,34 @@
 /* filter.c: see filter.h.  The rules that depend on an argument (ioctl
- * request, socket family, clone flags, seccomp flags, sendto's address)
- * are data in the table below, read both to build the filter and to
- * answer vg_filter_classify. */
+ * request, socket family, clone flags, seccomp flags, sendto's address,
+ * socket options) are data in the table below, read both to build the
+ * filter and to answer vg_filter_classify.
+ *
+ * The candidate's program is two parts, run one after the other:
+ *  - the gate (built here): the native ABI only, and only the numbers the
+ *    syscall table has a row for; every other call, x32 and i386 included,
+ *    fails ENOSYS.  This is the default-deny: a call a newer kernel adds
+ *    is refused until a row names it.  Table numbers are a few contiguous
+ *    runs, so the gate is a few range comparisons.
+ *  - the decisions (libseccomp, a binary tree over the numbers): audited
+ *    rows stop, baseline rows and refused rows are refused, conditional
+ *    rows are refused when a condition holds; what is left, which the gate
+ *    has shown to be a table row, runs.  libseccomp cannot say "allow this
+ *    call unless a condition holds" under a refusing default (a rule
+ *    without conditions replaces a call's conditional ones), hence the
+ *    default-deny lives in the gate. */
 #include "launcher/filter.h"
 
 #include <errno.h>
 #include <sched.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <netinet/in.h>
 #include <sys/socket.h>
-#include <sys/syscall.h>
 #include <sys/mman.h>
+#include <linux/audit.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
 #include <unistd.h>
@@ -50,7 +66,9 @@ struct cond {
 #define HAS(n, bit) { (n), CMP_MASKED_EQ, (bit), (bit) }         /* flag bit set */
 #define ABOVE(n, v) { (n), CMP_GT, 0, (uint64_t)(v) }
 #define NONZERO(n) { (n), CMP_NE, 0, 0 }
-#define WHEN(sys, ...) { SYS_##sys, VG_ARRAY_LEN(((struct argcmp[]){__VA_ARGS__})), {__VA_ARGS__} }
+/* setsockopt(fd, level, optname, ...): level and optname are ints */
+#define SOCKOPT(level, opt) WHEN(setsockopt, IS(1, level), IS(2, opt))
+#define WHEN(sys, ...) { VG_NR_##sys, VG_ARRAY_LEN(((struct argcmp[]){__VA_ARGS__})), {__VA_ARGS__} }
 
 static const struct cond conds[] = {
     /* pushing input into a terminal (TIOCSTI), the console's own requests */
@@ -72,6 +90,27 @@ static const struct cond conds[] = {
     /* sendto without an address is a plain send on a connected socket:
      * nothing to decide */
     WHEN(sendto, NONZERO(4)),
+    /* Socket options that change where a packet goes, so that it would not
+     * go (only) to the address connect or sendto was decided on: IPv6
+     * routing headers (source routes) and the hop-by-hop and destination
+     * options that go with them, in both the RFC 3542 and the RFC 2292
+     * spellings, and IPv4's options (LSRR/SSRR source routes).  Refused
+     * EPERM (the row's errno): what the kernel answers a caller without
+     * CAP_NET_RAW for all of these but IPV6_RTHDR. */
+    SOCKOPT(IPPROTO_IPV6, IPV6_RTHDR), SOCKOPT(IPPROTO_IPV6, IPV6_2292RTHDR),
+    SOCKOPT(IPPROTO_IPV6, IPV6_2292PKTOPTIONS), SOCKOPT(IPPROTO_IPV6, IPV6_DSTOPTS),
+    SOCKOPT(IPPROTO_IPV6, IPV6_RTHDRDSTOPTS), SOCKOPT(IPPROTO_IPV6, IPV6_2292DSTOPTS),
+    SOCKOPT(IPPROTO_IPV6, IPV6_HOPOPTS), SOCKOPT(IPPROTO_IPV6, IPV6_2292HOPOPTS),
+    SOCKOPT(IPPROTO_IP, IP_OPTIONS),
+    /* Options that pick the device, the routing mark or a foreign source
+     * address: they need CAP_NET_RAW or CAP_NET_ADMIN in the network
+     * namespace's owner, and the candidate, although root of the user
+     * namespace that owns its network namespace, has no capability left
+     * (launcher/sandbox.c empties every set): the kernel refuses them
+     * EPERM already; the filter does too, should a capability ever stay. */
+    SOCKOPT(SOL_SOCKET, SO_BINDTODEVICE), SOCKOPT(SOL_SOCKET, SO_BINDTOIFINDEX),
+    SOCKOPT(SOL_SOCKET, SO_MARK), SOCKOPT(IPPROTO_IP, IP_TRANSPARENT),
+    SOCKOPT(IPPROTO_IPV6, IPV6_TRANSPARENT),
 };
 
 static bool cmp_holds(const struct argcmp *c, const uint64_t args[6])
@@ -105,13 +144,22 @@ static enum vg_filter_act row_act(const struct vg_sysent *e, const struct vg_aud
     return vg_sys_row_traced(e, audit) ? VG_FILTER_AUDIT : VG_FILTER_ALLOW;
 }
 
+/* What the filter does with a row that is not decoded, or a number
+ * without a row (r NULL). */
+static enum vg_filter_act plain_act(const struct vg_sysrow *r)
+{
+    if (r && r->kind == VG_SK_HARMLESS)
+        return VG_FILTER_ALLOW;
+    return !r || r->deny_errno == ENOSYS ? VG_FILTER_ENOSYS : VG_FILTER_REFUSED;
+}
+
 enum vg_filter_act vg_filter_classify(const struct vg_audit_set *audit, int nr,
                                       const uint64_t args[6])
 {
-    if (nr == SYS_clone3)
-        return VG_FILTER_ENOSYS;
-    const struct vg_sysent *e = vg_sys_lookup(nr);
-    enum vg_filter_act act = e ? row_act(e, audit) : VG_FILTER_ALLOW;
+    const struct vg_sysrow *r = vg_sys_row(nr);
+    if (!r || r->kind != VG_SK_DECODED)
+        return plain_act(r);
+    enum vg_filter_act act = row_act(r->ent, audit);
     if (act == VG_FILTER_ALLOW)
         return act;
     bool conditional = false;
@@ -173,47 +221,145 @@ static uint32_t action_of(enum vg_filter_act act, enum vg_baseline_how how, bool
     return how == VG_BASELINE_TRAP ? SCMP_ACT_TRAP : SCMP_ACT_ERRNO((uint32_t)deny_errno);
 }
 
-scmp_filter_ctx vg_filter_candidate(const struct vg_audit_set *audit, enum vg_baseline_how how,
-                                    bool notify, struct vg_err *err)
+/* libseccomp's binary tree over the numbers: a call is found in a few
+ * comparisons instead of one per rule. */
+#define OPTIMIZE_BINARY_TREE 2
+
+/* The decisions part: every row that is not simply let run. */
+static scmp_filter_ctx decisions(const struct vg_audit_set *audit, enum vg_baseline_how how,
+                                 bool notify, struct vg_err *err)
 {
-    scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
+    scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW); /* only rows get here: the gate */
     if (!ctx) {
         vg_errf(err, "seccomp_init failed");
         return NULL;
     }
-    /* Only the native ABI: 32-bit (int 0x80) and x32 calls are refused. */
+    /* Only the native ABI (the gate refuses the others already). */
     if (seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_ERRNO(ENOSYS)) < 0 ||
-        seccomp_attr_set(ctx, SCMP_FLTATR_CTL_NNP, 0) < 0) {
+        seccomp_attr_set(ctx, SCMP_FLTATR_CTL_NNP, 0) < 0 ||
+        seccomp_attr_set(ctx, SCMP_FLTATR_CTL_OPTIMIZE, OPTIMIZE_BINARY_TREE) < 0) {
         vg_errf(err, "seccomp: cannot set filter attributes");
         goto fail;
     }
-    for (unsigned i = 0; i < vg_sys_count; i++) {
-        const struct vg_sysent *e = &vg_sys_table[i];
-        enum vg_filter_act act = row_act(e, audit);
-        if (act != VG_FILTER_ALLOW && add_row(ctx, e, action_of(act, how, notify, e->deny_errno), err) < 0)
+    for (unsigned i = 0; i < vg_sys_nrows; i++) {
+        const struct vg_sysrow *r = &vg_sys_rows[i];
+        int rc = 0;
+        if (r->kind == VG_SK_REFUSED) {
+            rc = add(ctx, SCMP_ACT_ERRNO((uint32_t)r->deny_errno), r->nr, 0, NULL, err);
+        } else if (r->kind == VG_SK_DECODED) {
+            enum vg_filter_act act = row_act(r->ent, audit);
+            if (act != VG_FILTER_ALLOW)
+                rc = add_row(ctx, r->ent, action_of(act, how, notify, r->deny_errno), err);
+        }
+        if (rc < 0)
             goto fail;
     }
-    /* clone3 passes its flags in memory the filter cannot read; libc falls
-     * back to clone on ENOSYS, where the flags are visible. */
-    if (add(ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), 0, NULL, err) < 0)
-        goto fail;
     return ctx;
 fail:
     seccomp_release(ctx);
     return NULL;
 }
 
+/* The gate's instructions: load the arch, refuse another; load the
+ * number; per run of row numbers [lo, hi], two comparisons; then the
+ * refusal, then (the next instruction) the decisions part. */
+#define GATE_HEAD 3
+#define GATE_PER_RUN 2
+#define GATE_MAX_RUNS 32 /* keeps every jump within a BPF jump's 255 */
+#define REFUSE_ENOSYS (SECCOMP_RET_ERRNO | (ENOSYS & SECCOMP_RET_DATA))
+
+/* The runs of consecutive row numbers: how many (up to max are written). */
+static unsigned row_runs(uint32_t lo[], uint32_t hi[], unsigned max)
+{
+    unsigned n = 0;
+    for (unsigned i = 0; i < vg_sys_nrows; i++) {
+        uint32_t nr = (uint32_t)vg_sys_rows[i].nr;
+        if (n && nr == hi[n - 1] + 1) {
+            hi[n - 1] = nr;
+            continue;
+        }
+        if (n++ >= max)
+            return n;
+        lo[n - 1] = hi[n - 1] = nr;
+    }
+    return n;
+}
+
+/* Writes the gate to out (room for GATE_HEAD + GATE_PER_RUN * GATE_MAX_RUNS
+ * + 1 instructions); returns how many, or 0 when the table has too many
+ * runs. */
+static unsigned build_gate(struct sock_filter *out)
+{
+    uint32_t lo[GATE_MAX_RUNS], hi[GATE_MAX_RUNS];
+    unsigned n = row_runs(lo, hi, GATE_MAX_RUNS);
+    if (n == 0 || n > GATE_MAX_RUNS)
+        return 0;
+    unsigned refuse = GATE_HEAD + GATE_PER_RUN * n, pass = refuse + 1, k = 0;
+    out[k++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+                                            offsetof(struct seccomp_data, arch));
+    out[k] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 0,
+                                          (uint8_t)(refuse - k - 1));
+    k++;
+    out[k++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+                                            offsetof(struct seccomp_data, nr));
+    for (unsigned i = 0; i < n; i++) {
+        /* above this run: try the next (or the refusal after the last) */
+        out[k] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JGT | BPF_K, hi[i], 1, 0);
+        k++;
+        /* the runs are in order: not above it and not below it is in it */
+        out[k] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, lo[i],
+                                              (uint8_t)(pass - k - 1), (uint8_t)(refuse - k - 1));
+        k++;
+    }
+    out[k++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, REFUSE_ENOSYS);
+    return k;
+}
+
+/* The gate followed by the exported decisions. */
+static int prepend_gate(struct vg_bpf *bpf, struct vg_err *err)
+{
+    struct sock_filter gate[GATE_HEAD + GATE_PER_RUN * GATE_MAX_RUNS + 1];
+    unsigned n = build_gate(gate);
+    if (n == 0 || n + bpf->len > BPF_MAXINSNS) {
+        vg_errf(err, "seccomp: the syscall table does not fit the filter");
+        return -1;
+    }
+    struct sock_filter *all = vg_xmalloc((n + bpf->len) * sizeof *all);
+    memcpy(all, gate, n * sizeof *all);
+    memcpy(all + n, bpf->insns, bpf->len * sizeof *all);
+    free(bpf->insns);
+    bpf->insns = all;
+    bpf->len = (unsigned short)(n + bpf->len);
+    return 0;
+}
+
+int vg_filter_candidate(const struct vg_audit_set *audit, enum vg_baseline_how how, bool notify,
+                        struct vg_bpf *out, struct vg_err *err)
+{
+    memset(out, 0, sizeof *out);
+    scmp_filter_ctx ctx = decisions(audit, how, notify, err);
+    if (!ctx)
+        return -1;
+    int rc = vg_filter_export(ctx, out, err);
+    seccomp_release(ctx);
+    if (rc == 0 && prepend_gate(out, err) < 0) {
+        vg_bpf_free(out);
+        rc = -1;
+    }
+    return rc;
+}
+
 scmp_filter_ctx vg_filter_init(struct vg_err *err)
 {
     static const int allowed[] = {
-        SCMP_SYS(wait4), SCMP_SYS(waitid), SCMP_SYS(exit), SCMP_SYS(exit_group),
-        SCMP_SYS(rt_sigreturn), SCMP_SYS(rt_sigaction), SCMP_SYS(rt_sigprocmask),
-        SCMP_SYS(restart_syscall), SCMP_SYS(getpid), SCMP_SYS(close), SCMP_SYS(write),
+        VG_NR_wait4, VG_NR_waitid, VG_NR_exit, VG_NR_exit_group,
+        VG_NR_rt_sigreturn, VG_NR_rt_sigaction, VG_NR_rt_sigprocmask,
+        VG_NR_restart_syscall, VG_NR_getpid, VG_NR_close, VG_NR_write,
         /* memory and thread housekeeping of the C runtime (and of a
          * sanitizer build): harmless, and failing them only hides bugs */
-        SCMP_SYS(mmap), SCMP_SYS(munmap), SCMP_SYS(mprotect), SCMP_SYS(madvise), SCMP_SYS(brk),
-        SCMP_SYS(sigaltstack), SCMP_SYS(futex), SCMP_SYS(gettid), SCMP_SYS(prlimit64),
-        SCMP_SYS(sched_yield),
+        VG_NR_mmap, VG_NR_munmap, VG_NR_mprotect, VG_NR_madvise, VG_NR_brk,
+        VG_NR_sigaltstack, VG_NR_futex, VG_NR_gettid, VG_NR_prlimit64,
+        VG_NR_sched_yield,
     };
     scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ERRNO(EPERM));
     if (!ctx) {
@@ -269,7 +415,7 @@ int vg_filter_install(const struct vg_bpf *bpf)
 int vg_filter_install_flags(const struct vg_bpf *bpf, unsigned long flags)
 {
     struct sock_fprog prog = {.len = bpf->len, .filter = bpf->insns};
-    return (int)syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, flags, &prog);
+    return (int)syscall(VG_NR_seccomp, SECCOMP_SET_MODE_FILTER, flags, &prog);
 }
 
 void vg_bpf_free(struct vg_bpf *bpf)

@@ -175,13 +175,10 @@ static int build_sandbox(struct run *r)
     for (int c = 0; c < VG_CLASS_NCLASSES; c++)
         r->audit.cls[c] = vg_policy_audits(r->pol, c);
     r->audit.lookups = vg_policy_audits_lookups(r->pol);
-    scmp_filter_ctx cand = vg_filter_candidate(&r->audit, r->engine->baseline, r->engine->notify,
-                                               &r->err);
-    scmp_filter_ctx init = cand ? vg_filter_init(&r->err) : NULL;
-    int rc = init && vg_filter_export(cand, &r->cand_bpf, &r->err) == 0 &&
-                     vg_filter_export(init, &r->init_bpf, &r->err) == 0 ? 0 : -1;
-    if (cand)
-        seccomp_release(cand);
+    int rc = vg_filter_candidate(&r->audit, r->engine->baseline, r->engine->notify,
+                                 &r->cand_bpf, &r->err);
+    scmp_filter_ctx init = rc == 0 ? vg_filter_init(&r->err) : NULL;
+    rc = init && vg_filter_export(init, &r->init_bpf, &r->err) == 0 ? 0 : -1;
     if (init)
         seccomp_release(init);
     return rc;

@@ -4,24 +4,9 @@
  * every tracer stop) is one array access and nothing is built at run time. */
 #include <errno.h>
 #include <string.h>
-#include <sys/syscall.h>
 
 #include "tracer/decode_impl.h"
 #include "tracer/syscalls.h"
-
-/* Numbers newer than the installed headers. */
-#ifndef SYS_openat2
-#define SYS_openat2 437
-#endif
-#ifndef SYS_faccessat2
-#define SYS_faccessat2 439
-#endif
-#ifndef SYS_mount_setattr
-#define SYS_mount_setattr 442
-#endif
-#ifndef SYS_fchmodat2
-#define SYS_fchmodat2 452
-#endif
 
 /* Short spellings for the rows. */
 #define A0 VG_ARG0
@@ -57,28 +42,38 @@
 #define LN VG_SF_LINK
 #define LK VG_SF_LOOKUP
 
-/* Position of each row in the table: VG_POS_open, VG_POS_openat, ... */
-#define ROW(name, ...) VG_POS_##name,
+/* The row macros that expand to nothing: each pass picks its kinds. */
+#define HARMLESS(...)
+#define REFUSE(...)
+
+/* Position of each decoded row in vg_sys_table: VG_POS_open, ... */
+#define ROW(nr, name, ...) VG_POS_##name,
 enum { VG_POS_FIRST_UNUSED = -1,
 #include "tracer/syscalls_rows.h"
        VG_NROWS };
 #undef ROW
 
-#define ROW(name, cls, fl, err, dec, ...) \
-    { SYS_##name, #name, VG_CLASS_##cls, (fl), (err), vg_dec_##dec, { __VA_ARGS__ } },
+#define ROW(nr, name, cls, fl, err, dec, ...) \
+    { VG_NR_##name, #name, VG_CLASS_##cls, (fl), (err), vg_dec_##dec, { __VA_ARGS__ } },
 const struct vg_sysent vg_sys_table[] = {
 #include "tracer/syscalls_rows.h"
 };
 #undef ROW
 const unsigned vg_sys_count = VG_NROWS;
 
-/* By-number index: row position + 1, 0 for numbers without a row. */
+/* Every number below the limit; the index holds positions in a byte. */
 #define VG_NR_LIMIT 512
-#define ROW(name, ...) [SYS_##name] = VG_POS_##name + 1,
+
+/* By-number index of the decoded rows: position + 1, 0 for other numbers.
+ * A number given twice is an initializer overridden (-Woverride-init,
+ * part of -Wextra): the build fails. */
+#define ROW(nr, name, ...) [VG_NR_##name] = VG_POS_##name + 1,
 static const unsigned char vg_sys_index[VG_NR_LIMIT] = {
 #include "tracer/syscalls_rows.h"
 };
 #undef ROW
+#undef HARMLESS
+#undef REFUSE
 _Static_assert(VG_NROWS < 255, "the index holds row positions in a byte");
 
 const struct vg_sysent *vg_sys_lookup(int nr)
@@ -86,6 +81,51 @@ const struct vg_sysent *vg_sys_lookup(int nr)
     if (nr < 0 || nr >= VG_NR_LIMIT || vg_sys_index[nr] == 0)
         return NULL;
     return &vg_sys_table[vg_sys_index[nr] - 1];
+}
+
+/* Every row, of every kind, in number order. */
+#define ROW(nr, name, ...) VG_RPOS_##name,
+#define HARMLESS(nr, name, ...) VG_RPOS_##name,
+#define REFUSE(nr, name, ...) VG_RPOS_##name,
+enum { VG_RPOS_FIRST_UNUSED = -1,
+#include "tracer/syscalls_rows.h"
+       VG_NALLROWS };
+#undef ROW
+#undef HARMLESS
+#undef REFUSE
+
+#define ROW(nr, name, cls, fl, err, ...) \
+    { VG_NR_##name, #name, VG_SK_DECODED, (err), NULL, &vg_sys_table[VG_POS_##name] },
+#define HARMLESS(nr, name, why) { VG_NR_##name, #name, VG_SK_HARMLESS, 0, (why), NULL },
+#define REFUSE(nr, name, err, why) { VG_NR_##name, #name, VG_SK_REFUSED, (err), (why), NULL },
+const struct vg_sysrow vg_sys_rows[] = {
+#include "tracer/syscalls_rows.h"
+};
+#undef ROW
+#undef HARMLESS
+#undef REFUSE
+const unsigned vg_sys_nrows = VG_NALLROWS;
+
+#define ROW(nr, name, ...) [VG_NR_##name] = VG_RPOS_##name + 1,
+#define HARMLESS(nr, name, ...) [VG_NR_##name] = VG_RPOS_##name + 1,
+#define REFUSE(nr, name, ...) [VG_NR_##name] = VG_RPOS_##name + 1,
+static const unsigned short vg_sys_row_index[VG_NR_LIMIT] = {
+#include "tracer/syscalls_rows.h"
+};
+#undef ROW
+#undef HARMLESS
+#undef REFUSE
+
+const struct vg_sysrow *vg_sys_row(int nr)
+{
+    if (nr < 0 || nr >= VG_NR_LIMIT || vg_sys_row_index[nr] == 0)
+        return NULL;
+    return &vg_sys_rows[vg_sys_row_index[nr] - 1];
+}
+
+int vg_sys_max_nr(void)
+{
+    return vg_sys_rows[vg_sys_nrows - 1].nr; /* the rows are in number order */
 }
 
 const struct vg_sysent *vg_sys_by_name(const char *name)

@@ -9,6 +9,17 @@
 #include <stdint.h>
 #include "event/event.h"
 
+/* The x86_64 numbers, from the table's rows: VG_NR_openat, VG_NR_read, ... */
+#define ROW(nr, name, ...) VG_NR_##name = (nr),
+#define HARMLESS(nr, name, ...) VG_NR_##name = (nr),
+#define REFUSE(nr, name, ...) VG_NR_##name = (nr),
+enum vg_nr {
+#include "tracer/syscalls_rows.h"
+};
+#undef ROW
+#undef HARMLESS
+#undef REFUSE
+
 /* Row flags. */
 #define VG_SF_FILE     0x01u /* takes a path or a file descriptor */
 #define VG_SF_NET      0x02u /* takes a socket address */
@@ -107,11 +118,35 @@ struct vg_sysent {
     struct vg_argpos pos;   /* where the decoder finds the arguments */
 };
 
-/* The table, sorted by nr; vg_sys_lookup is O(1). */
+/* The rows vigil decodes (ROW), sorted by nr; vg_sys_lookup is O(1) and
+ * NULL for every other number, harmless and refused rows included. */
 extern const struct vg_sysent vg_sys_table[];
 extern const unsigned vg_sys_count;
 const struct vg_sysent *vg_sys_lookup(int nr);
 const struct vg_sysent *vg_sys_by_name(const char *name);
+
+/* Every row of the table, whatever its kind: what the seccomp filter does
+ * with each number (launcher/filter.c) comes from here.  A number without
+ * a row is refused (ENOSYS). */
+enum vg_sys_kind {
+    VG_SK_DECODED,  /* a vg_sys_table row: decided, carried out, or baseline */
+    VG_SK_HARMLESS, /* runs unrecorded */
+    VG_SK_REFUSED,  /* the kernel refuses it with deny_errno, unrecorded */
+};
+struct vg_sysrow {
+    int nr;
+    const char *name;
+    enum vg_sys_kind kind;
+    int deny_errno;              /* VG_SK_REFUSED; the vg_sysent's otherwise */
+    const char *reason;          /* why harmless or refused; NULL for decoded rows */
+    const struct vg_sysent *ent; /* VG_SK_DECODED */
+};
+extern const struct vg_sysrow vg_sys_rows[];
+extern const unsigned vg_sys_nrows;
+/* The row of nr, NULL when the table has none (O(1)). */
+const struct vg_sysrow *vg_sys_row(int nr);
+/* The highest number with a row. */
+int vg_sys_max_nr(void);
 
 /* The syscall numbers the seccomp filter must trace given which classes are
  * audited: every row that is neither baseline nor conditional and whose

@@ -34,11 +34,12 @@ static const struct known known[] = {
     K(open_tree), K(fsopen), K(fsconfig), K(fsmount), K(fspick), K(mount_setattr),
     K(unshare), K(setns), K(open_by_handle_at), K(name_to_handle_at),
     K(kexec_load), K(kexec_file_load), K(init_module), K(finit_module),
-    K(delete_module), K(ioctl), K(socket), K(clone), K(seccomp),
+    K(delete_module), K(ioctl), K(socket), K(clone), K(seccomp), K(setsockopt),
     /* lookups */
     K(readlink), K(readlinkat), K(getxattr), K(lgetxattr), K(fgetxattr), K(listxattr),
     K(llistxattr), K(flistxattr), K(stat), K(lstat), K(newfstatat), K(statx), K(access),
     K(faccessat), K(faccessat2), K(inotify_add_watch), K(getdents), K(getdents64),
+    K(chdir), K(statfs),
 };
 #define NKNOWN (sizeof(known) / sizeof(known[0]))
 
@@ -144,6 +145,8 @@ static void test_lists(void)
     n = audited(cls, true, nrs, 256);
     CHECK(has(nrs, n, SYS_newfstatat) && has(nrs, n, SYS_statx) && has(nrs, n, SYS_getdents64) &&
           has(nrs, n, SYS_access) && has(nrs, n, SYS_inotify_add_watch));
+    /* chdir and statfs tell whether a path exists, as stat does */
+    CHECK(has(nrs, n, SYS_chdir) && has(nrs, n, SYS_statfs));
 
     for (int c = 0; c < VG_CLASS_NCLASSES; c++)
         cls[c] = true;
@@ -152,7 +155,7 @@ static void test_lists(void)
     unsigned ncond = 0;
     for (unsigned i = 0; i < vg_sys_count; i++)
         ncond += (vg_sys_table[i].flags & VG_SF_COND) != 0;
-    CHECK(ncond == 4); /* ioctl, socket, clone, seccomp */
+    CHECK(ncond == 5); /* ioctl, socket, clone, seccomp, setsockopt */
     CHECK(n + nb + ncond == vg_sys_count);
     CHECK(has(nrs + n, nb, SYS_ptrace) && has(nrs + n, nb, SYS_io_uring_setup) &&
           has(nrs + n, nb, SYS_mount));
