@@ -41,6 +41,18 @@
 #ifndef SYS_fchmodat2
 #define SYS_fchmodat2 452 /* Linux 6.6; as in tracer/syscalls.c */
 #endif
+/* Linux 6.13's *xattrat calls (x86_64 numbers), and their argument */
+#ifndef SYS_setxattrat
+#define SYS_setxattrat 463
+#define SYS_getxattrat 464
+#define SYS_listxattrat 465
+#define SYS_removexattrat 466
+#endif
+struct xattr_args {
+    uint64_t value;
+    uint32_t size;
+    uint32_t flags;
+};
 #define VG_AT_EMPTY_PATH 0x1000u
 #define VG_AT_NOFOLLOW 0x100u
 #define VG_AT_REMOVEDIR 0x200u
@@ -140,13 +152,44 @@ static bool reads(enum op op)
 
 bool vg_nt_fs_takes(const struct vg_call *c)
 {
-    const struct fs_row *r = row_of(c->nr);
-    if (!r)
+    /* every one, /proc paths included: letting the kernel run a call
+     * decided on a path would have it read the path again, which another
+     * thread may have changed to a denied one meanwhile */
+    return row_of(c->nr) != NULL;
+}
+
+/* ---- reading calls on the caller's own /proc entries ---- */
+
+/* Is path the caller's own /proc/PID or below it (PID its process's or
+ * its own thread's id in the sandbox)?  procfs guards /proc/PID/exe, cwd,
+ * root, fd/N and the like with a ptrace access check, which a crew fails
+ * (it is outside the sandbox's user namespace, with a Landlock domain of
+ * its own) and which the kernel always passes for a process's own
+ * entries: these vigil reads itself, as notify_open.c opens the caller's
+ * own maps.  Nothing is shown that the caller could not read. */
+static bool own_proc(const struct vg_task *t, const char *path)
+{
+    const char *p = path + strlen("/proc/");
+    size_t n = strspn(p, "0123456789");
+    if (strncmp(path, "/proc/", strlen("/proc/")) || !n || n > 9 || (p[n] && p[n] != '/'))
         return false;
-    /* /proc/PID/exe and the like: the kernel lets only the process itself
-     * (or its tracer, outside any other Landlock domain) read them, and
-     * vigil's thread is neither: left to the kernel (docs/SECURITY.md) */
-    return !(reads(r->op) && c->check_path && !strncmp(c->check_path, "/proc/", strlen("/proc/")));
+    long pid = strtol(p, NULL, 10);
+    return pid == t->nspid || pid == t->nstid;
+}
+
+/* The text of /proc/self and /proc/thread-self as the caller reads it:
+ * they name the reader's own ids in the sandbox's pid namespace, where
+ * vigil's threads have none (the kernel would answer them ENOENT).
+ * 1: *text is set; 0: path is neither. */
+static int self_link(const struct vg_task *t, const char *path, char *text, size_t n)
+{
+    if (!strcmp(path, "/proc/self"))
+        snprintf(text, n, "%d", (int)t->nspid);
+    else if (!strcmp(path, "/proc/thread-self"))
+        snprintf(text, n, "%d/task/%d", (int)t->nspid, (int)t->nstid);
+    else
+        return 0;
+    return 1;
 }
 
 /* One carried-out call: what the thread acting as the candidate needs,
@@ -213,6 +256,21 @@ static long ret_of(long r)
 
 /* ---- on names ---- */
 
+/* mkdir and mknod under the caller's umask, read for this very call.  The
+ * crew's own stays 0 otherwise: opens apply the caller's umask to the mode
+ * themselves (notify_open.c), and one left here would be applied to their
+ * mode too (a later creat after umask(0) got 0644 for 0666). */
+static long with_umask(const struct fs_job *j, int dfd, const char *name)
+{
+    const struct vg_call *c = j->c;
+    mode_t crew = umask(j->umask);
+    long r = j->row->op == OP_MKDIR
+        ? ret_of(mkdirat(dfd, name, (mode_t)c->args.mode))
+        : ret_of(mknodat(dfd, name, (mode_t)c->args.mode, (dev_t)vg_arg(c, j->row->x)));
+    umask(crew);
+    return r;
+}
+
 static long on_name(const struct fs_job *j, int dfd, const char *name)
 {
     const struct vg_call *c = j->c;
@@ -222,11 +280,8 @@ static long on_name(const struct fs_job *j, int dfd, const char *name)
     case OP_RMDIR:
         return ret_of(unlinkat(dfd, name, AT_REMOVEDIR));
     case OP_MKDIR:
-        umask(j->umask);
-        return ret_of(mkdirat(dfd, name, (mode_t)c->args.mode));
     case OP_MKNOD:
-        umask(j->umask);
-        return ret_of(mknodat(dfd, name, (mode_t)c->args.mode, (dev_t)vg_arg(c, j->row->x)));
+        return with_umask(j, dfd, name);
     case OP_SYMLINK:
         return ret_of(symlinkat(c->args.path2, dfd, name));
     default:
@@ -323,6 +378,50 @@ static long by_names(struct fs_job *j)
     return r;
 }
 
+/* A call that does not follow, on a symlink (or a /proc magic link)
+ * itself: no fd of a symlink takes a mode, times or xattrs (O_PATH), so
+ * it acts on the last component in its parent, opened as by_name, with
+ * the call's own no-follow form: the kernel then answers as it answers
+ * the candidate (a mode on a symlink EOPNOTSUPP, user.* xattrs EPERM or
+ * ENODATA, times set). */
+static long on_link_name(struct fs_job *j, int d, const char *name)
+{
+    struct xattr_args xa = {.value = (uint64_t)(uintptr_t)j->out, .size = (uint32_t)j->outlen};
+    switch (j->row->op) {
+    case OP_CHMOD:
+        return ret_of(syscall(SYS_fchmodat2, d, name, (mode_t)j->c->args.mode, VG_AT_NOFOLLOW));
+    case OP_UTIMENS:
+    case OP_UTIMES:
+    case OP_UTIME:
+        return ret_of(utimensat(d, name, j->ts_now ? NULL : j->ts, AT_SYMLINK_NOFOLLOW));
+    case OP_SETXATTR:
+        xa = (struct xattr_args){.value = (uint64_t)(uintptr_t)j->xvalue,
+                                 .size = (uint32_t)j->xsize, .flags = (uint32_t)j->xflags};
+        return ret_of(syscall(SYS_setxattrat, d, name, VG_AT_NOFOLLOW, j->xname, &xa, sizeof xa));
+    case OP_GETXATTR:
+        return ret_of(syscall(SYS_getxattrat, d, name, VG_AT_NOFOLLOW, j->xname, &xa, sizeof xa));
+    case OP_LISTXATTR:
+        return ret_of(syscall(SYS_listxattrat, d, name, VG_AT_NOFOLLOW, j->out, j->outlen));
+    case OP_RMXATTR:
+        return ret_of(syscall(SYS_removexattrat, d, name, VG_AT_NOFOLLOW, j->xname));
+    default:
+        return -ENOSYS;
+    }
+}
+
+static long on_link(struct fs_job *j)
+{
+    const char *name;
+    int d = vg_nt_open_parent(j->root_fd, j->c->check_path, &name);
+    if (d < 0)
+        return d;
+    long r = on_link_name(j, d, name);
+    close(d);
+    /* before Linux 6.6 (fchmodat2) or 6.13 (the *xattrat calls) these
+     * cannot reach a symlink itself: refused, as glibc's lchmod */
+    return r == -ENOSYS ? -EOPNOTSUPP : r;
+}
+
 static long by_object(struct fs_job *j)
 {
     if (j->fd >= 0)
@@ -339,7 +438,7 @@ static long by_object(struct fs_job *j)
     else if (j->row->op == OP_READLINK && !S_ISLNK(st.st_mode))
         r = -EINVAL; /* readlink's answer for what is not a symlink */
     else if (S_ISLNK(st.st_mode) && j->row->op != OP_CHOWN && j->row->op != OP_READLINK)
-        r = -EOPNOTSUPP; /* no mode, times, size or user xattrs on a symlink itself here */
+        r = on_link(j); /* the symlink itself: the call does not follow */
     else
         r = on_object(j, fd, true);
     close(fd);
@@ -624,6 +723,33 @@ static int prepare(struct nt *n, const struct vg_task *t, struct vg_call *c, str
     return -ENOSYS;
 }
 
+/* A link text vigil knows (self_link) as readlink answers it: cut to the
+ * buffer, no NUL. */
+static long answer_text(struct fs_job *j, const char *text)
+{
+    size_t len = strlen(text) < j->outlen ? strlen(text) : j->outlen;
+    memcpy(j->out, text, len);
+    return (long)len;
+}
+
+/* Where the job runs: the caller's own /proc entries and links, which
+ * only the caller itself may read, by vigil in this thread (above);
+ * everything else in the crew, as the candidate.  A truncate may wait for
+ * a lease's holder, whose signal and calls must be served meanwhile: the
+ * engine's lock is released for it. */
+static long run_job(struct nt *n, struct nt_rx *rx, const struct vg_task *t, struct fs_job *j)
+{
+    const char *path = j->c->check_path;
+    if (reads(j->row->op) && j->fd < 0 && path) {
+        char text[sizeof "/task/" + 2 * sizeof "-2147483648"];
+        if (j->row->op == OP_READLINK && self_link(t, path, text, sizeof text))
+            return answer_text(j, text);
+        if (own_proc(t, path))
+            return carry(j);
+    }
+    return vg_nt_as_candidate(n, rx, t, carry, j, j->row->op == OP_TRUNCATE);
+}
+
 long vg_nt_fs(struct nt *n, struct nt_rx *rx, struct vg_task *t, struct vg_call *c,
               struct vg_call_verdict *v)
 {
@@ -635,10 +761,7 @@ long vg_nt_fs(struct nt *n, struct nt_rx *rx, struct vg_task *t, struct vg_call 
     if (r == 0 && ioctl(n->listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &id) < 0)
         r = -ESRCH;
     if (r == 0)
-        /* a truncate may wait for a lease's holder, whose signal and
-         * calls must be served meanwhile: the engine's lock is released */
-        r = write_answer(t, &j, vg_nt_as_candidate(n, rx, t, carry, &j,
-                                                   j.row->op == OP_TRUNCATE));
+        r = write_answer(t, &j, run_job(n, rx, t, &j));
     if (j.fd >= 0)
         close(j.fd);
     if (j.fsize_hit) {
