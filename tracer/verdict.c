@@ -162,6 +162,10 @@ static const struct {
     {"(bad fd", EBADF}, {"(too many links)", ELOOP}, {"(name too long)", ENAMETOOLONG},
 };
 
+/* "(unresolvable: PATH: Permission denied)": a directory on the way the
+ * caller cannot search (vigil resolved it as the caller's uid). */
+#define SEARCH_DENIED ": Permission denied)"
+
 static int unjudgeable_errno(const struct vg_call *c, int deny_errno)
 {
     const char *paths[] = {(c->ent->flags & VG_SF_FILE) ? call_path(c) : c->check_path,
@@ -170,6 +174,11 @@ static int unjudgeable_errno(const struct vg_call *c, int deny_errno)
         for (size_t k = 0; paths[i] && k < VG_ARRAY_LEN(kernel_errno); k++)
             if (!strncmp(paths[i], kernel_errno[k].prefix, strlen(kernel_errno[k].prefix)))
                 return kernel_errno[k].err;
+    for (size_t i = 0; i < VG_ARRAY_LEN(paths); i++) {
+        size_t n = paths[i] ? strlen(paths[i]) : 0;
+        if (n > strlen(SEARCH_DENIED) && !strcmp(paths[i] + n - strlen(SEARCH_DENIED), SEARCH_DENIED))
+            return EACCES;
+    }
     return deny_errno;
 }
 

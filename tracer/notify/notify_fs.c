@@ -56,6 +56,7 @@ struct xattr_args {
 #define VG_AT_EMPTY_PATH 0x1000u
 #define VG_AT_NOFOLLOW 0x100u
 #define VG_AT_REMOVEDIR 0x200u
+#define VG_AT_SYMLINK_FOLLOW 0x400u
 #define VG_XATTR_NAME_MAX 255u
 #define VG_XATTR_SIZE_MAX 65536u
 #define VG_XATTR_LIST_MAX 65536u
@@ -136,6 +137,29 @@ static const struct fs_row rows[] = {
     {SYS_flistxattr, OP_LISTXATTR, ON_OBJECT, .y = VG_ARG1, .z = VG_ARG2},
 };
 
+/* The flags each *at call takes (the kernel fails any other bit EINVAL
+ * before it looks at a path); the calls whose flags vigil passes on as
+ * they are (renameat2, the xattr calls) have the kernel check them. */
+static const struct {
+    int nr;
+    uint32_t valid;
+} valid_flags[] = {
+    {SYS_unlinkat, VG_AT_REMOVEDIR},
+    {SYS_fchmodat2, VG_AT_NOFOLLOW | VG_AT_EMPTY_PATH},
+    {SYS_fchownat, VG_AT_NOFOLLOW | VG_AT_EMPTY_PATH},
+    {SYS_utimensat, VG_AT_NOFOLLOW | VG_AT_EMPTY_PATH},
+    {SYS_linkat, VG_AT_SYMLINK_FOLLOW | VG_AT_EMPTY_PATH},
+};
+
+static int check_flags(const struct vg_call *c)
+{
+    for (size_t i = 0; i < VG_ARRAY_LEN(valid_flags); i++)
+        if (valid_flags[i].nr == c->nr && c->ent->pos.flags &&
+            ((uint32_t)vg_arg(c, c->ent->pos.flags) & ~valid_flags[i].valid))
+            return -EINVAL;
+    return 0;
+}
+
 static const struct fs_row *row_of(int nr)
 {
     for (size_t i = 0; i < VG_ARRAY_LEN(rows); i++)
@@ -199,6 +223,9 @@ struct fs_job {
     const struct vg_call *c;
     int root_fd;
     int fd;                    /* the caller's file (a copy), or -1: by path */
+    bool empty_path;           /* ... named by an empty path (AT_EMPTY_PATH), which
+                                * takes an O_PATH file, where the f* calls do not */
+    bool trailing_slash;       /* the path as given ends in '/': a directory */
     bool follow;               /* the call follows a symlink at the object */
     mode_t umask;              /* the caller's, for mkdir and mknod */
     uint32_t uid, gid;         /* chown: host ids (ID_NONE: unchanged) */
@@ -319,10 +346,16 @@ static long on_object(struct fs_job *j, int fd, bool is_path)
     fd_path(fd, p, sizeof p);
     switch (j->row->op) {
     case OP_CHMOD:
-        return ret_of(is_path ? fchmodat(AT_FDCWD, p, (mode_t)c->args.mode, 0)
-                              : fchmod(fd, (mode_t)c->args.mode));
+        if (is_path)
+            return ret_of(fchmodat(AT_FDCWD, p, (mode_t)c->args.mode, 0));
+        return ret_of(j->empty_path
+                          ? syscall(SYS_fchmodat2, fd, "", (mode_t)c->args.mode, VG_AT_EMPTY_PATH)
+                          : fchmod(fd, (mode_t)c->args.mode));
     case OP_CHOWN:
-        return ret_of(fchownat(fd, "", j->uid, j->gid, AT_EMPTY_PATH));
+        /* fchown itself refuses an O_PATH file (EBADF), as the kernel
+         * refuses the candidate's */
+        return ret_of(is_path || j->empty_path ? fchownat(fd, "", j->uid, j->gid, AT_EMPTY_PATH)
+                                               : fchown(fd, j->uid, j->gid));
     case OP_TRUNCATE:
         if (past_fsize(j, fd))
             return -EFBIG;
@@ -330,8 +363,10 @@ static long on_object(struct fs_job *j, int fd, bool is_path)
     case OP_UTIMENS:
     case OP_UTIMES:
     case OP_UTIME:
-        return ret_of(is_path ? utimensat(AT_FDCWD, p, j->ts_now ? NULL : j->ts, 0)
-                              : futimens(fd, j->ts_now ? NULL : j->ts));
+        if (is_path)
+            return ret_of(utimensat(AT_FDCWD, p, j->ts_now ? NULL : j->ts, 0));
+        return ret_of(j->empty_path ? utimensat(fd, "", j->ts_now ? NULL : j->ts, AT_EMPTY_PATH)
+                                    : futimens(fd, j->ts_now ? NULL : j->ts));
     case OP_SETXATTR:
         return ret_of(is_path ? setxattr(p, j->xname, j->xvalue, j->xsize, j->xflags)
                               : fsetxattr(fd, j->xname, j->xvalue, j->xsize, j->xflags));
@@ -351,12 +386,57 @@ static long on_object(struct fs_job *j, int fd, bool is_path)
 
 /* ---- in the thread acting as the candidate ---- */
 
+/* The directory and the name a call on a name acts on, as the kernel
+ * sees its last component: the decided path drops what the candidate
+ * wrote after it, and the kernel answers for that itself.  A trailing
+ * '/' stays on the name (the *at call then wants a directory there, and
+ * follows nothing); a last component "." or ".." stays as written, in the
+ * directory the decided path names (rmdir("d/.") is EINVAL, never d
+ * removed).  The fd, or -errno (-EEXIST: "/" itself). */
+#define NOT_ROOT 1000 /* -EEXIST - NOT_ROOT: EEXIST itself, not "/" (open_last) */
+
+static int open_last(const struct fs_job *j, const char *canon, const char *raw, bool removes,
+                     char *name, size_t n)
+{
+    size_t len = raw ? strlen(raw) : 0, end = len;
+    while (end > 1 && raw[end - 1] == '/')
+        end--;
+    size_t start = end;
+    while (start > 0 && raw[start - 1] != '/')
+        start--;
+    bool slash = end < len;
+    if (raw && ((end - start == 1 && raw[start] == '.') ||
+                (end - start == 2 && !strncmp(raw + start, "..", 2)))) {
+        snprintf(name, n, "%.*s%s", (int)(end - start), raw + start, slash ? "/" : "");
+        return vg_nt_open_in_root(j->root_fd, canon, O_DIRECTORY);
+    }
+    const char *last;
+    int d = vg_nt_open_parent(j->root_fd, canon, &last);
+    if (d >= 0 && slash && raw && (strlen(last) != end - start || strncmp(last, raw + start, end - start))) {
+        /* "link/": the decided path followed the symlink, where the
+         * kernel's calls on a name never do: it finds a name that is no
+         * directory (rmdir, unlink, rename's old name: ENOTDIR) or one
+         * that exists (mkdir, symlink, a new name: EEXIST) */
+        close(d);
+        return removes ? -ENOTDIR : -EEXIST - NOT_ROOT;
+    }
+    if (d >= 0 && (size_t)snprintf(name, n, "%s%s", last, slash ? "/" : "") >= n) {
+        close(d);
+        return -ENAMETOOLONG;
+    }
+    return d;
+}
+
 static long by_name(struct fs_job *j)
 {
-    const char *name;
-    int d = vg_nt_open_parent(j->root_fd, j->c->check_path, &name);
+    char name[NAME_MAX + 2];
+    enum op op = j->row->op;
+    int d = open_last(j, j->c->check_path, j->c->args.path, op == OP_UNLINK || op == OP_RMDIR,
+                      name, sizeof name);
     if (d == -EEXIST)
         return -j->row->root_err;
+    if (d == -EEXIST - NOT_ROOT)
+        return -EEXIST;
     if (d < 0)
         return d;
     long r = on_name(j, d, name);
@@ -366,12 +446,14 @@ static long by_name(struct fs_job *j)
 
 static long by_names(struct fs_job *j)
 {
-    const char *n1, *n2;
-    int d1 = vg_nt_open_parent(j->root_fd, j->c->check_path, &n1);
+    char n1[NAME_MAX + 2], n2[NAME_MAX + 2];
+    int d1 = open_last(j, j->c->check_path, j->c->args.path, j->row->op == OP_RENAME, n1,
+                       sizeof n1);
     if (d1 < 0)
-        return d1 == -EEXIST ? -j->row->root_err : d1;
-    int d2 = vg_nt_open_parent(j->root_fd, j->c->check_path2, &n2);
-    long r = d2 < 0 ? (d2 == -EEXIST ? -j->row->root_err : d2) : on_names(j, d1, n1, d2, n2);
+        return d1 == -EEXIST ? -j->row->root_err : d1 == -EEXIST - NOT_ROOT ? -EEXIST : d1;
+    int d2 = open_last(j, j->c->check_path2, j->c->args.path2, false, n2, sizeof n2);
+    long r = d2 < 0 ? (d2 == -EEXIST ? -j->row->root_err : d2 == -EEXIST - NOT_ROOT ? -EEXIST : d2)
+                    : on_names(j, d1, n1, d2, n2);
     close(d1);
     if (d2 >= 0)
         close(d2);
@@ -433,6 +515,8 @@ static long by_object(struct fs_job *j)
     long r;
     if (fstat(fd, &st) < 0)
         r = -errno;
+    else if (j->trailing_slash && !S_ISDIR(st.st_mode))
+        r = -ENOTDIR; /* "f/": the kernel wants a directory there */
     else if (S_ISLNK(st.st_mode) && j->follow)
         r = -ELOOP; /* a symlink appeared since the decision: never followed */
     else if (j->row->op == OP_READLINK && !S_ISLNK(st.st_mode))
@@ -614,12 +698,18 @@ static int object_fd(const struct vg_task *t, const struct vg_call *c, struct fs
     if (p->path == VG_ARG_NONE)
         return copy_fd(t, c, (int)vg_arg(c, p->fd));
     uint64_t flags = p->flags ? vg_arg(c, p->flags) : 0;
-    bool empty_ok = (flags & VG_AT_EMPTY_PATH) || (j->row->op == OP_UTIMENS && !c->args.path);
+    int dirfd = p->fd ? (int)vg_arg(c, p->fd) : AT_FDCWD;
+    /* readlinkat reads its dirfd's link on an empty path, no flag needed */
+    bool empty_link = j->row->op == OP_READLINK && p->fd && dirfd != AT_FDCWD;
+    bool empty_ok = (flags & VG_AT_EMPTY_PATH) || empty_link;
     if (c->args.path && c->args.path[0])
         return -1; /* by path */
+    if (j->row->op == OP_UTIMENS && !c->args.path)
+        return copy_fd(t, c, dirfd); /* futimens */
     if (!empty_ok)
         return c->args.path ? -ENOENT : -EFAULT;
-    return copy_fd(t, c, p->fd ? (int)vg_arg(c, p->fd) : AT_FDCWD);
+    j->empty_path = true;
+    return copy_fd(t, c, dirfd);
 }
 
 /* A buffer for the answer of a reading call: its size argument, at most
@@ -694,6 +784,8 @@ static int path_given(const char *raw, const char *resolved)
         return -EFAULT;
     if (!raw[0])
         return -ENOENT;
+    if (resolved && resolved[0] != '/' && resolved[0] != '(')
+        return -ENOTDIR; /* resolved from a dirfd that is no directory ("pipe:[7]") */
     return resolved && resolved[0] == '/' ? 0 : -ENOENT;
 }
 
@@ -701,7 +793,11 @@ static int prepare(struct nt *n, const struct vg_task *t, struct vg_call *c, str
 {
     struct vg_tracee tr = {.tid = t->tid, .pid = t->tgid, .nspid = t->nspid, .nstid = t->nstid,
                            .root_fd = n->sup.root_fd, .cache = n->sup.canon, .pivoted = true};
-    int r = 0;
+    int r = check_flags(c);
+    if (r < 0)
+        return r;
+    j->trailing_slash = c->args.path && c->args.path[0] &&
+                        c->args.path[strlen(c->args.path) - 1] == '/';
     switch (j->row->reach) {
     case ON_NAMES:
         r = path_given(c->args.path2, c->check_path2);
