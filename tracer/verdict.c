@@ -151,6 +151,37 @@ static bool unjudgeable(const struct vg_call *c)
     return (p && p[0] == '(') || (p2 && p2[0] == '(');
 }
 
+/* What the kernel answers, before any look at a policy, for a path the
+ * decoder could not make absolute (decode.h): a bad or closed fd, a loop,
+ * a name too long.  Others ("(unresolvable: ...)", an unreadable
+ * argument) keep the call's refusal errno. */
+static const struct {
+    const char *prefix;
+    int err;
+} kernel_errno[] = {
+    {"(bad fd", EBADF}, {"(too many links)", ELOOP}, {"(name too long)", ENAMETOOLONG},
+};
+
+/* "(unresolvable: PATH: Permission denied)": a directory on the way the
+ * caller cannot search (vigil resolved it as the caller's uid). */
+#define SEARCH_DENIED ": Permission denied)"
+
+static int unjudgeable_errno(const struct vg_call *c, int deny_errno)
+{
+    const char *paths[] = {(c->ent->flags & VG_SF_FILE) ? call_path(c) : c->check_path,
+                           c->check_path2};
+    for (size_t i = 0; i < VG_ARRAY_LEN(paths); i++)
+        for (size_t k = 0; paths[i] && k < VG_ARRAY_LEN(kernel_errno); k++)
+            if (!strncmp(paths[i], kernel_errno[k].prefix, strlen(kernel_errno[k].prefix)))
+                return kernel_errno[k].err;
+    for (size_t i = 0; i < VG_ARRAY_LEN(paths); i++) {
+        size_t n = paths[i] ? strlen(paths[i]) : 0;
+        if (n > strlen(SEARCH_DENIED) && !strcmp(paths[i] + n - strlen(SEARCH_DENIED), SEARCH_DENIED))
+            return EACCES;
+    }
+    return deny_errno;
+}
+
 #define VG_RENAME_EXCHANGE 2u /* linux/fs.h */
 
 /* Is path a directory in the sandbox view (lstat now: the candidate can
@@ -358,7 +389,7 @@ void vg_decide_call(const struct vg_engine_ctx *ctx, struct vg_call *call, int r
     if (unjudgeable(call)) {
         v->decision = VG_DEC_DENY;
         v->refuse = true;
-        v->err = deny_errno;
+        v->err = unjudgeable_errno(call, deny_errno);
         v->rule_text = "unresolvable path";
         return;
     }

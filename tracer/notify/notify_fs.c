@@ -41,9 +41,22 @@
 #ifndef SYS_fchmodat2
 #define SYS_fchmodat2 452 /* Linux 6.6; as in tracer/syscalls.c */
 #endif
+/* Linux 6.13's *xattrat calls (x86_64 numbers), and their argument */
+#ifndef SYS_setxattrat
+#define SYS_setxattrat 463
+#define SYS_getxattrat 464
+#define SYS_listxattrat 465
+#define SYS_removexattrat 466
+#endif
+struct xattr_args {
+    uint64_t value;
+    uint32_t size;
+    uint32_t flags;
+};
 #define VG_AT_EMPTY_PATH 0x1000u
 #define VG_AT_NOFOLLOW 0x100u
 #define VG_AT_REMOVEDIR 0x200u
+#define VG_AT_SYMLINK_FOLLOW 0x400u
 #define VG_XATTR_NAME_MAX 255u
 #define VG_XATTR_SIZE_MAX 65536u
 #define VG_XATTR_LIST_MAX 65536u
@@ -124,6 +137,29 @@ static const struct fs_row rows[] = {
     {SYS_flistxattr, OP_LISTXATTR, ON_OBJECT, .y = VG_ARG1, .z = VG_ARG2},
 };
 
+/* The flags each *at call takes (the kernel fails any other bit EINVAL
+ * before it looks at a path); the calls whose flags vigil passes on as
+ * they are (renameat2, the xattr calls) have the kernel check them. */
+static const struct {
+    int nr;
+    uint32_t valid;
+} valid_flags[] = {
+    {SYS_unlinkat, VG_AT_REMOVEDIR},
+    {SYS_fchmodat2, VG_AT_NOFOLLOW | VG_AT_EMPTY_PATH},
+    {SYS_fchownat, VG_AT_NOFOLLOW | VG_AT_EMPTY_PATH},
+    {SYS_utimensat, VG_AT_NOFOLLOW | VG_AT_EMPTY_PATH},
+    {SYS_linkat, VG_AT_SYMLINK_FOLLOW | VG_AT_EMPTY_PATH},
+};
+
+static int check_flags(const struct vg_call *c)
+{
+    for (size_t i = 0; i < VG_ARRAY_LEN(valid_flags); i++)
+        if (valid_flags[i].nr == c->nr && c->ent->pos.flags &&
+            ((uint32_t)vg_arg(c, c->ent->pos.flags) & ~valid_flags[i].valid))
+            return -EINVAL;
+    return 0;
+}
+
 static const struct fs_row *row_of(int nr)
 {
     for (size_t i = 0; i < VG_ARRAY_LEN(rows); i++)
@@ -140,13 +176,44 @@ static bool reads(enum op op)
 
 bool vg_nt_fs_takes(const struct vg_call *c)
 {
-    const struct fs_row *r = row_of(c->nr);
-    if (!r)
+    /* every one, /proc paths included: letting the kernel run a call
+     * decided on a path would have it read the path again, which another
+     * thread may have changed to a denied one meanwhile */
+    return row_of(c->nr) != NULL;
+}
+
+/* ---- reading calls on the caller's own /proc entries ---- */
+
+/* Is path the caller's own /proc/PID or below it (PID its process's or
+ * its own thread's id in the sandbox)?  procfs guards /proc/PID/exe, cwd,
+ * root, fd/N and the like with a ptrace access check, which a crew fails
+ * (it is outside the sandbox's user namespace, with a Landlock domain of
+ * its own) and which the kernel always passes for a process's own
+ * entries: these vigil reads itself, as notify_open.c opens the caller's
+ * own maps.  Nothing is shown that the caller could not read. */
+static bool own_proc(const struct vg_task *t, const char *path)
+{
+    const char *p = path + strlen("/proc/");
+    size_t n = strspn(p, "0123456789");
+    if (strncmp(path, "/proc/", strlen("/proc/")) || !n || n > 9 || (p[n] && p[n] != '/'))
         return false;
-    /* /proc/PID/exe and the like: the kernel lets only the process itself
-     * (or its tracer, outside any other Landlock domain) read them, and
-     * vigil's thread is neither: left to the kernel (docs/SECURITY.md) */
-    return !(reads(r->op) && c->check_path && !strncmp(c->check_path, "/proc/", strlen("/proc/")));
+    long pid = strtol(p, NULL, 10);
+    return pid == t->nspid || pid == t->nstid;
+}
+
+/* The text of /proc/self and /proc/thread-self as the caller reads it:
+ * they name the reader's own ids in the sandbox's pid namespace, where
+ * vigil's threads have none (the kernel would answer them ENOENT).
+ * 1: *text is set; 0: path is neither. */
+static int self_link(const struct vg_task *t, const char *path, char *text, size_t n)
+{
+    if (!strcmp(path, "/proc/self"))
+        snprintf(text, n, "%d", (int)t->nspid);
+    else if (!strcmp(path, "/proc/thread-self"))
+        snprintf(text, n, "%d/task/%d", (int)t->nspid, (int)t->nstid);
+    else
+        return 0;
+    return 1;
 }
 
 /* One carried-out call: what the thread acting as the candidate needs,
@@ -156,6 +223,9 @@ struct fs_job {
     const struct vg_call *c;
     int root_fd;
     int fd;                    /* the caller's file (a copy), or -1: by path */
+    bool empty_path;           /* ... named by an empty path (AT_EMPTY_PATH), which
+                                * takes an O_PATH file, where the f* calls do not */
+    bool trailing_slash;       /* the path as given ends in '/': a directory */
     bool follow;               /* the call follows a symlink at the object */
     mode_t umask;              /* the caller's, for mkdir and mknod */
     uint32_t uid, gid;         /* chown: host ids (ID_NONE: unchanged) */
@@ -213,6 +283,21 @@ static long ret_of(long r)
 
 /* ---- on names ---- */
 
+/* mkdir and mknod under the caller's umask, read for this very call.  The
+ * crew's own stays 0 otherwise: opens apply the caller's umask to the mode
+ * themselves (notify_open.c), and one left here would be applied to their
+ * mode too (a later creat after umask(0) got 0644 for 0666). */
+static long with_umask(const struct fs_job *j, int dfd, const char *name)
+{
+    const struct vg_call *c = j->c;
+    mode_t crew = umask(j->umask);
+    long r = j->row->op == OP_MKDIR
+        ? ret_of(mkdirat(dfd, name, (mode_t)c->args.mode))
+        : ret_of(mknodat(dfd, name, (mode_t)c->args.mode, (dev_t)vg_arg(c, j->row->x)));
+    umask(crew);
+    return r;
+}
+
 static long on_name(const struct fs_job *j, int dfd, const char *name)
 {
     const struct vg_call *c = j->c;
@@ -222,11 +307,8 @@ static long on_name(const struct fs_job *j, int dfd, const char *name)
     case OP_RMDIR:
         return ret_of(unlinkat(dfd, name, AT_REMOVEDIR));
     case OP_MKDIR:
-        umask(j->umask);
-        return ret_of(mkdirat(dfd, name, (mode_t)c->args.mode));
     case OP_MKNOD:
-        umask(j->umask);
-        return ret_of(mknodat(dfd, name, (mode_t)c->args.mode, (dev_t)vg_arg(c, j->row->x)));
+        return with_umask(j, dfd, name);
     case OP_SYMLINK:
         return ret_of(symlinkat(c->args.path2, dfd, name));
     default:
@@ -264,10 +346,16 @@ static long on_object(struct fs_job *j, int fd, bool is_path)
     fd_path(fd, p, sizeof p);
     switch (j->row->op) {
     case OP_CHMOD:
-        return ret_of(is_path ? fchmodat(AT_FDCWD, p, (mode_t)c->args.mode, 0)
-                              : fchmod(fd, (mode_t)c->args.mode));
+        if (is_path)
+            return ret_of(fchmodat(AT_FDCWD, p, (mode_t)c->args.mode, 0));
+        return ret_of(j->empty_path
+                          ? syscall(SYS_fchmodat2, fd, "", (mode_t)c->args.mode, VG_AT_EMPTY_PATH)
+                          : fchmod(fd, (mode_t)c->args.mode));
     case OP_CHOWN:
-        return ret_of(fchownat(fd, "", j->uid, j->gid, AT_EMPTY_PATH));
+        /* fchown itself refuses an O_PATH file (EBADF), as the kernel
+         * refuses the candidate's */
+        return ret_of(is_path || j->empty_path ? fchownat(fd, "", j->uid, j->gid, AT_EMPTY_PATH)
+                                               : fchown(fd, j->uid, j->gid));
     case OP_TRUNCATE:
         if (past_fsize(j, fd))
             return -EFBIG;
@@ -275,8 +363,10 @@ static long on_object(struct fs_job *j, int fd, bool is_path)
     case OP_UTIMENS:
     case OP_UTIMES:
     case OP_UTIME:
-        return ret_of(is_path ? utimensat(AT_FDCWD, p, j->ts_now ? NULL : j->ts, 0)
-                              : futimens(fd, j->ts_now ? NULL : j->ts));
+        if (is_path)
+            return ret_of(utimensat(AT_FDCWD, p, j->ts_now ? NULL : j->ts, 0));
+        return ret_of(j->empty_path ? utimensat(fd, "", j->ts_now ? NULL : j->ts, AT_EMPTY_PATH)
+                                    : futimens(fd, j->ts_now ? NULL : j->ts));
     case OP_SETXATTR:
         return ret_of(is_path ? setxattr(p, j->xname, j->xvalue, j->xsize, j->xflags)
                               : fsetxattr(fd, j->xname, j->xvalue, j->xsize, j->xflags));
@@ -296,12 +386,57 @@ static long on_object(struct fs_job *j, int fd, bool is_path)
 
 /* ---- in the thread acting as the candidate ---- */
 
+/* The directory and the name a call on a name acts on, as the kernel
+ * sees its last component: the decided path drops what the candidate
+ * wrote after it, and the kernel answers for that itself.  A trailing
+ * '/' stays on the name (the *at call then wants a directory there, and
+ * follows nothing); a last component "." or ".." stays as written, in the
+ * directory the decided path names (rmdir("d/.") is EINVAL, never d
+ * removed).  The fd, or -errno (-EEXIST: "/" itself). */
+#define NOT_ROOT 1000 /* -EEXIST - NOT_ROOT: EEXIST itself, not "/" (open_last) */
+
+static int open_last(const struct fs_job *j, const char *canon, const char *raw, bool removes,
+                     char *name, size_t n)
+{
+    size_t len = raw ? strlen(raw) : 0, end = len;
+    while (end > 1 && raw[end - 1] == '/')
+        end--;
+    size_t start = end;
+    while (start > 0 && raw[start - 1] != '/')
+        start--;
+    bool slash = end < len;
+    if (raw && ((end - start == 1 && raw[start] == '.') ||
+                (end - start == 2 && !strncmp(raw + start, "..", 2)))) {
+        snprintf(name, n, "%.*s%s", (int)(end - start), raw + start, slash ? "/" : "");
+        return vg_nt_open_in_root(j->root_fd, canon, O_DIRECTORY);
+    }
+    const char *last;
+    int d = vg_nt_open_parent(j->root_fd, canon, &last);
+    if (d >= 0 && slash && raw && (strlen(last) != end - start || strncmp(last, raw + start, end - start))) {
+        /* "link/": the decided path followed the symlink, where the
+         * kernel's calls on a name never do: it finds a name that is no
+         * directory (rmdir, unlink, rename's old name: ENOTDIR) or one
+         * that exists (mkdir, symlink, a new name: EEXIST) */
+        close(d);
+        return removes ? -ENOTDIR : -EEXIST - NOT_ROOT;
+    }
+    if (d >= 0 && (size_t)snprintf(name, n, "%s%s", last, slash ? "/" : "") >= n) {
+        close(d);
+        return -ENAMETOOLONG;
+    }
+    return d;
+}
+
 static long by_name(struct fs_job *j)
 {
-    const char *name;
-    int d = vg_nt_open_parent(j->root_fd, j->c->check_path, &name);
+    char name[NAME_MAX + 2];
+    enum op op = j->row->op;
+    int d = open_last(j, j->c->check_path, j->c->args.path, op == OP_UNLINK || op == OP_RMDIR,
+                      name, sizeof name);
     if (d == -EEXIST)
         return -j->row->root_err;
+    if (d == -EEXIST - NOT_ROOT)
+        return -EEXIST;
     if (d < 0)
         return d;
     long r = on_name(j, d, name);
@@ -311,16 +446,62 @@ static long by_name(struct fs_job *j)
 
 static long by_names(struct fs_job *j)
 {
-    const char *n1, *n2;
-    int d1 = vg_nt_open_parent(j->root_fd, j->c->check_path, &n1);
+    char n1[NAME_MAX + 2], n2[NAME_MAX + 2];
+    int d1 = open_last(j, j->c->check_path, j->c->args.path, j->row->op == OP_RENAME, n1,
+                       sizeof n1);
     if (d1 < 0)
-        return d1 == -EEXIST ? -j->row->root_err : d1;
-    int d2 = vg_nt_open_parent(j->root_fd, j->c->check_path2, &n2);
-    long r = d2 < 0 ? (d2 == -EEXIST ? -j->row->root_err : d2) : on_names(j, d1, n1, d2, n2);
+        return d1 == -EEXIST ? -j->row->root_err : d1 == -EEXIST - NOT_ROOT ? -EEXIST : d1;
+    int d2 = open_last(j, j->c->check_path2, j->c->args.path2, false, n2, sizeof n2);
+    long r = d2 < 0 ? (d2 == -EEXIST ? -j->row->root_err : d2 == -EEXIST - NOT_ROOT ? -EEXIST : d2)
+                    : on_names(j, d1, n1, d2, n2);
     close(d1);
     if (d2 >= 0)
         close(d2);
     return r;
+}
+
+/* A call that does not follow, on a symlink (or a /proc magic link)
+ * itself: no fd of a symlink takes a mode, times or xattrs (O_PATH), so
+ * it acts on the last component in its parent, opened as by_name, with
+ * the call's own no-follow form: the kernel then answers as it answers
+ * the candidate (a mode on a symlink EOPNOTSUPP, user.* xattrs EPERM or
+ * ENODATA, times set). */
+static long on_link_name(struct fs_job *j, int d, const char *name)
+{
+    struct xattr_args xa = {.value = (uint64_t)(uintptr_t)j->out, .size = (uint32_t)j->outlen};
+    switch (j->row->op) {
+    case OP_CHMOD:
+        return ret_of(syscall(SYS_fchmodat2, d, name, (mode_t)j->c->args.mode, VG_AT_NOFOLLOW));
+    case OP_UTIMENS:
+    case OP_UTIMES:
+    case OP_UTIME:
+        return ret_of(utimensat(d, name, j->ts_now ? NULL : j->ts, AT_SYMLINK_NOFOLLOW));
+    case OP_SETXATTR:
+        xa = (struct xattr_args){.value = (uint64_t)(uintptr_t)j->xvalue,
+                                 .size = (uint32_t)j->xsize, .flags = (uint32_t)j->xflags};
+        return ret_of(syscall(SYS_setxattrat, d, name, VG_AT_NOFOLLOW, j->xname, &xa, sizeof xa));
+    case OP_GETXATTR:
+        return ret_of(syscall(SYS_getxattrat, d, name, VG_AT_NOFOLLOW, j->xname, &xa, sizeof xa));
+    case OP_LISTXATTR:
+        return ret_of(syscall(SYS_listxattrat, d, name, VG_AT_NOFOLLOW, j->out, j->outlen));
+    case OP_RMXATTR:
+        return ret_of(syscall(SYS_removexattrat, d, name, VG_AT_NOFOLLOW, j->xname));
+    default:
+        return -ENOSYS;
+    }
+}
+
+static long on_link(struct fs_job *j)
+{
+    const char *name;
+    int d = vg_nt_open_parent(j->root_fd, j->c->check_path, &name);
+    if (d < 0)
+        return d;
+    long r = on_link_name(j, d, name);
+    close(d);
+    /* before Linux 6.6 (fchmodat2) or 6.13 (the *xattrat calls) these
+     * cannot reach a symlink itself: refused, as glibc's lchmod */
+    return r == -ENOSYS ? -EOPNOTSUPP : r;
 }
 
 static long by_object(struct fs_job *j)
@@ -334,12 +515,14 @@ static long by_object(struct fs_job *j)
     long r;
     if (fstat(fd, &st) < 0)
         r = -errno;
+    else if (j->trailing_slash && !S_ISDIR(st.st_mode))
+        r = -ENOTDIR; /* "f/": the kernel wants a directory there */
     else if (S_ISLNK(st.st_mode) && j->follow)
         r = -ELOOP; /* a symlink appeared since the decision: never followed */
     else if (j->row->op == OP_READLINK && !S_ISLNK(st.st_mode))
         r = -EINVAL; /* readlink's answer for what is not a symlink */
     else if (S_ISLNK(st.st_mode) && j->row->op != OP_CHOWN && j->row->op != OP_READLINK)
-        r = -EOPNOTSUPP; /* no mode, times, size or user xattrs on a symlink itself here */
+        r = on_link(j); /* the symlink itself: the call does not follow */
     else
         r = on_object(j, fd, true);
     close(fd);
@@ -515,12 +698,18 @@ static int object_fd(const struct vg_task *t, const struct vg_call *c, struct fs
     if (p->path == VG_ARG_NONE)
         return copy_fd(t, c, (int)vg_arg(c, p->fd));
     uint64_t flags = p->flags ? vg_arg(c, p->flags) : 0;
-    bool empty_ok = (flags & VG_AT_EMPTY_PATH) || (j->row->op == OP_UTIMENS && !c->args.path);
+    int dirfd = p->fd ? (int)vg_arg(c, p->fd) : AT_FDCWD;
+    /* readlinkat reads its dirfd's link on an empty path, no flag needed */
+    bool empty_link = j->row->op == OP_READLINK && p->fd && dirfd != AT_FDCWD;
+    bool empty_ok = (flags & VG_AT_EMPTY_PATH) || empty_link;
     if (c->args.path && c->args.path[0])
         return -1; /* by path */
+    if (j->row->op == OP_UTIMENS && !c->args.path)
+        return copy_fd(t, c, dirfd); /* futimens */
     if (!empty_ok)
         return c->args.path ? -ENOENT : -EFAULT;
-    return copy_fd(t, c, p->fd ? (int)vg_arg(c, p->fd) : AT_FDCWD);
+    j->empty_path = true;
+    return copy_fd(t, c, dirfd);
 }
 
 /* A buffer for the answer of a reading call: its size argument, at most
@@ -595,6 +784,8 @@ static int path_given(const char *raw, const char *resolved)
         return -EFAULT;
     if (!raw[0])
         return -ENOENT;
+    if (resolved && resolved[0] != '/' && resolved[0] != '(')
+        return -ENOTDIR; /* resolved from a dirfd that is no directory ("pipe:[7]") */
     return resolved && resolved[0] == '/' ? 0 : -ENOENT;
 }
 
@@ -602,7 +793,11 @@ static int prepare(struct nt *n, const struct vg_task *t, struct vg_call *c, str
 {
     struct vg_tracee tr = {.tid = t->tid, .pid = t->tgid, .nspid = t->nspid, .nstid = t->nstid,
                            .root_fd = n->sup.root_fd, .cache = n->sup.canon, .pivoted = true};
-    int r = 0;
+    int r = check_flags(c);
+    if (r < 0)
+        return r;
+    j->trailing_slash = c->args.path && c->args.path[0] &&
+                        c->args.path[strlen(c->args.path) - 1] == '/';
     switch (j->row->reach) {
     case ON_NAMES:
         r = path_given(c->args.path2, c->check_path2);
@@ -624,6 +819,33 @@ static int prepare(struct nt *n, const struct vg_task *t, struct vg_call *c, str
     return -ENOSYS;
 }
 
+/* A link text vigil knows (self_link) as readlink answers it: cut to the
+ * buffer, no NUL. */
+static long answer_text(struct fs_job *j, const char *text)
+{
+    size_t len = strlen(text) < j->outlen ? strlen(text) : j->outlen;
+    memcpy(j->out, text, len);
+    return (long)len;
+}
+
+/* Where the job runs: the caller's own /proc entries and links, which
+ * only the caller itself may read, by vigil in this thread (above);
+ * everything else in the crew, as the candidate.  A truncate may wait for
+ * a lease's holder, whose signal and calls must be served meanwhile: the
+ * engine's lock is released for it. */
+static long run_job(struct nt *n, struct nt_rx *rx, const struct vg_task *t, struct fs_job *j)
+{
+    const char *path = j->c->check_path;
+    if (reads(j->row->op) && j->fd < 0 && path) {
+        char text[sizeof "/task/" + 2 * sizeof "-2147483648"];
+        if (j->row->op == OP_READLINK && self_link(t, path, text, sizeof text))
+            return answer_text(j, text);
+        if (own_proc(t, path))
+            return carry(j);
+    }
+    return vg_nt_as_candidate(n, rx, t, carry, j, j->row->op == OP_TRUNCATE);
+}
+
 long vg_nt_fs(struct nt *n, struct nt_rx *rx, struct vg_task *t, struct vg_call *c,
               struct vg_call_verdict *v)
 {
@@ -635,10 +857,7 @@ long vg_nt_fs(struct nt *n, struct nt_rx *rx, struct vg_task *t, struct vg_call 
     if (r == 0 && ioctl(n->listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &id) < 0)
         r = -ESRCH;
     if (r == 0)
-        /* a truncate may wait for a lease's holder, whose signal and
-         * calls must be served meanwhile: the engine's lock is released */
-        r = write_answer(t, &j, vg_nt_as_candidate(n, rx, t, carry, &j,
-                                                   j.row->op == OP_TRUNCATE));
+        r = write_answer(t, &j, run_job(n, rx, t, &j));
     if (j.fd >= 0)
         close(j.fd);
     if (j.fsize_hit) {

@@ -105,6 +105,14 @@ int vg_nt_open(struct nt *n, struct nt_rx *rx, struct vg_task *t, struct vg_call
         return -ENOENT; /* open("") names nothing (no AT_EMPTY_PATH for opens) */
     if (!path || path[0] != '/')
         return -unresolved_errno(path ? path : "(unreadable)");
+    /* "name/": the decided path drops the slash, which asks the kernel for
+     * a directory there ("f/" is ENOTDIR, a create EISDIR) */
+    size_t len = c->args.path ? strlen(c->args.path) : 0;
+    if (len && c->args.path[len - 1] == '/') {
+        if (flags & O_CREAT)
+            return -EISDIR;
+        flags |= O_DIRECTORY;
+    }
     struct vg_crew_open o = {.root_fd = n->sup.root_fd, .path = path, .flags = flags,
                              .unchanging = vg_canon_cache_immutable(n->sup.canon, path),
                              .plain = vg_canon_cache_plain(n->sup.canon, path)};
