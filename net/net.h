@@ -25,6 +25,13 @@ struct vg_net_plan {
     bool egress;            /* start pasta: the policy allows outside addresses */
     struct vg_ip *block;    /* prefixes no packet may leave the netns for */
     unsigned nblock;
+    /* Destinations that are not one host (multicast, broadcast, the
+     * host's subnet-router anycast): dropped unless in open, the ones a
+     * rule names exactly. */
+    struct vg_ip *special;
+    unsigned nspecial;
+    struct vg_ip *open;
+    unsigned nopen;
 };
 
 /* hostaddr.c: the egress filter's list, for this host and policy: every
@@ -34,6 +41,11 @@ struct vg_net_plan {
  * addresses cannot be read (then nothing is known to be safe). */
 int vg_net_plan_build(struct vg_net_plan *n, const struct vg_policy *pol, struct vg_err *err);
 void vg_net_plan_free(struct vg_net_plan *n);
+/* Is ip multicast, the limited broadcast, or (n not NULL, with egress)
+ * one of the host's directed broadcasts or subnet-router anycast
+ * addresses?  The supervisor refuses a connect or send to one unless a
+ * rule names it exactly (tracer/verdict.c); the filter drops it. */
+bool vg_net_special(const struct vg_net_plan *n, const struct vg_ip *ip);
 
 /* nft.c: in the sandbox's netns, with CAP_NET_ADMIN there (its pid 1):
  * an nftables output hook that rejects (ICMP administratively

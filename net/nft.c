@@ -3,6 +3,10 @@
  * rule per blocked prefix:
  *     meta oiftype != loopback  meta nfproto ipvX  ip[6] daddr PREFIX
  *     reject with icmpx admin-prohibited
+ * then, for a destination that is not one host (multicast, broadcast,
+ * the host's anycast: hostaddr.c), an accept when a rule names it
+ * exactly and a drop otherwise; and first of all a drop of every packet
+ * carrying an IPv6 routing header or IPv4 options (source routes).
  * The output hook sees every packet the namespace sends, whatever route
  * or device a socket chose (SO_BINDTODEVICE, IP_PKTINFO), and only a
  * process with CAP_NET_ADMIN in the namespace's user namespace can change
@@ -29,6 +33,11 @@
 /* where the destination address lies in each header */
 #define IPV4_DADDR_OFF 16
 #define IPV6_DADDR_OFF 24
+/* the IPv4 header's length (in words) is the low nibble of its first
+ * byte: 5 is a header without options */
+#define IPV4_IHL_OFF 0
+#define IPV4_IHL_MASK 0x0f
+#define IPV4_IHL_PLAIN 5
 
 struct nlb {
     uint8_t buf[NFT_BUF];
@@ -159,6 +168,50 @@ static void expr_cmp(struct nlb *b, uint32_t op, const void *data, size_t n)
     expr_end(b);
 }
 
+/* reg1 = (reg1 & mask) ^ 0, over n bytes. */
+static void expr_bitwise(struct nlb *b, const void *mask, size_t n)
+{
+    static const uint8_t zero[16];
+    expr_begin(b, "bitwise");
+    attr_be32(b, NFTA_BITWISE_SREG, NFT_REG_1);
+    attr_be32(b, NFTA_BITWISE_DREG, NFT_REG_1);
+    attr_be32(b, NFTA_BITWISE_LEN, (uint32_t)n);
+    nest_begin(b, NFTA_BITWISE_MASK);
+    attr(b, NFTA_DATA_VALUE, mask, n);
+    nest_end(b);
+    nest_begin(b, NFTA_BITWISE_XOR);
+    attr(b, NFTA_DATA_VALUE, zero, n);
+    nest_end(b);
+    expr_end(b);
+}
+
+/* reg1 = 1 when the IPv6 packet has an extension header of this type
+ * (nft's "exthdr TYPE exists"). */
+static void expr_exthdr_present(struct nlb *b, uint8_t type)
+{
+    expr_begin(b, "exthdr");
+    attr_be32(b, NFTA_EXTHDR_DREG, NFT_REG_1);
+    attr(b, NFTA_EXTHDR_TYPE, &type, sizeof type);
+    attr_be32(b, NFTA_EXTHDR_OFFSET, 0);
+    attr_be32(b, NFTA_EXTHDR_LEN, 1);
+    attr_be32(b, NFTA_EXTHDR_FLAGS, NFT_EXTHDR_F_PRESENT);
+    attr_be32(b, NFTA_EXTHDR_OP, NFT_EXTHDR_OP_IPV6);
+    expr_end(b);
+}
+
+/* The rule's verdict: accept or drop (a dropped send fails EPERM). */
+static void expr_verdict(struct nlb *b, uint32_t code)
+{
+    expr_begin(b, "immediate");
+    attr_be32(b, NFTA_IMMEDIATE_DREG, NFT_REG_VERDICT);
+    nest_begin(b, NFTA_IMMEDIATE_DATA);
+    nest_begin(b, NFTA_DATA_VERDICT);
+    attr_be32(b, NFTA_VERDICT_CODE, code);
+    nest_end(b);
+    nest_end(b);
+    expr_end(b);
+}
+
 static void expr_reject(struct nlb *b)
 {
     uint8_t code = NFT_REJECT_ICMPX_ADMIN_PROHIBITED;
@@ -187,27 +240,92 @@ static void add_table_chain(struct nlb *b)
     msg_end(b);
 }
 
-static void add_rule(struct nlb *b, const struct vg_ip *ip)
+static void rule_begin(struct nlb *b)
 {
-    uint16_t loopback = ARPHRD_LOOPBACK;
-    uint8_t proto = ip->v6 ? NFPROTO_IPV6 : NFPROTO_IPV4;
     msg_begin(b, NFT_MSG(NFT_MSG_NEWRULE), NLM_F_CREATE | NLM_F_APPEND | NLM_F_ACK,
               NFPROTO_INET, 0);
     attr_str(b, NFTA_RULE_TABLE, NFT_TABLE);
     attr_str(b, NFTA_RULE_CHAIN, NFT_CHAIN);
     nest_begin(b, NFTA_RULE_EXPRESSIONS);
+}
+
+static void rule_end(struct nlb *b)
+{
+    nest_end(b);
+    msg_end(b);
+}
+
+static void match_proto(struct nlb *b, bool v6)
+{
+    uint8_t proto = v6 ? NFPROTO_IPV6 : NFPROTO_IPV4;
+    expr_meta(b, NFT_META_NFPROTO);
+    expr_cmp(b, NFT_CMP_EQ, &proto, sizeof proto);
+}
+
+/* The packet leaves the namespace (not on lo) for an address in ip. */
+static void match_leaving_for(struct nlb *b, const struct vg_ip *ip)
+{
+    uint16_t loopback = ARPHRD_LOOPBACK;
     /* A packet for the sandbox itself (its own copy of the host's
      * address, its loopback) goes out on lo and stays inside. */
     expr_meta(b, NFT_META_OIFTYPE);
     expr_cmp(b, NFT_CMP_NEQ, &loopback, sizeof loopback);
-    expr_meta(b, NFT_META_NFPROTO);
-    expr_cmp(b, NFT_CMP_EQ, &proto, sizeof proto);
-    /* Prefixes here are whole bytes (hostaddr.c): compare that many. */
-    expr_payload(b, ip->v6 ? IPV6_DADDR_OFF : IPV4_DADDR_OFF, ip->prefix / 8u);
-    expr_cmp(b, NFT_CMP_EQ, ip->a, ip->prefix / 8u);
+    match_proto(b, ip->v6);
+    uint32_t n = (ip->prefix + 7u) / 8u;
+    expr_payload(b, ip->v6 ? IPV6_DADDR_OFF : IPV4_DADDR_OFF, n);
+    if (ip->prefix % 8u) { /* 224.0.0.0/4: the last byte masked */
+        uint8_t mask[16] = {0}, want[16] = {0};
+        memset(mask, 0xff, n - 1);
+        mask[n - 1] = (uint8_t)(0xff00u >> (ip->prefix % 8u));
+        for (uint32_t i = 0; i < n; i++)
+            want[i] = ip->a[i] & mask[i];
+        expr_bitwise(b, mask, n);
+        expr_cmp(b, NFT_CMP_EQ, want, n);
+    } else {
+        expr_cmp(b, NFT_CMP_EQ, ip->a, n);
+    }
+}
+
+/* A host address: rejected, so that a connect fails at once. */
+static void add_rule(struct nlb *b, const struct vg_ip *ip)
+{
+    rule_begin(b);
+    match_leaving_for(b, ip);
     expr_reject(b);
-    nest_end(b);
-    msg_end(b);
+    rule_end(b);
+}
+
+/* A special destination (hostaddr.c): accepted when a rule names it
+ * exactly, else dropped (no ICMP error answers a multicast). */
+static void add_special(struct nlb *b, const struct vg_ip *ip, uint32_t verdict)
+{
+    rule_begin(b);
+    match_leaving_for(b, ip);
+    expr_verdict(b, verdict);
+    rule_end(b);
+}
+
+/* Packets whose destination field is not where they end: an IPv6 routing
+ * header (its first hop is the destination, the decided address a later
+ * segment) and IPv4 options (a source route, the same), in whatever way
+ * the candidate put them there (setsockopt, a control message, a race
+ * with the supervisor).  Dropped on every device. */
+static void add_route_rules(struct nlb *b)
+{
+    uint8_t present = 1, hdr_mask = IPV4_IHL_MASK, plain = IPV4_IHL_PLAIN;
+    rule_begin(b);
+    match_proto(b, true);
+    expr_exthdr_present(b, IPPROTO_ROUTING);
+    expr_cmp(b, NFT_CMP_EQ, &present, sizeof present);
+    expr_verdict(b, NF_DROP);
+    rule_end(b);
+    rule_begin(b);
+    match_proto(b, false);
+    expr_payload(b, IPV4_IHL_OFF, sizeof hdr_mask);
+    expr_bitwise(b, &hdr_mask, sizeof hdr_mask);
+    expr_cmp(b, NFT_CMP_NEQ, &plain, sizeof plain);
+    expr_verdict(b, NF_DROP);
+    rule_end(b);
 }
 
 /* Every message asked for an ack: read them all, the first error wins. */
@@ -247,8 +365,13 @@ int vg_nft_block(const struct vg_net_plan *n, struct vg_err *err)
     msg_end(&b);
     uint32_t first = b.seq + 1;
     add_table_chain(&b);
+    add_route_rules(&b);
     for (unsigned i = 0; i < n->nblock; i++)
         add_rule(&b, &n->block[i]);
+    for (unsigned i = 0; i < n->nopen; i++)
+        add_special(&b, &n->open[i], NF_ACCEPT);
+    for (unsigned i = 0; i < n->nspecial; i++)
+        add_special(&b, &n->special[i], NF_DROP);
     uint32_t last = b.seq;
     msg_begin(&b, NFNL_MSG_BATCH_END, 0, AF_UNSPEC, NFNL_SUBSYS_NFTABLES);
     msg_end(&b);

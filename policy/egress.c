@@ -39,18 +39,39 @@ bool vg_policy_net_egress(const struct vg_policy *p)
     return false;
 }
 
+/* An allow rule of connect or send naming one address (not a network, a
+ * name or any). */
+static const struct vg_ip *exact_ip(const struct vg_prule *r)
+{
+    if (!r->is_net || r->act != VG_ACT_ALLOW || r->net.proto == VG_PROTO_UNIX ||
+        r->net.kind == VG_ADDR_ANY || r->net.kind == VG_ADDR_HOST)
+        return NULL;
+    return r->net.ip.prefix == (r->net.ip.v6 ? 128 : 32) ? &r->net.ip : NULL;
+}
+
 bool vg_policy_names_ip(const struct vg_policy *p, const struct vg_ip *ip)
 {
     unsigned full = ip->v6 ? 128 : 32;
     for (size_t k = 0; k < VG_ARRAY_LEN(out_classes); k++) {
         enum vg_class c = out_classes[k];
         for (uint32_t i = 0; i < p->nlist[c]; i++) {
-            const struct vg_prule *r = &p->rules[p->list[c][i]];
-            if (r->is_net && r->act == VG_ACT_ALLOW && r->net.kind != VG_ADDR_ANY &&
-                r->net.kind != VG_ADDR_HOST && r->net.ip.v6 == ip->v6 &&
-                r->net.ip.prefix == full && !memcmp(r->net.ip.a, ip->a, full / 8))
+            const struct vg_ip *e = exact_ip(&p->rules[p->list[c][i]]);
+            if (e && e->v6 == ip->v6 && !memcmp(e->a, ip->a, full / 8))
                 return true;
         }
     }
     return false;
+}
+
+void vg_policy_each_exact_ip(const struct vg_policy *p,
+                             void (*fn)(const struct vg_ip *ip, void *arg), void *arg)
+{
+    for (size_t k = 0; k < VG_ARRAY_LEN(out_classes); k++) {
+        enum vg_class c = out_classes[k];
+        for (uint32_t i = 0; i < p->nlist[c]; i++) {
+            const struct vg_ip *e = exact_ip(&p->rules[p->list[c][i]]);
+            if (e)
+                fn(e, arg);
+        }
+    }
 }

@@ -155,6 +155,9 @@ bool vg_policy_net_egress(const struct vg_policy *p);
  * address of the supervisor's own to the sandbox (net/hostaddr.c). */
 struct vg_ip;
 bool vg_policy_names_ip(const struct vg_policy *p, const struct vg_ip *ip);
+/* fn for every address such a rule names (repeats included). */
+void vg_policy_each_exact_ip(const struct vg_policy *p,
+                             void (*fn)(const struct vg_ip *ip, void *arg), void *arg);
 
 const struct vg_limits *vg_policy_limits(const struct vg_policy *p);
 uint32_t vg_policy_nbinds(const struct vg_policy *p);

@@ -324,6 +324,7 @@ static int supervise(struct run *r, struct vg_ending *end)
         .audited = r->audit.cls,
         .audit = &r->audit,
         .dns = r->plan.dns ? &r->dns_table : NULL,
+        .net = &r->plan.net,
     };
     const char *immutable[16];
     ctx.nimmutable = vg_plan_immutable(&r->plan, immutable, VG_ARRAY_LEN(immutable));

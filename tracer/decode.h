@@ -82,6 +82,11 @@ struct vg_call {
      * the destination decided for it, or VG_NO_DEST (to the peer) */
     uint32_t *msg_dest;
     uint32_t nmsgs;
+    /* sendmsg, sendmmsg: some message carries control data (judged by the
+     * decoder, tracer/notify/cmsg.h; the notify engine carries such a send
+     * out even without an address, so that the kernel never reads the
+     * control data again) */
+    bool has_control;
     /* Why the call cannot be decided, NULL when it can: an argument that
      * cannot be read (another thread unmapped it), an address longer than
      * the kernel takes or of a family vigil does not decode, a socket it

@@ -10,6 +10,7 @@
 #include <netinet/in.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/socket.h>
@@ -18,6 +19,7 @@
 #include <unistd.h>
 
 #include "tracer/decode_impl.h"
+#include "tracer/notify/cmsg.h"
 
 #ifndef IPPROTO_MPTCP
 #define IPPROTO_MPTCP 262
@@ -28,6 +30,9 @@
 #define VG_UIO_MAXIOV 1024u
 /* RFC 2133's sockaddr_in6 without sin6_scope_id, which the kernel takes. */
 #define VG_SIN6_LEN_RFC2133 24u
+/* The most control data of one message judged (the notify engine's bound
+ * on what it copies, notify_msg.h); more is refused. */
+#define VG_CONTROL_MAX (1u << 20)
 
 /* What the supervisor learns from the socket the fd names. */
 struct sock_view {
@@ -327,6 +332,31 @@ static int msg_name(struct vg_call *c, const struct msghdr *m, uint64_t *addr, s
     return 0;
 }
 
+/* A message's control data, read as the kernel will read it: a routing
+ * header, IPv6 options or an IPv4 source route (tracer/notify/cmsg.h)
+ * refuse the call in every mode, with or without an address (a send on a
+ * connected socket is otherwise not decided: its peer was, at connect). */
+static int check_control(struct net_dec *x, const struct msghdr *m)
+{
+    struct vg_call *c = x->c;
+    if (m->msg_control == NULL || m->msg_controllen == 0)
+        return 0;
+    c->has_control = true;
+    if (m->msg_controllen > VG_CONTROL_MAX)
+        return vg_undecidable(c, "refused: control data longer than vigil judges", ENOBUFS);
+    void *buf = malloc(m->msg_controllen);
+    if (!buf)
+        return vg_undecidable(c, "undecidable: no memory for the control data", ENOMEM);
+    int r = 0;
+    const char *why;
+    if (vg_tracee_read(x->t, (uint64_t)(uintptr_t)m->msg_control, buf, m->msg_controllen) < 0)
+        r = unreadable(c);
+    else if ((r = vg_cmsg_refused(buf, m->msg_controllen, &why)) < 0)
+        r = vg_undecidable(c, why, -r);
+    free(buf);
+    return r;
+}
+
 static int from_msghdr(struct net_dec *x)
 {
     struct msghdr m;
@@ -334,7 +364,7 @@ static int from_msghdr(struct net_dec *x)
     socklen_t len;
     if (vg_tracee_read(x->t, x->c->a[1], &m, sizeof(m)) < 0)
         return unreadable(x->c);
-    if (msg_name(x->c, &m, &addr, &len) < 0)
+    if (msg_name(x->c, &m, &addr, &len) < 0 || check_control(x, &m) < 0)
         return -1;
     return len ? one_address(x, addr, len) : 0;
 }
@@ -406,6 +436,9 @@ static int from_mmsghdr(struct net_dec *x)
     struct mmsghdr *msgs = vg_arena_alloc(&c->arena, vlen * sizeof(*msgs));
     if (vg_tracee_read(x->t, c->a[1], msgs, vlen * sizeof(*msgs)) < 0)
         return unreadable(c);
+    for (uint32_t i = 0; i < vlen; i++)
+        if (check_control(x, &msgs[i].msg_hdr) < 0)
+            return -1;
     struct vg_sockaddr_copy *names = vg_arena_alloc(&c->arena, vlen * sizeof(*names));
     if (read_names(x, msgs, vlen, names) < 0)
         return -1;

@@ -73,6 +73,9 @@ struct vg_engine_ctx {
     /* The addresses vigil's resolver handed out, by name (net/dns_table.h);
      * NULL when the run has no resolver (the host's network namespace). */
     struct vg_dns_table *dns;
+    /* The run's network plan (net/net.h): the host's broadcast and anycast
+     * addresses the supervisor refuses like multicast; NULL: none known. */
+    const struct vg_net_plan *net;
     /* notify engine (tracer/notify/): from vg_sandbox_start, else -1 */
     int listener_chan;
     struct vg_outcome out;

@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 
 #include "net/dns.h"
+#include "net/net.h"
 #include "policy/netpat.h"
 
 static const char *const default_text[] = {
@@ -63,12 +64,31 @@ static bool to_resolver(const struct vg_engine_ctx *ctx, const char *proto,
            inet_pton(AF_INET, VG_DNS_ADDR, want) == 1 && !memcmp(a.ip.a, want, sizeof want);
 }
 
+static const struct vg_rule_src special_rule = {
+    .file = "(vigil)", .line = 0,
+    .text = "multicast, broadcast and the host's anycast addresses: only a rule naming the "
+            "address exactly allows them (net/net.h)",
+};
+
+/* A destination that is not one host (net/net.h): a wide rule (`*`, a
+ * network) or a default does not cover it, only a rule naming it does. */
+static bool special_unnamed(const struct vg_engine_ctx *ctx, const struct sockaddr *sa,
+                            socklen_t len)
+{
+    struct vg_sockaddr a;
+    return vg_sockaddr_reduce(sa, len, &a) && (a.family == AF_INET || a.family == AF_INET6) &&
+           vg_net_special(ctx->net, &a.ip) && !vg_policy_names_ip(ctx->pol, &a.ip);
+}
+
 /* One address, as the policy and vigil's resolver see it. */
 static struct vg_verdict ask_net(const struct vg_engine_ctx *ctx, enum vg_class cls,
                                  const char *proto, const struct sockaddr *sa, socklen_t len)
 {
-    if ((cls == VG_CLASS_CONNECT || cls == VG_CLASS_SEND) && to_resolver(ctx, proto, sa, len))
+    bool out = cls == VG_CLASS_CONNECT || cls == VG_CLASS_SEND;
+    if (out && to_resolver(ctx, proto, sa, len))
         return (struct vg_verdict){.action = VG_ACT_ALLOW, .rule = &resolver_rule};
+    if (out && special_unnamed(ctx, sa, len))
+        return (struct vg_verdict){.action = VG_ACT_DENY, .rule = &special_rule};
     return vg_policy_decide_net_names(ctx->pol, cls, proto, sa, len, ctx->dns);
 }
 

@@ -9,6 +9,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "tracer/notify/cmsg.h"
 #include "util/util.h"
 
 static int keep_fd(struct vg_nt_msgs *ms, int fd)
@@ -101,7 +102,15 @@ int vg_nt_msg_copy(struct vg_tracee *tr, struct vg_nt_msgs *ms, struct vg_nt_msg
     }
     if (controllen && vg_tracee_read(tr, control, out->control, controllen) < 0)
         return -EFAULT;
-    return controllen ? translate_rights(ms, out->control, controllen) : 0;
+    if (!controllen)
+        return 0;
+    /* The decoder judged the candidate's control data; this copy is what
+     * is sent, and another thread may have rewritten it since: judged
+     * again (a routing header or source route would send the packet
+     * elsewhere than the decided destination). */
+    const char *why;
+    int r = vg_cmsg_refused(out->control, controllen, &why);
+    return r < 0 ? r : translate_rights(ms, out->control, controllen);
 }
 
 void vg_nt_msg_dest(struct vg_nt_msg *m, const struct sockaddr_storage *sa, socklen_t len,

@@ -64,6 +64,13 @@ bool vg_nt_net_takes(const struct vg_call *c)
 {
     if (c->nr == SYS_listen)
         return !c->undecidable; /* see above */
+    /* A send with control data on an inet socket is carried out even
+     * without an address: the decoder judged that data (a routing header
+     * is refused), and the kernel must not read it again from memory
+     * another thread can rewrite.  Unix sockets take no IP options. */
+    if ((c->nr == SYS_sendmsg || c->nr == SYS_sendmmsg) && !c->has_sa && c->has_control &&
+        !c->undecidable && c->proto && strcmp(c->proto, "unix") != 0)
+        return true;
     /* without an address nothing was decided: the kernel's (not recorded) */
     if (op_of(c->nr) < 0 || !c->has_sa)
         return false;
