@@ -20,7 +20,8 @@ import unicodedata
 
 import pytest
 
-from helpers import VIGIL, decode_log, root_caller  # noqa: F401
+from helpers import decode_log, root_caller  # noqa: F401
+from test_viewer import term  # noqa: F401
 
 HOSTILE = b"\x1b]0;pwned\x07\x1b[2J\nvigil: ok\n\xe2\x80\xae\xff\xfe\x7f\xc2\x9b\x9b"
 NO_NL = HOSTILE.replace(b"\n", b"")
@@ -69,9 +70,11 @@ def policy(c, text):
     return path
 
 
-def run(c, engine, mode, *args, pol=None, quiet=True):
-    d = c.dir("run")
-    log, res = os.path.join(d, "run.msgpack"), os.path.join(d, "result.json")
+def run(c, engine, mode, *args, pol=None, quiet=True, name=b"run"):
+    """vigil run of the candidate; the log and result are NAME.msgpack and
+    NAME.json in a fresh directory."""
+    d = c.dir("run").encode()
+    log, res = os.path.join(d, name + b".msgpack"), os.path.join(d, name + b".json")
     p = vigil(c, "run", *(["-q"] if quiet else []), "--engine", engine, "-o", log,
               "--result", res, *(["-p", pol] if pol else []), "--",
               "python3", c.cand("attack_terminal.py"), mode, *args, cwd=d)
@@ -100,11 +103,17 @@ def raw_strings(recs):
 @pytest.mark.parametrize("engine", ENGINES)
 def test_candidate_names_reach_no_terminal_raw(root_caller, engine):
     c = root_caller
-    for quiet in (True, False):
-        p, log, res = run(c, engine, "touch", quiet=quiet)
+    # the second run's log, result and policy have hostile names of their
+    # own: the summary names them, the log's header and vigil learn too
+    pol = os.path.join(c.dir("pol").encode(), b"p" + HOSTILE + b".policy")
+    with open(pol, "wb") as f:
+        f.write(b"version 1\ninclude <default>\n")
+    for quiet, opts in ((True, {}), (False, {"pol": pol, "name": HOSTILE})):
+        p, log, res = run(c, engine, "touch", quiet=quiet, **opts)
         assert p.returncode == 0, p.stderr
         assert_safe(f"vigil run stderr quiet={quiet}", p.stderr)
         assert_safe("vigil run stdout", p.stdout)
+    assert b"\\x1b]0;pwned" in p.stderr  # the summary names the log, escaped
     # the log is data: the candidate's bytes are there as they were
     strings = raw_strings(decode_log(log))
     assert any(HOSTILE in s for s in strings), "the log lost the raw names"
@@ -157,6 +166,28 @@ def test_exec_check_reason_reaches_no_terminal_raw(root_caller, engine):
         assert p.returncode == 137 and b"exec check" in p.stderr, p.stderr
         assert_safe(f"exec check reason quiet={quiet}", p.stderr)
         assert b"\\x1b]0;pwned" in p.stderr, p.stderr
+
+
+def test_viewer_shows_hostile_names_escaped(root_caller, term):
+    """`vigil view` of the same log, in a real terminal (tmux): the detail
+    pane of a hostile name (which draws the fields one character at a
+    time) holds no bidi override or C1 control, and the candidate did not
+    get to set the window title.  (The rows are vigil log's text, ASCII.)"""
+    p, log, res = run(root_caller, "notify", "touch")
+    assert p.returncode == 0, p.stderr
+    t = term(log.decode(), width=250)  # wide: the whole name is on the row
+    t.wait("header")
+    t.keys("/")
+    t.wait("/")
+    t.type("pwned")
+    t.keys("Enter")
+    t.wait("pwned")
+    t.keys("Enter")
+    screen = t.wait("bytes at offset", what="the detail pane")
+    assert "\\x1b]0;pwned" in screen, screen  # there, escaped
+    assert_safe("vigil view detail", screen.encode())
+    title = t.tmux("display-message", "-p", "#{pane_title}").stdout
+    assert "pwned" not in title, title
 
 
 def test_check_of_a_hostile_policy_file_reaches_no_terminal_raw(root_caller):
