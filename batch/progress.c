@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "batch/batch.h"
+#include "util/escape.h"
 
 #define BAR_WIDTH 30
 #define NS_PER_S 1e9
@@ -47,7 +48,7 @@ void vg_progress_task(struct vg_progress *p, const struct vg_batch_task *t, cons
         return;
     }
     if (t)
-        fprintf(stderr, "vigil batch: %u/%u %s %s %.2fs\n", p->done + p->skipped, p->total,
+        vg_say(stderr, "vigil batch: %u/%u %s %s %.2fs", p->done + p->skipped, p->total,
                 t->id, status ? status : "no result", secs);
 }
 
@@ -57,6 +58,6 @@ void vg_progress_end(struct vg_progress *p)
         draw_bar(p);
         fputc('\n', stderr);
     }
-    fprintf(stderr, "vigil batch: %u tasks: %u run, %u already done, %u failed\n", p->total,
+    vg_say(stderr, "vigil batch: %u tasks: %u run, %u already done, %u failed", p->total,
             p->done, p->skipped, p->failed);
 }

@@ -23,6 +23,7 @@
 #include "policy/policy.h"
 #include "run/run.h"
 #include "launcher/scratch.h"
+#include "util/escape.h"
 
 #define MARKER ".vigil-batch"
 #define NS_PER_S 1e9
@@ -334,11 +335,11 @@ static int finish(const struct vg_batch_opts *o, const struct vg_batch_tasks *ts
     int missing = vg_results_write(o->out, ts, o->shard, o->nshards > 1 ? o->nshards : 0, path,
                                    &err);
     if (missing < 0) {
-        fprintf(stderr, "vigil batch: %s\n", err.msg);
+        vg_say(stderr, "vigil batch: %s", err.msg);
         free(path);
         return VG_BATCH_INCOMPLETE;
     }
-    fprintf(stderr, "vigil batch: results in %s%s\n", path,
+    vg_say(stderr, "vigil batch: results in %s%s", path,
             missing ? " (some tasks have none: run the batch again to finish them)" : "");
     free(path);
     if (stopped || missing)
@@ -352,17 +353,19 @@ static int merge(const struct vg_batch_opts *o, const struct vg_batch_tasks *ts)
     char *path = vg_xasprintf("%s/results.jsonl", o->out);
     int missing = vg_results_write(o->out, ts, 0, 0, path, &err);
     if (missing < 0)
-        fprintf(stderr, "vigil batch: %s\n", err.msg);
+        vg_say(stderr, "vigil batch: %s", err.msg);
     else if (missing) {
-        fprintf(stderr, "vigil batch: %d of %u tasks have no result yet:", missing, ts->n);
+        struct vg_buf ids = {0};
         for (unsigned i = 0, shown = 0; i < ts->n && shown < 10; i++)
             if (!vg_batch_task_done(o->out, &ts->t[i], NULL)) {
-                fprintf(stderr, " %s", ts->t[i].id);
+                vg_buf_printf(&ids, " %s", ts->t[i].id);
                 shown++;
             }
-        fprintf(stderr, "%s\n", missing > 10 ? " ..." : "");
+        vg_say(stderr, "vigil batch: %d of %u tasks have no result yet:%s%s", missing, ts->n,
+               ids.data ? ids.data : "", missing > 10 ? " ..." : "");
+        vg_buf_free(&ids);
     } else {
-        fprintf(stderr, "vigil batch: %u results in %s\n", ts->n, path);
+        vg_say(stderr, "vigil batch: %u results in %s", ts->n, path);
     }
     free(path);
     return missing ? VG_BATCH_INCOMPLETE : VG_BATCH_OK;
@@ -373,7 +376,7 @@ int vg_batch_run(const struct vg_batch_opts *o, const struct vg_batch_tasks *ts)
     struct vg_err err;
     for (unsigned i = 0; i < ts->n && !o->merge; i++)
         if (check_task(o, &ts->t[i], &err) < 0) {
-            fprintf(stderr, "vigil batch: %s\n", err.msg);
+            vg_say(stderr, "vigil batch: %s", err.msg);
             return VG_BATCH_CONFIG;
         }
     if (o->merge) {
@@ -382,13 +385,13 @@ int vg_batch_run(const struct vg_batch_opts *o, const struct vg_batch_tasks *ts)
         bool ours = access(marker, F_OK) == 0;
         free(marker);
         if (!ours) {
-            fprintf(stderr, "vigil batch: --merge: %s is not a vigil batch directory\n", o->out);
+            vg_say(stderr, "vigil batch: --merge: %s is not a vigil batch directory", o->out);
             return VG_BATCH_CONFIG;
         }
         return merge(o, ts);
     }
     if (claim_out(o->out, &err) < 0) {
-        fprintf(stderr, "vigil batch: %s\n", err.msg);
+        vg_say(stderr, "vigil batch: %s", err.msg);
         return VG_BATCH_CONFIG;
     }
     struct runner r = {.o = o, .nslots = o->jobs};
@@ -419,12 +422,12 @@ int vg_batch_run(const struct vg_batch_opts *o, const struct vg_batch_tasks *ts)
         while (r.running >= r.nslots && !stop_signal)
             reap(&r);
         if (!stop_signal && (rc = start(&r, t, &err)) < 0)
-            fprintf(stderr, "vigil batch: %s\n", err.msg);
+            vg_say(stderr, "vigil batch: %s", err.msg);
     }
     while (r.running && !stop_signal)
         reap(&r);
     if (stop_signal) {
-        fprintf(stderr, "\nvigil batch: %s: stopping the runs under way\n", strsignal(stop_signal));
+        vg_say(stderr, "\nvigil batch: %s: stopping the runs under way", strsignal(stop_signal));
         stop_all(&r);
     }
     vg_progress_end(&r.prog);

@@ -9,6 +9,7 @@
 
 #include "batch/batch.h"
 #include "cli/cli.h"
+#include "util/escape.h"
 
 #define MAX_JOBS 256
 
@@ -42,9 +43,10 @@ static const char usage_text[] =
 
 static int usage_error(const char *fmt, const char *arg)
 {
-    fprintf(stderr, "vigil batch: ");
-    fprintf(stderr, fmt, arg);
-    fprintf(stderr, " (try 'vigil batch --help')\n");
+    /* arg is what the caller typed: escaped with the rest of the line */
+    char *what = vg_xasprintf(fmt, arg);
+    vg_say(stderr, "vigil batch: %s (try 'vigil batch --help')", what);
+    free(what);
     return VG_BATCH_CONFIG;
 }
 
@@ -161,7 +163,7 @@ int vg_cmd_batch(int argc, char **argv)
     struct vg_batch_tasks ts;
     struct vg_err err;
     if (vg_batch_load(o.tasks_path, &ts, &err) < 0) {
-        fprintf(stderr, "vigil batch: %s\n", err.msg);
+        vg_say(stderr, "vigil batch: %s", err.msg);
         free(out);
         return VG_BATCH_CONFIG;
     }

@@ -9,6 +9,7 @@
 
 #include "cli/cli.h"
 #include "policy/policy.h"
+#include "util/escape.h"
 
 static const char usage_text[] =
     "usage: vigil check [--strict] [--quiet] POLICY...\n"
@@ -35,7 +36,7 @@ struct check_opts {
 static void print_shipped(const char *name, const char *path, void *arg)
 {
     (void)arg;
-    printf("%-12s %s\n", name, path);
+    vg_say(stdout, "%-12s %s", name, path);
 }
 
 static int check_one(const char *arg, const struct check_opts *o)
@@ -45,12 +46,12 @@ static int check_one(const char *arg, const struct check_opts *o)
     struct vg_policy *p = path ? vg_policy_load(path, &err) : NULL;
     free(path);
     if (!p) {
-        fprintf(stderr, "%s\n", err.msg);
+        vg_say(stderr, "%s", err.msg);
         return 1;
     }
     uint32_t nw = vg_policy_nwarnings(p);
     for (uint32_t i = 0; i < nw; i++)
-        fprintf(stderr, "%s\n", vg_policy_warning(p, i));
+        vg_say(stderr, "%s", vg_policy_warning(p, i));
     if (!o->quiet)
         vg_policy_print(p, stdout);
     vg_policy_free(p);
@@ -80,12 +81,12 @@ int vg_cmd_check(int argc, char **argv)
         else if (!strcmp(a, "--quiet") || !strcmp(a, "-q"))
             o.quiet = true;
         else {
-            fprintf(stderr, "vigil check: unknown option '%s' (try 'vigil check --help')\n", a);
+            vg_say(stderr, "vigil check: unknown option '%s' (try 'vigil check --help')", a);
             return 2;
         }
     }
     if (first >= argc) {
-        fprintf(stderr, "vigil check: no policy given (usage: vigil check [--strict] [--quiet] POLICY...)\n");
+        vg_say(stderr, "vigil check: no policy given (usage: vigil check [--strict] [--quiet] POLICY...)");
         return 2;
     }
     int rc = 0;

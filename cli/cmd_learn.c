@@ -12,6 +12,7 @@
 #include "cli/cli.h"
 #include "insight/learn.h"
 #include "util/outfile.h"
+#include "util/escape.h"
 
 static const char usage_text[] =
     "usage: vigil learn LOG [-o POLICY] [--diff POLICY]\n"
@@ -43,9 +44,10 @@ struct learn_args {
 
 static int usage_error(const char *fmt, const char *arg)
 {
-    fputs("vigil learn: ", stderr);
-    fprintf(stderr, fmt, arg);
-    fputs(" (try 'vigil learn --help')\n", stderr);
+    /* arg is what the caller typed: escaped with the rest of the line */
+    char *what = vg_xasprintf(fmt, arg);
+    vg_say(stderr, "vigil learn: %s (try 'vigil learn --help')", what);
+    free(what);
     return 2;
 }
 
@@ -88,7 +90,7 @@ static int write_out(const char *path, const struct vg_buf *b)
         rc = vg_outfile_commit(&f, &err);
     vg_outfile_discard(&f);
     if (rc < 0)
-        fprintf(stderr, "vigil: %s\n", err.msg);
+        vg_say(stderr, "vigil: %s", err.msg);
     return rc < 0 ? 1 : 0;
 }
 
@@ -108,7 +110,7 @@ int vg_cmd_learn(int argc, char **argv)
     struct vg_err err;
     int learned = vg_learn(&o, &b, &err);
     if (learned < 0) {
-        fprintf(stderr, "vigil: learn: %s\n", err.msg);
+        vg_say(stderr, "vigil: learn: %s", err.msg);
         vg_buf_free(&b);
         return 1;
     }
@@ -118,6 +120,6 @@ int vg_cmd_learn(int argc, char **argv)
         rc = fwrite(b.data, 1, b.len, stdout) == b.len && fflush(stdout) == 0 ? 0 : 1;
     vg_buf_free(&b);
     if (learned > 0)
-        fprintf(stderr, "vigil: learn: warning: %s\n", err.msg);
+        vg_say(stderr, "vigil: learn: warning: %s", err.msg);
     return rc ? rc : learned > 0 ? EXIT_INCOMPLETE : 0;
 }

@@ -17,6 +17,7 @@
 #include "insight/summary.h"
 #include "util/json.h"
 #include "util/statedir.h"
+#include "util/escape.h"
 
 #define EXIT_TRUNC 3
 
@@ -57,9 +58,10 @@ struct log_opts {
 
 static int usage_error(const char *fmt, const char *arg)
 {
-    fputs("vigil log: ", stderr);
-    fprintf(stderr, fmt, arg);
-    fputs(" (try 'vigil log --help')\n", stderr);
+    /* arg is what the caller typed: escaped with the rest of the line */
+    char *what = vg_xasprintf(fmt, arg);
+    vg_say(stderr, "vigil log: %s (try 'vigil log --help')", what);
+    free(what);
     return 2;
 }
 
@@ -225,7 +227,7 @@ static int dump(const struct log_opts *o, struct vg_reader *rd)
         if (rc <= 0)
             break;
         if (nrec++ == 0 && d.rec.type != VG_REC_HEADER) {
-            fprintf(stderr, "vigil: %s: not a vigil log (first record is a %s, not a header)\n",
+            vg_say(stderr, "vigil: %s: not a vigil log (first record is a %s, not a header)",
                     o->file, vg_rec_type_name(d.rec.type));
             vg_decoded_free(&d);
             vg_buf_free(&line);
@@ -240,22 +242,22 @@ static int dump(const struct log_opts *o, struct vg_reader *rd)
     vg_probe_free(&probes);
     vg_buf_free(&line);
     if (fflush(stdout) != 0 && errno != EPIPE) {
-        fprintf(stderr, "vigil: write: %s\n", strerror(errno));
+        vg_say(stderr, "vigil: write: %s", strerror(errno));
         return 1;
     }
     unsigned long long at = (unsigned long long)vg_reader_offset(rd);
     if (rc < 0 && nrec == 0) {
-        fprintf(stderr, "vigil: %s: not a vigil log (%s)\n", o->file, vg_reader_error(rd));
+        vg_say(stderr, "vigil: %s: not a vigil log (%s)", o->file, vg_reader_error(rd));
         return 2;
     }
     if (rc < 0) {
-        fprintf(stderr, "vigil: %s: corrupt record at byte %llu: %s\n", o->file, at,
+        vg_say(stderr, "vigil: %s: corrupt record at byte %llu: %s", o->file, at,
                 vg_reader_error(rd));
         return EXIT_TRUNC;
     }
     if (!trailer || vg_reader_status(rd) == VG_MP_TRUNCATED) {
-        fprintf(stderr, "vigil: %s: truncated at byte %llu: no trailer "
-                "(supervisor killed or run still going)\n", o->file, at);
+        vg_say(stderr, "vigil: %s: truncated at byte %llu: no trailer "
+               "(supervisor killed or run still going)", o->file, at);
         return EXIT_TRUNC;
     }
     return 0;
@@ -269,7 +271,7 @@ static int print_summary(const struct log_opts *o)
     struct vg_err err;
     int done = vg_summary_of_log(o->file, &s, &err);
     if (done < 0) {
-        fprintf(stderr, "vigil: %s\n", err.msg);
+        vg_say(stderr, "vigil: %s", err.msg);
         return 2;
     }
     struct vg_buf b = {0};
@@ -287,7 +289,7 @@ static int print_summary(const struct log_opts *o)
     if (fflush(stdout) != 0 && errno != EPIPE)
         return 1;
     if (done)
-        fprintf(stderr, "vigil: %s\n", err.msg);
+        vg_say(stderr, "vigil: %s", err.msg);
     return done ? EXIT_TRUNC : 0;
 }
 
@@ -305,10 +307,10 @@ int vg_cmd_log(int argc, char **argv)
     char *latest = NULL;
     if (!o.file) {
         if (!(o.file = latest = vg_state_latest_log(&err))) {
-            fprintf(stderr, "vigil: log: %s\n", err.msg);
+            vg_say(stderr, "vigil: log: %s", err.msg);
             return 2;
         }
-        fprintf(stderr, "vigil: log %s\n", latest);
+        vg_say(stderr, "vigil: log %s", latest);
     }
     if (o.summary) {
         rc = print_summary(&o);
@@ -317,7 +319,7 @@ int vg_cmd_log(int argc, char **argv)
     }
     struct vg_reader *rd = vg_reader_open(o.file, &err);
     if (!rd) {
-        fprintf(stderr, "vigil: %s\n", err.msg);
+        vg_say(stderr, "vigil: %s", err.msg);
         free(latest);
         return 2;
     }

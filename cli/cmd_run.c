@@ -9,6 +9,7 @@
 #include "cli/cli.h"
 #include "run/run.h"
 #include "launcher/sandbox.h"
+#include "util/escape.h"
 
 static const char usage_text[] =
     "usage: vigil run [OPTIONS] [--] COMMAND [ARGS...]\n"
@@ -285,13 +286,13 @@ int vg_cmd_run(int argc, char **argv)
     struct vg_err err = {{0}};
     /* First, before anything is opened: the log must never become fd 1. */
     if (vg_std_fds() < 0) {
-        fprintf(stderr, "vigil run: cannot open /dev/null on a closed fd 0-2: %s\n",
+        vg_say(stderr, "vigil run: cannot open /dev/null on a closed fd 0-2: %s",
                 strerror(errno));
         return VG_EXIT_SETUP;
     }
     int r = parse(&o, argc, argv, &err);
     if (r > 0) {
-        fprintf(stderr, "vigil run: %s\n", err.msg);
+        vg_say(stderr, "vigil run: %s", err.msg);
         vg_run_error_result(&o, err.msg);
     }
     if (r != 0) {

@@ -11,6 +11,7 @@
 #include "util/statedir.h"
 #include "viewer/model.h"
 #include "viewer/viewer.h"
+#include "util/escape.h"
 
 static const char usage[] =
     "usage: vigil view [--follow] [FILE]\n"
@@ -36,13 +37,13 @@ int vg_cmd_view(int argc, char **argv)
         } else if (!strcmp(argv[i], "--follow") || !strcmp(argv[i], "-f")) {
             follow = true;
         } else if (argv[i][0] == '-' && argv[i][1] && strcmp(argv[i], "--")) {
-            fprintf(stderr, "vigil: view: unknown option '%s' (try 'vigil view --help')\n",
+            vg_say(stderr, "vigil: view: unknown option '%s' (try 'vigil view --help')",
                     argv[i]);
             return 2;
         } else if (!strcmp(argv[i], "--") && i + 1 < argc && !path) {
             path = argv[++i];
         } else if (path) {
-            fprintf(stderr, "vigil: view: one FILE only ('%s' is extra)\n", argv[i]);
+            vg_say(stderr, "vigil: view: one FILE only ('%s' is extra)", argv[i]);
             return 2;
         } else {
             path = argv[i];
@@ -52,10 +53,10 @@ int vg_cmd_view(int argc, char **argv)
     if (!path) {
         struct vg_err err = {{0}};
         if (!(path = latest = vg_state_latest_log(&err))) {
-            fprintf(stderr, "vigil: view: %s\n", err.msg);
+            vg_say(stderr, "vigil: view: %s", err.msg);
             return 2;
         }
-        fprintf(stderr, "vigil: view %s\n", latest);
+        vg_say(stderr, "vigil: view %s", latest);
     }
     int rc = view(path, follow);
     free(latest);
@@ -69,17 +70,17 @@ static int view(const char *path, bool follow)
      * to find from the first record. */
     struct vg_err err = {{0}};
     if (vw_model_check(path, follow, &err) < 0) {
-        fprintf(stderr, "vigil: view: %s\n", err.msg);
+        vg_say(stderr, "vigil: view: %s", err.msg);
         return 2;
     }
     if (!isatty(STDOUT_FILENO) || !isatty(STDIN_FILENO)) {
-        fprintf(stderr, "vigil: view needs a terminal; use 'vigil log %s' for text or --json\n",
+        vg_say(stderr, "vigil: view needs a terminal; use 'vigil log %s' for text or --json",
                 path);
         return 2;
     }
     struct vw_model *m = vw_model_open(path, follow, &err);
     if (!m) {
-        fprintf(stderr, "vigil: view: %s\n", err.msg);
+        vg_say(stderr, "vigil: view: %s", err.msg);
         return 2;
     }
     int rc = vw_ui_run(m, follow);

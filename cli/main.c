@@ -4,6 +4,7 @@
 
 #include "cli/cli.h"
 #include "util/util.h"
+#include "util/escape.h"
 
 static const struct {
     const char *name;
@@ -43,6 +44,6 @@ int main(int argc, char **argv)
     for (size_t i = 0; i < VG_ARRAY_LEN(commands); i++)
         if (!strcmp(argv[1], commands[i].name))
             return commands[i].fn(argc - 1, argv + 1);
-    fprintf(stderr, "vigil: unknown command '%s' (try 'vigil --help')\n", argv[1]);
+    vg_say(stderr, "vigil: unknown command '%s' (try 'vigil --help')", argv[1]);
     return 2;
 }

@@ -6,6 +6,7 @@
 
 #include "event/reader.h"
 #include "event/schema.h"
+#include "util/escape.h"
 #include "util/json.h"
 
 /* ---- JSON ---- */
@@ -51,29 +52,12 @@ static void put_colored(struct vg_buf *b, const char *s, int color, bool on)
         vg_buf_puts(b, s);
 }
 
-/* Every string from a log goes out escaped: control bytes and non-ASCII
- * as \xNN, so a made-up name (or a corrupt log) can neither break the line
+/* Every string from a log goes out escaped (util/escape.h, the field
+ * form), so a made-up name (or a corrupt log) can neither break the line
  * nor send escape sequences to the terminal. */
 static void put_escaped(struct vg_buf *b, const char *s)
 {
-    const unsigned char *p = (const unsigned char *)s;
-    for (;;) {
-        const unsigned char *run = p;   /* copy plain bytes in one go */
-        while (*p >= 0x20 && *p < 0x7f && *p != '"' && *p != '\\')
-            p++;
-        vg_buf_put(b, run, (size_t)(p - run));
-        if (!*p)
-            return;
-        if (*p == '"' || *p == '\\')
-            vg_buf_printf(b, "\\%c", *p);
-        else if (*p == '\n')
-            vg_buf_puts(b, "\\n");
-        else if (*p == '\t')
-            vg_buf_puts(b, "\\t");
-        else
-            vg_buf_printf(b, "\\x%02x", *p);
-        p++;
-    }
+    vg_esc_puts(b, s, VG_ESC_FIELD);
 }
 
 static void put_quoted(struct vg_buf *b, const char *s)

@@ -31,9 +31,7 @@ static void add_line(struct vg_learn_lines *l, const char *line)
     l->v[l->n++] = vg_xstrdup(line);
 }
 
-/* Can the policy language write this path as a literal?  Its words are
- * split at spaces, `#` starts a comment, `$` and `~` are variables. */
-static bool writable(const char *p)
+bool vg_learn_writable(const char *p)
 {
     for (; *p; p++)
         if (*p <= ' ' || *p >= 0x7f || *p == '#' || *p == '$' || *p == '~' || *p == '"')
@@ -73,7 +71,7 @@ static void learn_path(struct vg_learn *L, enum vg_class cls, const char *path, 
         skip(L, "a secret or a home path: grant it by hand if the task needs it", cls, path);
         return;
     }
-    if (!writable(path)) {
+    if (!vg_learn_writable(path)) {
         skip(L, "a name the policy language cannot write", cls, path);
         return;
     }
@@ -115,7 +113,7 @@ static void learn_net(struct vg_learn *L, const struct vg_syscall_ev *e)
     socklen_t len;
     bool unix_path = !strcmp(proto, "unix") || (a->family && !strcmp(a->family, "unix"));
     if (unix_path) {
-        if (a->addr && a->addr[0] == '/' && writable(a->addr)) {
+        if (a->addr && a->addr[0] == '/' && vg_learn_writable(a->addr)) {
             struct vg_buf b = {0};
             vg_buf_puts(&b, "unix ");
             vg_glob_put_literal(&b, a->addr); /* a name the candidate chose: no wildcards */
@@ -132,7 +130,9 @@ static void learn_net(struct vg_learn *L, const struct vg_syscall_ev *e)
         return;
     struct vg_buf b = {0};
     bool v6 = ss.ss_family == AF_INET6;
-    if (a->host && a->host[0] && writable(a->host)) /* the name the candidate asked for */
+    if (!vg_learn_writable(proto)) /* a log is input: its words, too */
+        return;
+    if (a->host && a->host[0] && vg_learn_writable(a->host)) /* the name the candidate asked for */
         vg_buf_printf(&b, "%s %s:%d", proto, a->host, a->port);
     else
         vg_buf_printf(&b, "%s %s%s%s:%d", proto, v6 ? "[" : "", a->addr, v6 ? "]" : "", a->port);

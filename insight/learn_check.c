@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "insight/learn_int.h"
+#include "util/escape.h"
 
 #define DEFAULT_NAME "learned.policy"
 #define WARNING_MARK "warning: "
@@ -39,18 +40,30 @@ static int cmp_line(const void *a, const void *b)
 static void build(struct vg_learn *L, struct text *t)
 {
     qsort(L->rules.v, L->rules.n, sizeof *L->rules.v, cmp_line);
-    push(&t->lines, vg_xasprintf("# vigil learn: a policy that allows what the run of %s did", L->o->log));
-    push(&t->lines, vg_xasprintf("# (its policy: %s).  Read it before you use it.", L->run_policy));
+    /* Names from outside (the log's name, the header's policy path) are
+     * escaped: one with a newline in it must not start a line of its own. */
+    char *log = vg_esc_dup(L->o->log), *pol = vg_esc_dup(L->run_policy);
+    push(&t->lines, vg_xasprintf("# vigil learn: a policy that allows what the run of %s did", log));
+    push(&t->lines, vg_xasprintf("# (its policy: %s).  Read it before you use it.", pol));
+    free(log);
+    free(pol);
     push(&t->lines, vg_xstrdup("version 1"));
     t->first_rule = t->lines.n;
     for (size_t i = 0; i < L->rules.n; i++)
         push(&t->lines, vg_xstrdup(L->rules.v[i]));
     for (size_t i = 0; i < L->skipped.n; i++)
         push(&t->lines, vg_xstrdup(L->skipped.v[i]));
-    if (L->include)
+    if (L->include && vg_learn_writable(L->include)) {
         push(&t->lines, vg_xasprintf("include %s", L->include));
-    else
-        push(&t->lines, vg_xstrdup("default deny"));
+        return;
+    }
+    if (L->include) { /* standalone, then: what is not learned stays denied */
+        char *inc = vg_esc_dup(L->include);
+        push(&t->lines, vg_xasprintf("# not included (a name the policy language cannot write): %s",
+                                     inc));
+        free(inc);
+    }
+    push(&t->lines, vg_xstrdup("default deny"));
 }
 
 static void join(const struct text *t, struct vg_buf *b)
@@ -90,7 +103,11 @@ static bool drop_one(struct text *t, const struct vg_policy *p, const char *name
                     (t->lines.n - line) * sizeof *t->lines.v);
             t->lines.n--;
         } else {
-            t->lines.v[line - 1] = vg_xasprintf("# not learned (vigil check: %s): %s", msg, old);
+            struct vg_buf why = {0};
+            vg_esc_puts(&why, msg, VG_ESC_TEXT); /* one line, whatever it quotes */
+            t->lines.v[line - 1] = vg_xasprintf("# not learned (vigil check: %s): %s",
+                                                why.data ? why.data : "", old);
+            vg_buf_free(&why);
         }
         free(old);
         return true;

@@ -27,6 +27,11 @@ struct vg_learn {
     char incomplete[600];         /* the log has no trailer or a corrupt tail: why */
 };
 
+/* Can the policy language write this path as one literal word?  Its words
+ * are split at spaces, `#` starts a comment, `$` and `~` are variables; a
+ * control or non-ASCII byte is refused too, so a learned line is always
+ * one line of plain ASCII (what cannot be written is a comment, escaped). */
+bool vg_learn_writable(const char *p);
 /* The base policy: the run's own when it is a shipped one (same SHA-256
  * as the shipped file), or the --diff policy.  -1 with err when --diff's
  * policy cannot be loaded. */

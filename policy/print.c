@@ -3,12 +3,26 @@
 #include <stdio.h>
 
 #include "policy/policy_int.h"
+#include "util/escape.h"
+
+/* What came from a policy file or its name (a rule's words, a file name,
+ * an env value) goes out escaped (util/escape.h): a policy under review
+ * cannot draw on the reviewer's terminal, nor forge a line of the listing. */
+static void put(FILE *out, const char *s)
+{
+    struct vg_buf b = {0};
+    vg_esc_puts(&b, s, VG_ESC_TEXT);
+    if (b.len)
+        fwrite(b.data, 1, b.len, out);
+    vg_buf_free(&b);
+}
 
 static void origin(FILE *out, const struct vg_setting_src *s)
 {
-    if (s->file)
-        fprintf(out, "%s:%u: ", s->file, s->line);
-    else
+    if (s->file) {
+        put(out, s->file);
+        fprintf(out, ":%u: ", s->line);
+    } else
         fprintf(out, "(built-in): ");
 }
 
@@ -42,26 +56,37 @@ static void print_settings(const struct vg_policy *p, FILE *out)
     }
     for (uint32_t i = 0; i < p->nbinds; i++) {
         const struct vg_pbind *b = &p->binds[i];
-        fprintf(out, "%s %s", b->out.rw ? "bind-rw" : "bind", b->src_text);
-        if (b->dst_rest)
-            fprintf(out, " %s%s", vg_place_var(b->dst_place), b->dst_rest);
+        fprintf(out, "%s ", b->out.rw ? "bind-rw" : "bind");
+        put(out, b->src_text);
+        if (b->dst_rest) {
+            fprintf(out, " %s", vg_place_var(b->dst_place));
+            put(out, b->dst_rest);
+        }
         fputc('\n', out);
     }
     for (uint32_t i = 0; i < p->nenv; i++) {
-        if (p->env[i].value)
-            fprintf(out, "env set %s=%s\n", p->env[i].name, p->env[i].value);
-        else
-            fprintf(out, "env pass %s\n", p->env[i].name);
+        fputs(p->env[i].value ? "env set " : "env pass ", out);
+        put(out, p->env[i].name);
+        if (p->env[i].value) {
+            fputc('=', out);
+            put(out, p->env[i].value);
+        }
+        fputc('\n', out);
     }
 }
 
 void vg_policy_print(const struct vg_policy *p, FILE *out)
 {
-    fprintf(out, "# policy %s\n# sha256 %s\n", p->path, p->sha256);
+    fputs("# policy ", out);
+    put(out, p->path);
+    fprintf(out, "\n# sha256 %s\n", p->sha256);
     fprintf(out, "# %u rules; the first that matches decides\n", p->nrules);
-    for (uint32_t i = 0; i < p->nrules; i++)
-        fprintf(out, "%s:%u: %s\n", p->rules[i].src.file, p->rules[i].src.line,
-                p->rules[i].src.text);
+    for (uint32_t i = 0; i < p->nrules; i++) {
+        put(out, p->rules[i].src.file);
+        fprintf(out, ":%u: ", p->rules[i].src.line);
+        put(out, p->rules[i].src.text);
+        fputc('\n', out);
+    }
     print_defaults(p, out);
     print_settings(p, out);
 }

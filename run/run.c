@@ -30,10 +30,11 @@
 #include "launcher/sandbox.h"
 #include "launcher/scratch.h"
 #include "run/run_int.h"
+#include "util/escape.h"
 
 static int fail(struct run *r, int code)
 {
-    fprintf(stderr, "vigil: %s\n", r->err.msg);
+    vg_say(stderr, "vigil: %s", r->err.msg);
     return code;
 }
 
@@ -45,7 +46,7 @@ void vg_run_warn(struct run *r, const char *fmt, ...)
     if (vasprintf(&msg, fmt, ap) < 0)
         abort(); /* as vg_xasprintf: no memory is no run */
     va_end(ap);
-    fprintf(stderr, "vigil: warning: %s\n", msg);
+    vg_say(stderr, "vigil: warning: %s", msg);
     r->warnings = vg_xrealloc(r->warnings, (r->nwarnings + 1) * sizeof *r->warnings);
     r->warnings[r->nwarnings++] = msg;
 }
@@ -196,7 +197,7 @@ static void choose_engine(struct run *r)
     if (vg_notify_describe(&r->notify, r->engine_note, sizeof r->engine_note))
         r->engine = &vg_engine_notify;
     else if (r->o->engine == VG_ENGINE_NOTIFY) /* asked for: say so, even with -q */
-        fprintf(stderr, "vigil: %s\n", r->engine_note);
+        vg_say(stderr, "vigil: %s", r->engine_note);
 }
 
 /* --cpuset LIST, or a CPU bandwidth no cgroup holds: keep vigil (and so
@@ -244,22 +245,22 @@ static void summary(const struct run *r, const struct vg_engine_ctx *ctx,
         /* -q drops the summary, never the reason a run failed, nor the
          * name of a log whose name the user did not choose. */
         if (end->error[0])
-            fprintf(stderr, "vigil: %s\n", end->error);
+            vg_say(stderr, "vigil: %s", end->error);
         if (!r->o->log_path)
-            fprintf(stderr, "vigil: log %s\n", r->log_path);
+            vg_say(stderr, "vigil: log %s", r->log_path);
         return;
     }
     uint64_t allowed = 0, refused = 0;
     for (int c = 0; c < VG_CLASS_NCLASSES; c++)
         for (int d = 0; d < VG_DEC_NDECISIONS; d++)
             *(d == VG_DEC_ALLOW ? &allowed : &refused) += ctx->out.counts[c][d];
-    fprintf(stderr, "vigil: %s, exit %d, %.2fs; %llu allowed, %llu %s; log %s%s%s\n",
+    vg_say(stderr, "vigil: %s, exit %d, %.2fs; %llu allowed, %llu %s; log %s%s%s",
             end->status, end->exit_code, end->wall_s, (unsigned long long)allowed,
             (unsigned long long)refused,
             r->o->mode == VG_MODE_DRY_RUN ? "refused or would be" : "refused", r->log_path,
             r->o->result_path ? "; result " : "", r->o->result_path ? r->o->result_path : "");
     if (end->error[0])
-        fprintf(stderr, "vigil: %s\n", end->error);
+        vg_say(stderr, "vigil: %s", end->error);
 }
 
 /* vigil's resolver: where it asks, known before anything starts.  No
@@ -392,7 +393,7 @@ static int supervise(struct run *r, struct vg_ending *end)
             .summary = have_sum ? &sum : NULL,
         };
         if (vg_result_write(&r->result_out, &in, &r->err) < 0) {
-            fprintf(stderr, "vigil: %s\n", r->err.msg);
+            vg_say(stderr, "vigil: %s", r->err.msg);
             end->exit_code = VG_EXIT_SETUP;
         }
         if (have_sum)
@@ -413,7 +414,7 @@ static void cleanup(struct run *r)
     if (r->own_workdir && !r->o->keep)
         vg_scratch_remove(r->workdir);
     else if (r->own_workdir)
-        fprintf(stderr, "vigil: kept the working directory %s\n", r->workdir);
+        vg_say(stderr, "vigil: kept the working directory %s", r->workdir);
     for (unsigned i = 0; i < r->nartifacts; i++) {
         free((char *)r->artifacts[i].path);
         free((char *)r->artifacts[i].sha256);

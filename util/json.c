@@ -3,6 +3,8 @@
  * path a candidate made up. */
 #include "util/json.h"
 
+#include "util/escape.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -72,8 +74,9 @@ void vg_json_key(struct vg_json *j, const char *key)
     j->after_key = true;
 }
 
-/* Length of a valid UTF-8 sequence at p (max n bytes), or 0 if invalid. */
-static size_t utf8_len(const unsigned char *p, size_t n)
+/* Length of a valid UTF-8 sequence at p (max n bytes), or 0 if invalid;
+ * its code point in *out. */
+static size_t utf8_len(const unsigned char *p, size_t n, uint32_t *out)
 {
     unsigned char c = p[0];
     size_t len;
@@ -94,6 +97,7 @@ static size_t utf8_len(const unsigned char *p, size_t n)
     }
     if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
         return 0;
+    *out = cp;
     return len;
 }
 
@@ -126,10 +130,15 @@ static void put_escaped(struct vg_buf *b, const char *s, size_t n)
             }
             i++;
         } else {
-            size_t l = utf8_len(p + i, n - i);
+            uint32_t cp = 0;
+            size_t l = utf8_len(p + i, n - i, &cp);
             if (l == 0) {
                 vg_buf_puts(b, "\\ufffd");
                 i++;
+            } else if (vg_esc_cp_unsafe(cp)) {
+                /* the same string to a JSON reader, nothing to a terminal */
+                vg_buf_printf(b, "\\u%04x", (unsigned)cp);
+                i += l;
             } else {
                 vg_buf_put(b, p + i, l);
                 i += l;

@@ -1,12 +1,14 @@
 /* ui_draw.c: colours and the one function that puts log text on screen.
  * Log strings come from the sandboxed program (paths, argv): they may hold
  * escape sequences, newlines or invalid UTF-8, so every byte that is not a
- * printable character is shown as \xNN instead of reaching the terminal. */
+ * printable character (util/escape.h: controls, bidi controls, anything of
+ * no width) is shown as \xNN instead of reaching the terminal. */
 #include <stdlib.h>
 #include <string.h>
 #include <wchar.h>
 #include <wctype.h>
 
+#include "util/escape.h"
 #include "viewer/ui.h"
 
 static const struct {
@@ -72,7 +74,7 @@ static int char_cols(const char *s, size_t len, mbstate_t *ps, size_t *k)
     wchar_t wc;
     *k = mbrtowc(&wc, s, len, ps);
     int cw = (*k == 0 || *k > len) ? -1 : wcwidth(wc);
-    if (cw < 0 || iswcntrl((wint_t)wc)) {
+    if (!vg_esc_wchar_shown((wint_t)wc, cw)) {
         memset(ps, 0, sizeof *ps);
         *k = 1;
         return VG_ESCAPED_COLS;
@@ -115,7 +117,7 @@ int ui_put(const struct ui *ui, int y, int x, int w, const char *s, enum vw_styl
         size_t k = mbrtowc(&wc, s, len, &ps);
         int cw = (k == 0 || k > len) ? -1 : wcwidth(wc);
         bool ok;
-        if (cw < 0 || iswcntrl((wint_t)wc)) {
+        if (!vg_esc_wchar_shown((wint_t)wc, cw)) {
             memset(&ps, 0, sizeof ps);
             ok = put_escaped((unsigned char)*s, &used, w);
             k = 1;
