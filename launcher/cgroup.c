@@ -31,6 +31,18 @@
 /* The reaper's two pipe ends, moved above stdin/out/err. */
 #define REAPER_IN 3
 #define REAPER_OUT 4
+/* cgroup v1 charges socket buffers to a group only once its TCP limit is
+ * set, and then to a counter of their own, apart from memory.limit_in_bytes:
+ * the run's sockets may hold this share of its memory limit besides
+ * (so at most 1 + 1/4 of the limit in all; v2 charges them to memory.max). */
+#define TCP_SHARE_DIV 4
+
+/* The run's cpu group, which vigil's per-run threads and pasta join so
+ * that the run's CPU quota pays for their work too (vg_cgroup_bill_self):
+ * the `tasks` files of that group and of vigil's own group, open while
+ * the run lasts.  Process-wide because those threads start deep in the
+ * engines and the resolver; a vigil process makes one run. */
+static int bill_tasks = -1, home_tasks = -1;
 
 static const char *const ctrl_names[VG_CG_NCTRL] = {
     [VG_CG_MEMORY] = "memory", [VG_CG_PIDS] = "pids", [VG_CG_CPU] = "cpu",
@@ -164,6 +176,12 @@ static int write_limit(struct vg_cgroup *cg, enum vg_cg_ctrl c, const char *dir,
             return put_u64(dir, "memory.max", mem) < 0 ? -1 :
                    exists(dir, "memory.swap.max") ? put(dir, "memory.swap.max", "0") : 0;
         if (put_u64(dir, "memory.limit_in_bytes", mem) < 0)
+            return -1;
+        /* Before anything joins: a socket made earlier is never charged.
+         * A kernel without the file charges no socket anywhere in v1, and
+         * the rlimit would not either: the group is still the better one. */
+        if (exists(dir, "memory.kmem.tcp.limit_in_bytes") &&
+            put_u64(dir, "memory.kmem.tcp.limit_in_bytes", mem / TCP_SHARE_DIV) < 0)
             return -1;
         /* memsw exists only with swap accounting; it must not be below
          * limit_in_bytes, which is why it comes second. */
@@ -334,13 +352,76 @@ static void start_reaper(struct vg_cgroup *cg)
     }
 }
 
+static void close_bill(void)
+{
+    if (bill_tasks >= 0)
+        close(bill_tasks);
+    if (home_tasks >= 0)
+        close(home_tasks);
+    bill_tasks = home_tasks = -1;
+}
+
+/* Move the calling thread into the group whose tasks file fd is. */
+static int move_self(int fd)
+{
+    char s[32];
+    int n = snprintf(s, sizeof s, "%d", (int)gettid());
+    return fd >= 0 && write(fd, s, (size_t)n) == n ? 0 : -1;
+}
+
+/* vigil's threads may join the run's cpu group only where the group is
+ * cgroup v1's (v2 moves a thread alone only within a threaded subtree,
+ * which the sandbox's domain group is not) and holds no other controller
+ * of the run: a thread counted by pids.max would take a process from the
+ * candidate, and one in the memory group would make vigil a choice of its
+ * OOM killer.  Tried once now, so that a kernel that refuses is known
+ * before anything relies on it. */
+static void open_bill(const struct vg_cgroup *cg)
+{
+    const char *dir = cg->dir[VG_CG_CPU];
+    if (!dir || cg->version[VG_CG_CPU] != 1 || (cg->dir[VG_CG_MEMORY] &&
+        !strcmp(dir, cg->dir[VG_CG_MEMORY])) || (cg->dir[VG_CG_PIDS] &&
+        !strcmp(dir, cg->dir[VG_CG_PIDS])))
+        return;
+    int version;
+    char *home = parent_dir(VG_CG_CPU, &version);
+    char *bill = vg_xasprintf("%s/tasks", dir), *back = home ? vg_xasprintf("%s/tasks", home)
+                                                              : NULL;
+    bill_tasks = open(bill, O_WRONLY | O_CLOEXEC);
+    home_tasks = back ? open(back, O_WRONLY | O_CLOEXEC) : -1;
+    if (version != 1 || move_self(bill_tasks) < 0 || move_self(home_tasks) < 0) {
+        (void)move_self(home_tasks);
+        close_bill();
+    }
+    free(bill);
+    free(back);
+    free(home);
+}
+
+bool vg_cgroup_billed(void)
+{
+    return bill_tasks >= 0;
+}
+
+int vg_cgroup_bill_self(void)
+{
+    return bill_tasks < 0 ? 0 : move_self(bill_tasks);
+}
+
+int vg_cgroup_unbill_self(void)
+{
+    return home_tasks < 0 ? 0 : move_self(home_tasks);
+}
+
 void vg_cgroup_create(struct vg_cgroup *cg, const struct vg_limits *l, pid_t pid)
 {
     memset(cg, 0, sizeof *cg);
     create_one(cg, VG_CG_MEMORY, l, pid);
     create_one(cg, VG_CG_PIDS, l, pid);
-    if (l->v[VG_LIM_CPUS])
+    if (l->v[VG_LIM_CPUS]) {
         create_one(cg, VG_CG_CPU, l, pid);
+        open_bill(cg);
+    }
     for (int c = 0; c < VG_CG_NCTRL; c++)
         if (cg->dir[c]) {
             start_reaper(cg);
@@ -378,6 +459,10 @@ void vg_cgroup_read(const struct vg_cgroup *cg, struct vg_cg_usage *u)
 
 void vg_cgroup_remove(struct vg_cgroup *cg)
 {
+    /* The caller leaves the run's group first, whatever path it came by:
+     * a group with a task in it cannot be removed. */
+    (void)vg_cgroup_unbill_self();
+    close_bill();
     remove_all(cg);
     if (!cg->reaper)
         return;

@@ -43,6 +43,18 @@ void vg_cgroup_create(struct vg_cgroup *cg, const struct vg_limits *l, pid_t pid
 /* Move pid (the sandbox's pid 1, before it lets the candidate start) into
  * every group; its children inherit them.  -1 with err set. */
 int vg_cgroup_join(const struct vg_cgroup *cg, pid_t pid, struct vg_err *err);
+/* The run pays for vigil's work for it: where the run has a cpu group of
+ * cgroup v1 of its own (--cpus), the calling thread joins it (its quota
+ * then covers the candidate and this thread, and the threads it starts,
+ * which inherit the group), or leaves it for vigil's own.  Called by the
+ * threads that work for the run: the engine's (from its start to its
+ * end), the resolver, pasta before its exec.  Never by the I/O thread,
+ * which ends the run on timeout and must never wait for the quota.
+ * 0 where there is no such group (nothing to do), -1 if the kernel refused. */
+int vg_cgroup_bill_self(void);
+int vg_cgroup_unbill_self(void);
+/* Is there such a group (vigil's threads can be billed)? */
+bool vg_cgroup_billed(void);
 void vg_cgroup_read(const struct vg_cgroup *cg, struct vg_cg_usage *u);
 /* Remove every group vigil made (they must be empty: the sandbox is gone),
  * and let the reaper go.  A group that cannot be removed is named on

@@ -1,5 +1,6 @@
 /* egress.c: see egress.h. */
 #include "net/egress.h"
+#include "launcher/cgroup.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -65,6 +66,10 @@ static _Noreturn void pasta_child(int ready_w, int err_w, pid_t init, pid_t vigi
     /* Dies with vigil: set before exec, kept by it (pasta keeps its uid).
      * If vigil is already gone, do not start at all. */
     if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 || getppid() != vigil)
+        _exit(127);
+    /* The run's quota pays for what pasta forwards: it joins the run's
+     * cpu group before its exec (while the group's fd is still open) */
+    if (vg_cgroup_bill_self() < 0)
         _exit(127);
     int null = open("/dev/null", O_RDWR | O_CLOEXEC);
     if (null < 0 || dup2(null, 0) < 0 || dup2(null, 1) < 0 || dup2(err_w, 2) < 0 ||

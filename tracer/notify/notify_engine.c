@@ -24,6 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "launcher/cgroup.h"
 #include "tracer/notify/cmsg.h"
 #include "tracer/notify/notify_int.h"
 #include "tracer/py/pyframes.h"
@@ -241,6 +242,9 @@ static int supervise(struct vg_engine_ctx *ctx)
 {
     struct nt n;
     bool threaded = false;
+    /* The run's quota pays for this thread's work (stacks, the life of
+     * processes) and for every thread it starts: they inherit it. */
+    (void)vg_cgroup_bill_self();
     if (setup(&n, ctx) == 0) {
         struct nt_rx *primary = vg_nt_rx_new(&n);
         primary->started = pthread_create(&primary->th, NULL, primary_main, primary) == 0;
@@ -259,6 +263,7 @@ static int supervise(struct vg_engine_ctx *ctx)
         vg_nt_rx_stop(&n);
     }
     teardown(&n);
+    (void)vg_cgroup_unbill_self(); /* the trailer and the result are vigil's own */
     return 0;
 }
 

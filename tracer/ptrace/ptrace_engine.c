@@ -19,6 +19,7 @@
 #include <unistd.h>
 #include <linux/audit.h>
 
+#include "launcher/cgroup.h"
 #include "tracer/decode.h"
 #include "tracer/engine.h"
 #include "launcher/filter.h"
@@ -131,11 +132,14 @@ void vg_pt_judge(struct vg_sup *e, struct vg_task *t, int nr, const uint64_t arg
 static int supervise(struct vg_engine_ctx *ctx)
 {
     struct vg_sup e = {.ctx = ctx, .root_fd = -1};
+    /* The run's quota pays for the tracer's work; its spinning would then
+     * be the candidate's CPU time: it sleeps at once instead. */
+    (void)vg_cgroup_bill_self();
     vg_tasks_init(&e.tasks);
     e.unw = vg_unwinder_new();
     e.py = vg_py_new();
     e.canon = vg_canon_cache_new(ctx->immutable, ctx->nimmutable);
-    uint64_t spin_ns = vg_sup_spin_ns();
+    uint64_t spin_ns = vg_cgroup_billed() ? 0 : vg_sup_spin_ns();
     struct vg_task *init = vg_tasks_add(&e.tasks, ctx->init_pid);
     init->attached = true;
     init->tgid = ctx->init_pid;
@@ -163,6 +167,7 @@ static int supervise(struct vg_engine_ctx *ctx)
     vg_py_free(e.py);
     vg_canon_cache_free(e.canon);
     vg_tasks_free(&e.tasks);
+    (void)vg_cgroup_unbill_self();
     return 0;
 }
 
