@@ -13,6 +13,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "tracer/mem.h"
 #include "tracer/canon.h"
 #include "tracer/decode_impl.h"
 
@@ -153,14 +154,7 @@ int vg_undecidable(struct vg_call *c, const char *why, int err)
 
 int vg_tracee_dup_fd(struct vg_tracee *t, int fd)
 {
-    int pidfd = (int)syscall(SYS_pidfd_open, t->pid, 0);
-    if (pidfd < 0)
-        return -1;
-    int dup = (int)syscall(SYS_pidfd_getfd, pidfd, fd, 0);
-    int saved = errno;
-    close(pidfd);
-    errno = saved;
-    return dup;
+    return vg_thread_getfd(t->tid, t->pid, fd); /* the calling thread's table */
 }
 
 int vg_decode_call(struct vg_tracee *t, int nr, const uint64_t a[6],

@@ -2,9 +2,12 @@
 #include "tracer/mem.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <string.h>
 #include <sys/ptrace.h>
+#include <sys/syscall.h>
 #include <sys/uio.h>
+#include <unistd.h>
 
 #include "tracer/decode.h"
 
@@ -66,4 +69,35 @@ long vg_tracee_read_ahead(struct vg_tracee *t, const struct iovec *local,
                           const struct iovec *remote, unsigned n)
 {
     return n ? (long)process_vm_readv(t->tid, local, n, remote, n, 0) : 0;
+}
+
+#ifndef PIDFD_THREAD
+#define PIDFD_THREAD O_EXCL /* linux/pidfd.h, Linux 6.9 */
+#endif
+#define VG_KCMP_FILES 2 /* linux/kcmp.h KCMP_FILES */
+
+int vg_thread_pidfd(pid_t tid, pid_t tgid)
+{
+    int fd = (int)syscall(SYS_pidfd_open, tid, PIDFD_THREAD);
+    if (fd >= 0 || errno != EINVAL)
+        return fd; /* ESRCH: gone */
+    /* a kernel without PIDFD_THREAD: only the process's pidfd, which reads
+     * the leader's table; right only when the thread's is that one */
+    if (tid != tgid && syscall(SYS_kcmp, tid, tgid, VG_KCMP_FILES, 0, 0) != 0) {
+        errno = ENOSYS;
+        return -1;
+    }
+    return (int)syscall(SYS_pidfd_open, tgid, 0);
+}
+
+int vg_thread_getfd(pid_t tid, pid_t tgid, int fd)
+{
+    int pidfd = vg_thread_pidfd(tid, tgid);
+    if (pidfd < 0)
+        return -1;
+    int dup = (int)syscall(SYS_pidfd_getfd, pidfd, fd, 0);
+    int saved = errno;
+    close(pidfd);
+    errno = saved;
+    return dup;
 }

@@ -12,6 +12,7 @@
 #define VG_TRACER_MEM_H
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 struct vg_tracee;
 struct iovec;
@@ -27,4 +28,17 @@ int vg_tracee_readv(struct vg_tracee *t, const struct iovec *local, const struct
  * ahead, whose caller reads what this missed another way. */
 long vg_tracee_read_ahead(struct vg_tracee *t, const struct iovec *local,
                           const struct iovec *remote, unsigned n);
+
+/* The candidate's fds are the calling THREAD's: a thread made by clone()
+ * without CLONE_FILES has a file table of its own, which its process's
+ * (the leader's) pidfd does not reach.  A pidfd of thread tid (of process
+ * tgid) whose pidfd_getfd reads tid's own table: PIDFD_THREAD (Linux 6.9);
+ * before it, the process's pidfd when tid is the leader or shares the
+ * leader's table (kcmp KCMP_FILES); otherwise -1 with errno ENOSYS, which
+ * the caller answers as a refusal (docs/SECURITY.md).  -1 (errno) when the
+ * thread is gone. */
+int vg_thread_pidfd(pid_t tid, pid_t tgid);
+/* A copy of thread tid's fd number fd (pidfd_getfd on vg_thread_pidfd),
+ * or -1 (errno). */
+int vg_thread_getfd(pid_t tid, pid_t tgid, int fd);
 #endif

@@ -35,6 +35,7 @@
 #include <unistd.h>
 #include <utime.h>
 
+#include "tracer/mem.h"
 #include "tracer/decode_impl.h"
 #include "tracer/notify/notify_int.h"
 
@@ -672,11 +673,8 @@ static int copy_xattr(struct vg_tracee *tr, pid_t pid, struct fs_job *j, struct 
  * another thread may have put another file at that number meanwhile. */
 static int copy_fd(const struct vg_task *t, const struct vg_call *c, int fdnum)
 {
-    int pidfd = (int)syscall(SYS_pidfd_open, t->tgid, 0);
-    int fd = pidfd < 0 ? -1 : (int)syscall(SYS_pidfd_getfd, pidfd, fdnum, 0);
+    int fd = vg_thread_getfd(t->tid, t->tgid, fdnum); /* the caller's own table */
     int e = errno;
-    if (pidfd >= 0)
-        close(pidfd);
     if (fd < 0)
         return e == ESRCH ? -ESRCH : -EBADF;
     char link[64], now[PATH_MAX];

@@ -9,6 +9,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "tracer/mem.h"
 #include "tracer/notify/cmsg.h"
 #include "util/util.h"
 
@@ -33,7 +34,7 @@ static int keep_fd(struct vg_nt_msgs *ms, int fd)
 static int translate_rights(struct vg_nt_msgs *ms, void *control, size_t len)
 {
     struct msghdr m = {.msg_control = control, .msg_controllen = len};
-    int pidfd = (int)syscall(SYS_pidfd_open, ms->pid, 0);
+    int pidfd = vg_thread_pidfd(ms->tid, ms->pid); /* the caller's own table */
     if (pidfd < 0)
         return -ESRCH;
     int r = 0;

@@ -28,7 +28,8 @@ struct vg_nt_msg {
 };
 
 struct vg_nt_msgs {
-    pid_t pid;                  /* the caller's process, whose fds control data names */
+    pid_t pid;                  /* the caller's process */
+    pid_t tid;                  /* and thread, whose fds control data names */
     struct vg_nt_msg *m;
     unsigned n;                 /* the messages copied (sendmmsg: those that fit) */
     int sock_type;              /* SOCK_STREAM: a payload may be cut */

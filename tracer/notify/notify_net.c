@@ -32,6 +32,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "tracer/mem.h"
 #include "tracer/decode_impl.h"
 #include "tracer/notify/notify_int.h"
 #include "tracer/notify/notify_msg.h"
@@ -176,10 +177,7 @@ static long do_net(void *arg)
  * another thread may have put another socket at that number since. */
 static int copy_socket(const struct vg_task *t, const struct vg_call *c, int fdnum)
 {
-    int pidfd = (int)syscall(SYS_pidfd_open, t->tgid, 0);
-    int fd = pidfd < 0 ? -1 : (int)syscall(SYS_pidfd_getfd, pidfd, fdnum, 0);
-    if (pidfd >= 0)
-        close(pidfd);
+    int fd = vg_thread_getfd(t->tid, t->tgid, fdnum); /* the caller's own table */
     struct stat st;
     if (fd >= 0 && (fstat(fd, &st) < 0 || st.st_ino != c->sock_ino || !S_ISSOCK(st.st_mode))) {
         close(fd);
@@ -274,7 +272,7 @@ static int prepare(struct nt *n, const struct vg_task *t, struct net_job *j)
     const struct vg_call *c = j->c;
     if (c->salen > sizeof(struct sockaddr_storage))
         return -EINVAL;
-    j->ms = (struct vg_nt_msgs){.pid = t->tgid, .sock_type = c->sock_type,
+    j->ms = (struct vg_nt_msgs){.pid = t->tgid, .tid = t->tid, .sock_type = c->sock_type,
                                 .budget = VG_NT_MAX_SEND};
     j->ms.m = calloc(1, sizeof *j->ms.m);
     if (!j->ms.m)

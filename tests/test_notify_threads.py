@@ -1,0 +1,60 @@
+"""Threads and the notify engine's calls (tracer/notify/).
+
+1. A thread's file table and fs_struct are its own when clone() was not
+   given CLONE_FILES / CLONE_FS: vigil must act on the calling thread's
+   fds (pidfd_getfd on a PIDFD_THREAD pidfd, tracer/mem.c), cwd and umask
+   (/proc/TID), never on its process's.  Judged by comparing what the
+   candidate prints with its bare run.
+2. Without WAIT_KILLABLE_RECV (emulated by tests/candidates/
+   fallback_old_kernel.c) an allowed open never fails EINTR, under load.
+3. Blocked FIFO opens, however many, never hold up the others' calls."""
+import os
+import subprocess
+
+import pytest
+
+from helpers import caller, nobody_caller, root_caller  # noqa: F401
+from helpers import decode_log, syscalls
+
+ENGINES = ["notify", "ptrace"]
+
+POLICY = """version 1
+default deny
+allow read $WORK/** /usr/** /etc/** /proc/** / /dev /bin /sbin /lib /lib32 /lib64 /libx32 /dev/null
+allow write $WORK/** /dev/null
+allow exec /usr/**
+"""
+
+
+def policy(caller):
+    p = f"{caller.dir('pol')}/threads.policy"
+    with open(p, "w") as f:
+        f.write(POLICY)
+    return p
+
+
+def bare(caller, exe, *args):
+    d = caller.dir("bare")
+    p = subprocess.run([exe, *args], cwd=d, capture_output=True, text=True, timeout=30)
+    assert p.returncode == 0, p
+    return p.stdout
+
+
+# ---- 1. a thread's own file table and fs_struct ----
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("mode", ["files", "cwd"])
+def test_a_thread_with_its_own_tables_sees_what_it_sees_bare(caller, engine, mode):
+    """files: a clone()d thread without CLONE_FILES opens a file and makes
+    f* calls on it (fchmod, ftruncate: carried out by vigil on a copy of
+    the caller's fd).  Before, vigil copied the fd from the leader's table,
+    where that number is not open: EBADF, and the mode left as it was.
+    cwd: a clone()d thread without CLONE_FS chdirs and sets umask 077, then
+    creates relative names: they land in its cwd with its umask."""
+    exe = caller.build("own_tables")
+    want = bare(caller, exe, mode)
+    assert "=ok" in want and "EBADF" not in want, want
+    r = caller.run(exe, mode, opts=["-p", policy(caller), "--engine", engine,
+                                    "--timeout", "30s"], timeout=60)
+    assert r.rc == 0, r
+    assert r.stdout == want, (r.stdout, want)
