@@ -49,7 +49,7 @@ void vg_progress_task(struct vg_progress *p, const struct vg_batch_task *t, cons
     }
     if (t)
         vg_say(stderr, "vigil batch: %u/%u %s %s %.2fs", p->done + p->skipped, p->total,
-                t->id, status ? status : "no result", secs);
+               t->id, status ? status : "no result", secs);
 }
 
 void vg_progress_end(struct vg_progress *p)
@@ -59,5 +59,5 @@ void vg_progress_end(struct vg_progress *p)
         fputc('\n', stderr);
     }
     vg_say(stderr, "vigil batch: %u tasks: %u run, %u already done, %u failed", p->total,
-            p->done, p->skipped, p->failed);
+           p->done, p->skipped, p->failed);
 }

@@ -340,7 +340,7 @@ static int finish(const struct vg_batch_opts *o, const struct vg_batch_tasks *ts
         return VG_BATCH_INCOMPLETE;
     }
     vg_say(stderr, "vigil batch: results in %s%s", path,
-            missing ? " (some tasks have none: run the batch again to finish them)" : "");
+           missing ? " (some tasks have none: run the batch again to finish them)" : "");
     free(path);
     if (stopped || missing)
         return VG_BATCH_INCOMPLETE;
@@ -427,7 +427,8 @@ int vg_batch_run(const struct vg_batch_opts *o, const struct vg_batch_tasks *ts)
     while (r.running && !stop_signal)
         reap(&r);
     if (stop_signal) {
-        vg_say(stderr, "\nvigil batch: %s: stopping the runs under way", strsignal(stop_signal));
+        fputc('\n', stderr); /* off the progress bar's line */
+        vg_say(stderr, "vigil batch: %s: stopping the runs under way", strsignal(stop_signal));
         stop_all(&r);
     }
     vg_progress_end(&r.prog);

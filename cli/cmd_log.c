@@ -228,7 +228,7 @@ static int dump(const struct log_opts *o, struct vg_reader *rd)
             break;
         if (nrec++ == 0 && d.rec.type != VG_REC_HEADER) {
             vg_say(stderr, "vigil: %s: not a vigil log (first record is a %s, not a header)",
-                    o->file, vg_rec_type_name(d.rec.type));
+                   o->file, vg_rec_type_name(d.rec.type));
             vg_decoded_free(&d);
             vg_buf_free(&line);
             return 2;
@@ -252,7 +252,7 @@ static int dump(const struct log_opts *o, struct vg_reader *rd)
     }
     if (rc < 0) {
         vg_say(stderr, "vigil: %s: corrupt record at byte %llu: %s", o->file, at,
-                vg_reader_error(rd));
+               vg_reader_error(rd));
         return EXIT_TRUNC;
     }
     if (!trailer || vg_reader_status(rd) == VG_MP_TRUNCATED) {

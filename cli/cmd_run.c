@@ -287,7 +287,7 @@ int vg_cmd_run(int argc, char **argv)
     /* First, before anything is opened: the log must never become fd 1. */
     if (vg_std_fds() < 0) {
         vg_say(stderr, "vigil run: cannot open /dev/null on a closed fd 0-2: %s",
-                strerror(errno));
+               strerror(errno));
         return VG_EXIT_SETUP;
     }
     int r = parse(&o, argc, argv, &err);

@@ -38,7 +38,7 @@ int vg_cmd_view(int argc, char **argv)
             follow = true;
         } else if (argv[i][0] == '-' && argv[i][1] && strcmp(argv[i], "--")) {
             vg_say(stderr, "vigil: view: unknown option '%s' (try 'vigil view --help')",
-                    argv[i]);
+                   argv[i]);
             return 2;
         } else if (!strcmp(argv[i], "--") && i + 1 < argc && !path) {
             path = argv[++i];
@@ -75,7 +75,7 @@ static int view(const char *path, bool follow)
     }
     if (!isatty(STDOUT_FILENO) || !isatty(STDIN_FILENO)) {
         vg_say(stderr, "vigil: view needs a terminal; use 'vigil log %s' for text or --json",
-                path);
+               path);
         return 2;
     }
     struct vw_model *m = vw_model_open(path, follow, &err);

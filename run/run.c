@@ -255,10 +255,10 @@ static void summary(const struct run *r, const struct vg_engine_ctx *ctx,
         for (int d = 0; d < VG_DEC_NDECISIONS; d++)
             *(d == VG_DEC_ALLOW ? &allowed : &refused) += ctx->out.counts[c][d];
     vg_say(stderr, "vigil: %s, exit %d, %.2fs; %llu allowed, %llu %s; log %s%s%s",
-            end->status, end->exit_code, end->wall_s, (unsigned long long)allowed,
-            (unsigned long long)refused,
-            r->o->mode == VG_MODE_DRY_RUN ? "refused or would be" : "refused", r->log_path,
-            r->o->result_path ? "; result " : "", r->o->result_path ? r->o->result_path : "");
+           end->status, end->exit_code, end->wall_s, (unsigned long long)allowed,
+           (unsigned long long)refused,
+           r->o->mode == VG_MODE_DRY_RUN ? "refused or would be" : "refused", r->log_path,
+           r->o->result_path ? "; result " : "", r->o->result_path ? r->o->result_path : "");
     if (end->error[0])
         vg_say(stderr, "vigil: %s", end->error);
 }
