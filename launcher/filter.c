@@ -225,10 +225,27 @@ static uint32_t action_of(enum vg_filter_act act, enum vg_baseline_how how, bool
  * comparisons instead of one per rule. */
 #define OPTIMIZE_BINARY_TREE 2
 
+/* Every condition is on a decoded row: one on a harmless or refused row,
+ * or a number without a row, would be dropped without a word. */
+static int conds_on_rows(struct vg_err *err)
+{
+    for (size_t i = 0; i < VG_ARRAY_LEN(conds); i++) {
+        const struct vg_sysrow *r = vg_sys_row(conds[i].nr);
+        if (!r || r->kind != VG_SK_DECODED) {
+            vg_errf(err, "seccomp: a condition on syscall %d, which has no decoded row",
+                    conds[i].nr);
+            return -1;
+        }
+    }
+    return 0;
+}
+
 /* The decisions part: every row that is not simply let run. */
 static scmp_filter_ctx decisions(const struct vg_audit_set *audit, enum vg_baseline_how how,
                                  bool notify, struct vg_err *err)
 {
+    if (conds_on_rows(err) < 0)
+        return NULL;
     scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW); /* only rows get here: the gate */
     if (!ctx) {
         vg_errf(err, "seccomp_init failed");

@@ -2,7 +2,10 @@
  * Each probe makes one system call in a child that installed the filter
  * and has no tracer, so what happens is the BPF program's doing alone:
  * a baseline call must die in a SIGSYS (RET_TRAP) without running, an
- * audited one fails ENOSYS (RET_TRACE with no tracer), anything else runs.
+ * audited one fails ENOSYS (RET_TRACE with no tracer), as does a number
+ * without a row or of another ABI (default-deny), a refused row fails with
+ * its errno, anything else runs.  (tests/unit/test_sysnr.c checks every
+ * number in a BPF interpreter; these probes are the kernel's word.)
  * vg_filter_classify, which the supervisor uses to tell its own stops and
  * signals from a candidate's, must say the same for every probe.  The
  * probes' arguments are invalid, so a call that does run fails harmlessly. */
