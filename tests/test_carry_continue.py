@@ -17,10 +17,13 @@ that did:
 import errno
 import os
 import pathlib
+import uuid
 
 import pytest
 
 from helpers import NOBODY, caller, nobody_caller, root_caller  # noqa: F401
+from outside import outside, tun_for_nobody  # noqa: F401
+from test_notify_carry import net_pair
 
 SECONDS = "3"
 
@@ -84,3 +87,35 @@ def test_openat2_o_path_is_refused_enosys(caller):
     assert r.rc == 0, r
     assert f"opath -1 {errno.ENOSYS}" in r.stdout, r.stdout
     assert "openat fd" in r.stdout, r.stdout
+
+
+def udp_policy(caller, port, addr):
+    """The UDP socket may be connected to addr:port and send there only."""
+    path = os.path.join(caller.dir("policy"), "udp.policy")
+    with open(path, "w") as f:
+        f.write(f"version 1\nallow connect udp {addr}:{port}\nallow send udp {addr}:{port}\n"
+                "include <default>\n")
+    os.chmod(path, 0o644)
+    return path
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_sendmsg_name_flip_never_reaches_the_denied_listener(caller, engine, outside,  # noqa: F811
+                                                              tun_for_nobody):  # noqa: F811
+    """The listeners live outside the sandbox (its loopback is its own):
+    UDP, two ports on one address (Landlock has no UDP rules)."""
+    ok, bad = net_pair(False, outside, outside.addr)
+    tok = "vigil-sendmsg-token-" + uuid.uuid4().hex
+    try:
+        r = caller.run(caller.build("notify_sendmsg_flip"), outside.addr, str(ok.port),
+                       outside.addr, str(bad.port), tok, SECONDS,
+                       opts=["-p", udp_policy(caller, ok.port, outside.addr), "--engine", engine])
+    finally:
+        ok.close()
+        bad.close()
+    assert r.rc == 0, r
+    line = [ln for ln in r.stdout.splitlines() if ln.startswith("flip ")][0]
+    out = dict(w.split("=", 1) for w in line.split()[1:])
+    assert bad.heard == [], (out, len(bad.heard))
+    assert int(out["tries"]) > 300 and int(out["ok"]) > 0 and int(out["refused"]) > 0, out
+    assert ok.heard, out

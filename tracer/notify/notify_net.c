@@ -60,13 +60,26 @@ static int op_of(int nr)
     return -1;
 }
 
+/* A send's MSG_* flags (sendmsg's third argument, sendmmsg's fourth). */
+static unsigned send_flags(const struct vg_call *c)
+{
+    return (unsigned)(c->nr == SYS_sendmmsg ? c->a[3] : c->a[2]);
+}
+
 bool vg_nt_net_takes(const struct vg_call *c)
 {
     if (c->nr == SYS_listen)
         return !c->undecidable; /* see above */
-    /* without an address nothing was decided: the kernel's (not recorded) */
-    if (op_of(c->nr) < 0 || !c->has_sa)
+    if (op_of(c->nr) < 0)
         return false;
+    /* without an address nothing was decided, and a sendto's NULL address
+     * (a register) stays so: the kernel's (not recorded).  A msghdr's is
+     * memory: the kernel would read it again, and a datagram socket (a
+     * stream one ignores it, unless MSG_FASTOPEN) would send where a
+     * flipped msg_name says.  So those are carried out, with no name. */
+    if (!c->has_sa)
+        return !c->undecidable && (c->nr == SYS_sendmsg || (c->nr == SYS_sendmmsg && c->nmsgs)) &&
+               (c->sock_type != SOCK_STREAM || (send_flags(c) & MSG_FASTOPEN));
     return !(c->nr == SYS_bind && c->sa.ss_family == AF_UNIX); /* see above */
 }
 
