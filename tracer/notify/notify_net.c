@@ -8,8 +8,9 @@
  * own: bytes or messages sent, 0, or -errno (EINPROGRESS of a non-blocking
  * connect included).
  *
- * Sends with no address (on a connected socket) are not decided and stay
- * the kernel's.  A pathname AF_UNIX address is a file: vigil opens it
+ * Sends with no address (on a connected socket) are not decided; a
+ * sendto's (a NULL register) stays the kernel's, a sendmsg's (memory) is
+ * carried out with no name.  A pathname AF_UNIX address is a file: vigil opens it
  * inside the sandbox root with no symlink followed, and the kernel is
  * given /proc/self/fd/N for it, which names that very inode.  A unix bind
  * creates its name, which the kernel stores as given: it is left to the
@@ -60,12 +61,6 @@ static int op_of(int nr)
     return -1;
 }
 
-/* A send's MSG_* flags (sendmsg's third argument, sendmmsg's fourth). */
-static unsigned send_flags(const struct vg_call *c)
-{
-    return (unsigned)(c->nr == SYS_sendmmsg ? c->a[3] : c->a[2]);
-}
-
 bool vg_nt_net_takes(const struct vg_call *c)
 {
     if (c->nr == SYS_listen)
@@ -74,12 +69,13 @@ bool vg_nt_net_takes(const struct vg_call *c)
         return false;
     /* without an address nothing was decided, and a sendto's NULL address
      * (a register) stays so: the kernel's (not recorded).  A msghdr's is
-     * memory: the kernel would read it again, and a datagram socket (a
-     * stream one ignores it, unless MSG_FASTOPEN) would send where a
-     * flipped msg_name says.  So those are carried out, with no name. */
+     * memory: the kernel would read it again, and a datagram socket would
+     * send where a flipped msg_name says (a stream socket ignores it, but
+     * another thread can dup2 a datagram socket onto its number
+     * meanwhile).  So these are carried out, with no name, on the socket
+     * examined. */
     if (!c->has_sa)
-        return !c->undecidable && (c->nr == SYS_sendmsg || (c->nr == SYS_sendmmsg && c->nmsgs)) &&
-               (c->sock_type != SOCK_STREAM || (send_flags(c) & MSG_FASTOPEN));
+        return !c->undecidable && (c->nr == SYS_sendmsg || (c->nr == SYS_sendmmsg && c->nmsgs));
     return !(c->nr == SYS_bind && c->sa.ss_family == AF_UNIX); /* see above */
 }
 
