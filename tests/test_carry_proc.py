@@ -93,7 +93,7 @@ def test_proc_path_flip_never_reads_the_denied_file(caller, op, engine):
     (line,) = [ln for ln in r.stdout.splitlines() if ln.startswith("flip ")]
     out = dict(w.split("=", 1) for w in line.split()[1:])
     # the race was run, and both sides of it were met
-    assert int(out["tries"]) > 1000 and int(out["ok"]) > 0 and int(out["refused"]) > 0, out
+    assert int(out["tries"]) > 300 and int(out["ok"]) > 0 and int(out["refused"]) > 0, out
     decisions = keep_records(r.log_path, SYSCALL[op], str(work / "keep"))
     assert decisions and [d for d in decisions if d[0] == "allow"] == [], decisions[:5]
 

@@ -134,18 +134,26 @@ static bool takes_open(const struct vg_call *c)
     return vg_nt_carried_out(c->nr, (uint64_t)c->args.flags);
 }
 
+static bool always(const struct vg_call *c)
+{
+    (void)c;
+    return true;
+}
+
 static const struct {
     bool (*takes)(const struct vg_call *c);
     long (*carry)(struct nt *n, struct nt_rx *rx, struct vg_task *t, struct vg_call *c,
                   struct vg_call_verdict *v);
-    /* carried out even when there is nothing to decide or record (listen
-     * on a bound socket: the socket may be swapped after the look) */
-    bool unrecorded;
+    /* carried out even when there is nothing to decide or record, when
+     * this says so (NULL: never): listen on a bound socket (the socket may
+     * be swapped after the look), an openat2 whose flags, read from
+     * memory, made it a class nobody audits */
+    bool (*unrecorded)(const struct vg_call *c);
     bool installs; /* a result >= 0 is a file to install (opens) */
 } carriers[] = {
-    {takes_open, carry_open, false, true},      /* notify_open.c */
-    {vg_nt_fs_takes, vg_nt_fs, false, false},   /* notify_fs.c */
-    {vg_nt_net_takes, vg_nt_net, true, false},  /* notify_net.c */
+    {takes_open, carry_open, vg_nt_open_unrecorded, true}, /* notify_open.c */
+    {vg_nt_fs_takes, vg_nt_fs, NULL, false},               /* notify_fs.c */
+    {vg_nt_net_takes, vg_nt_net, always, false},           /* notify_net.c */
 };
 
 /* Carry the allowed call out: true with its result in *ret (and whether
@@ -155,7 +163,8 @@ static bool carry_out(struct nt *n, struct nt_rx *rx, struct vg_task *t, struct 
                       struct vg_call_verdict *v, long *ret, bool *installs)
 {
     for (size_t i = 0; i < VG_ARRAY_LEN(carriers); i++)
-        if (carriers[i].takes(c) && (v->record || carriers[i].unrecorded)) {
+        if (carriers[i].takes(c) &&
+            (v->record || (carriers[i].unrecorded && carriers[i].unrecorded(c)))) {
             *ret = carriers[i].carry(n, rx, t, c, v);
             *installs = carriers[i].installs && *ret >= 0;
             return true;

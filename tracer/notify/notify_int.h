@@ -134,6 +134,9 @@ bool vg_nt_caller_wants(void *rx);
 /* notify_open.c: is nr, with these open flags, a call vigil carries out
  * itself? */
 bool vg_nt_carried_out(int nr, uint64_t flags);
+/* Is c an open vigil carries out even when nothing is recorded of it
+ * (openat2: its flags, and so its class, come from memory)? */
+bool vg_nt_open_unrecorded(const struct vg_call *c);
 /* Carry out the allowed open c for the task t that rx->req came from:
  * open the decided path as the candidate and return the fd to install,
  * or -errno for the call to fail with. */

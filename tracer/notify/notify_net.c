@@ -8,8 +8,9 @@
  * own: bytes or messages sent, 0, or -errno (EINPROGRESS of a non-blocking
  * connect included).
  *
- * Sends with no address (on a connected socket) are not decided and stay
- * the kernel's.  A pathname AF_UNIX address is a file: vigil opens it
+ * Sends with no address (on a connected socket) are not decided; a
+ * sendto's (a NULL register) stays the kernel's, a sendmsg's (memory) is
+ * carried out with no name.  A pathname AF_UNIX address is a file: vigil opens it
  * inside the sandbox root with no symlink followed, and the kernel is
  * given /proc/self/fd/N for it, which names that very inode.  A unix bind
  * creates its name, which the kernel stores as given: it is left to the
@@ -65,16 +66,17 @@ bool vg_nt_net_takes(const struct vg_call *c)
 {
     if (c->nr == SYS_listen)
         return !c->undecidable; /* see above */
-    /* A send with control data on an inet socket is carried out even
-     * without an address: the decoder judged that data (a routing header
-     * is refused), and the kernel must not read it again from memory
-     * another thread can rewrite.  Unix sockets take no IP options. */
-    if ((c->nr == SYS_sendmsg || c->nr == SYS_sendmmsg) && !c->has_sa && c->has_control &&
-        !c->undecidable && c->proto && strcmp(c->proto, "unix") != 0)
-        return true;
-    /* without an address nothing was decided: the kernel's (not recorded) */
-    if (op_of(c->nr) < 0 || !c->has_sa)
+    if (op_of(c->nr) < 0)
         return false;
+    /* without an address nothing was decided, and a sendto's NULL address
+     * (a register) stays so: the kernel's (not recorded).  A msghdr's is
+     * memory: the kernel would read it again, and a datagram socket would
+     * send where a flipped msg_name says (a stream socket ignores it, but
+     * another thread can dup2 a datagram socket onto its number
+     * meanwhile).  So these are carried out, with no name, on the socket
+     * examined. */
+    if (!c->has_sa)
+        return !c->undecidable && (c->nr == SYS_sendmsg || (c->nr == SYS_sendmmsg && c->nmsgs));
     return !(c->nr == SYS_bind && c->sa.ss_family == AF_UNIX); /* see above */
 }
 
