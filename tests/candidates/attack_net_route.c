@@ -9,6 +9,8 @@
  *   lsrr-cmsg:A4:PORT:VIA4       sendmsg to A4 with IP_RETOPTS: a loose source
  *                                route through VIA4
  *   lsrr-conn:A4:PORT:VIA4       the same on a connected socket
+ *   ttl-conn:ADDR:PORT           a connected socket's send with a harmless
+ *                                control message (IP_TTL / IPV6_HOPLIMIT)
  *   udp:ADDR:PORT                a plain sendto (SO_BROADCAST set; a link-local
  *                                IPv6 address gets the first non-loopback
  *                                interface as its scope)
@@ -32,6 +34,7 @@
 #define RH2_TYPE 2
 #define SRH_LEN 40           /* a segment routing header: 8 bytes and two segments */
 #define SRH_TYPE 4
+#define HARMLESS_TTL 32
 #define MAX_IFINDEX 64       /* the sandbox has lo and pasta's device */
 #define LSRR_LEN 8           /* type, length, pointer, one address, end of options */
 #define LSRR_OPTLEN 7
@@ -142,6 +145,15 @@ static void step(char *spec)
             m.msg_control = u.buf;
             m.msg_controllen = CMSG_SPACE(RH2_LEN);
         }
+    } else if (!strcmp(name, "ttl-conn")) {
+        int ttl = HARMLESS_TTL;
+        bool six = d.sa.ss_family == AF_INET6;
+        c->cmsg_level = six ? IPPROTO_IPV6 : IPPROTO_IP;
+        c->cmsg_type = six ? IPV6_HOPLIMIT : IP_TTL;
+        c->cmsg_len = CMSG_LEN(sizeof ttl);
+        memcpy(CMSG_DATA(c), &ttl, sizeof ttl);
+        m.msg_control = u.buf;
+        m.msg_controllen = CMSG_SPACE(sizeof ttl);
     } else if (!strncmp(name, "lsrr", 4)) {
         c->cmsg_level = IPPROTO_IP;
         c->cmsg_type = IP_RETOPTS;
