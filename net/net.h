@@ -37,8 +37,11 @@ struct vg_net_plan {
 /* hostaddr.c: the egress filter's list, for this host and policy: every
  * address of the host's interfaces (exact) that no rule names, and the
  * loopback, unspecified and IPv4-mapped ranges, which only ever mean the
- * host when they leave the namespace.  -1 with err when the host's
- * addresses cannot be read (then nothing is known to be safe). */
+ * host when they leave the namespace; the special destinations (multicast,
+ * the limited broadcast, each host subnet's directed broadcast and each
+ * host prefix's subnet-router anycast address) and those of them a rule
+ * names exactly.  -1 with err when the host's addresses cannot be read
+ * (then nothing is known to be safe). */
 int vg_net_plan_build(struct vg_net_plan *n, const struct vg_policy *pol, struct vg_err *err);
 void vg_net_plan_free(struct vg_net_plan *n);
 /* Is ip multicast, the limited broadcast, or (n not NULL, with egress)

@@ -38,6 +38,10 @@
 #define IPV4_IHL_OFF 0
 #define IPV4_IHL_MASK 0x0f
 #define IPV4_IHL_PLAIN 5
+#define IPV6_NEXTHDR_OFF 6
+/* ICMPv6 router solicitation .. redirect (RFC 4861) */
+#define ICMPV6_NDP_FIRST 133
+#define ICMPV6_NDP_LAST 137
 
 struct nlb {
     uint8_t buf[NFT_BUF];
@@ -147,14 +151,19 @@ static void expr_meta(struct nlb *b, uint32_t key)
     expr_end(b);
 }
 
-static void expr_payload(struct nlb *b, uint32_t offset, uint32_t len)
+static void expr_payload_at(struct nlb *b, uint32_t base, uint32_t offset, uint32_t len)
 {
     expr_begin(b, "payload");
     attr_be32(b, NFTA_PAYLOAD_DREG, NFT_REG_1);
-    attr_be32(b, NFTA_PAYLOAD_BASE, NFT_PAYLOAD_NETWORK_HEADER);
+    attr_be32(b, NFTA_PAYLOAD_BASE, base);
     attr_be32(b, NFTA_PAYLOAD_OFFSET, offset);
     attr_be32(b, NFTA_PAYLOAD_LEN, len);
     expr_end(b);
+}
+
+static void expr_payload(struct nlb *b, uint32_t offset, uint32_t len)
+{
+    expr_payload_at(b, NFT_PAYLOAD_NETWORK_HEADER, offset, len);
 }
 
 static void expr_cmp(struct nlb *b, uint32_t op, const void *data, size_t n)
@@ -305,6 +314,25 @@ static void add_special(struct nlb *b, const struct vg_ip *ip, uint32_t verdict)
     rule_end(b);
 }
 
+/* Neighbour discovery (router and neighbour solicitations and adverts,
+ * to ff02::1:ffXX:XXXX and the like): answered by pasta itself, never
+ * sent on; without it no IPv6 packet leaves at all.  Accepted before the
+ * multicast drop. */
+static void add_ndp_rule(struct nlb *b)
+{
+    static const struct vg_ip mcast6 = {.v6 = true, .a = {0xff}, .prefix = 8};
+    uint8_t icmp6 = IPPROTO_ICMPV6, first = ICMPV6_NDP_FIRST, last = ICMPV6_NDP_LAST;
+    rule_begin(b);
+    match_leaving_for(b, &mcast6);
+    expr_payload(b, IPV6_NEXTHDR_OFF, sizeof icmp6);
+    expr_cmp(b, NFT_CMP_EQ, &icmp6, sizeof icmp6);
+    expr_payload_at(b, NFT_PAYLOAD_TRANSPORT_HEADER, 0, sizeof first);
+    expr_cmp(b, NFT_CMP_GTE, &first, sizeof first);
+    expr_cmp(b, NFT_CMP_LTE, &last, sizeof last);
+    expr_verdict(b, NF_ACCEPT);
+    rule_end(b);
+}
+
 /* Packets whose destination field is not where they end: an IPv6 routing
  * header (its first hop is the destination, the decided address a later
  * segment) and IPv4 options (a source route, the same), in whatever way
@@ -370,6 +398,7 @@ int vg_nft_block(const struct vg_net_plan *n, struct vg_err *err)
         add_rule(&b, &n->block[i]);
     for (unsigned i = 0; i < n->nopen; i++)
         add_special(&b, &n->open[i], NF_ACCEPT);
+    add_ndp_rule(&b);
     for (unsigned i = 0; i < n->nspecial; i++)
         add_special(&b, &n->special[i], NF_DROP);
     uint32_t last = b.seq;

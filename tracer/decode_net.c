@@ -364,9 +364,9 @@ static int from_msghdr(struct net_dec *x)
     socklen_t len;
     if (vg_tracee_read(x->t, x->c->a[1], &m, sizeof(m)) < 0)
         return unreadable(x->c);
-    if (msg_name(x->c, &m, &addr, &len) < 0 || check_control(x, &m) < 0)
+    if (msg_name(x->c, &m, &addr, &len) < 0 || (len && one_address(x, addr, len) < 0))
         return -1;
-    return len ? one_address(x, addr, len) : 0;
+    return check_control(x, &m); /* after the address: the record shows it */
 }
 
 /* Index of the destination first given as s, or c->ndests. */
@@ -436,9 +436,6 @@ static int from_mmsghdr(struct net_dec *x)
     struct mmsghdr *msgs = vg_arena_alloc(&c->arena, vlen * sizeof(*msgs));
     if (vg_tracee_read(x->t, c->a[1], msgs, vlen * sizeof(*msgs)) < 0)
         return unreadable(c);
-    for (uint32_t i = 0; i < vlen; i++)
-        if (check_control(x, &msgs[i].msg_hdr) < 0)
-            return -1;
     struct vg_sockaddr_copy *names = vg_arena_alloc(&c->arena, vlen * sizeof(*names));
     if (read_names(x, msgs, vlen, names) < 0)
         return -1;
@@ -454,11 +451,14 @@ static int from_mmsghdr(struct net_dec *x)
         if (names[i].len)
             c->msg_dest[i] = find_dest(c, given, &names[i]);
     }
-    if (c->ndests == 0)
-        return 0;
-    set_address(c, &c->dest_sa[0], &c->dests[0]);
-    c->args.dests = c->dests;
-    c->args.ndests = c->ndests;
+    if (c->ndests) {
+        set_address(c, &c->dest_sa[0], &c->dests[0]);
+        c->args.dests = c->dests;
+        c->args.ndests = c->ndests;
+    }
+    for (uint32_t i = 0; i < vlen; i++)
+        if (check_control(x, &msgs[i].msg_hdr) < 0)
+            return -1;
     return 0;
 }
 

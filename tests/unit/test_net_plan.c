@@ -101,9 +101,70 @@ static void test_block_list(void)
     free(text);
 }
 
+static struct vg_ip ip_of(const char *text)
+{
+    struct vg_ip ip = {0};
+    ip.v6 = strchr(text, ':') != NULL;
+    ip.prefix = ip.v6 ? 128 : 32;
+    CHECK(inet_pton(ip.v6 ? AF_INET6 : AF_INET, text, ip.a) == 1);
+    return ip;
+}
+
+static bool special(const struct vg_net_plan *n, const char *text)
+{
+    struct vg_ip ip = ip_of(text);
+    return vg_net_special(n, &ip);
+}
+
+static bool opened(const struct vg_net_plan *n, const char *text)
+{
+    struct vg_ip ip = ip_of(text);
+    for (unsigned i = 0; i < n->nopen; i++)
+        if (vg_ip_contains(&n->open[i], &ip))
+            return true;
+    return false;
+}
+
+/* Multicast and the limited broadcast always; the host's directed
+ * broadcasts and subnet-router anycast addresses from its interfaces;
+ * never a host's own address; only an exact rule opens one. */
+static void test_special(void)
+{
+    CHECK(special(NULL, "224.0.0.1") && special(NULL, "239.255.255.250"));
+    CHECK(special(NULL, "255.255.255.255") && special(NULL, "ff02::1") &&
+          special(NULL, "ff05::1:3"));
+    CHECK(!special(NULL, "223.255.255.255") && !special(NULL, "240.0.0.1"));
+    CHECK(!special(NULL, "10.0.0.255") && !special(NULL, "fe80::1"));
+
+    struct vg_err err = {{0}};
+    struct vg_net_plan n = {0};
+    struct vg_policy *p = pol("version 1\nallow send udp *:*\nallow send udp 224.0.0.251:5353\n");
+    CHECK(vg_net_plan_build(&n, p, &err) == 0 && n.egress);
+    CHECK(opened(&n, "224.0.0.251") && !opened(&n, "224.0.0.1") && !opened(&n, "10.1.2.3"));
+    struct ifaddrs *ifs;
+    CHECK(getifaddrs(&ifs) == 0);
+    for (struct ifaddrs *f = ifs; f; f = f->ifa_next) {
+        if (!f->ifa_addr || !f->ifa_netmask || f->ifa_addr->sa_family != AF_INET)
+            continue;
+        uint32_t a = ntohl(((struct sockaddr_in *)f->ifa_addr)->sin_addr.s_addr);
+        uint32_t m = ntohl(((struct sockaddr_in *)f->ifa_netmask)->sin_addr.s_addr);
+        char own[INET_ADDRSTRLEN], brd[INET_ADDRSTRLEN];
+        struct in_addr x = {htonl(a)}, y = {htonl(a | ~m)};
+        inet_ntop(AF_INET, &x, own, sizeof own);
+        inet_ntop(AF_INET, &y, brd, sizeof brd);
+        CHECK(!special(&n, own));
+        if ((a >> 24) != 127 && m != 0xffffffffu && m != 0xfffffffeu)
+            CHECK(special(&n, brd));
+    }
+    freeifaddrs(ifs);
+    vg_net_plan_free(&n);
+    vg_policy_free(p);
+}
+
 int main(void)
 {
     test_egress();
     test_block_list();
+    test_special();
     return check_done();
 }
