@@ -33,8 +33,9 @@
 #define REAPER_OUT 4
 /* cgroup v1 charges socket buffers to a group only once its TCP limit is
  * set, and then to a counter of their own, apart from memory.limit_in_bytes:
- * the run's sockets may hold this share of its memory limit besides
- * (so at most 1 + 1/4 of the limit in all; v2 charges them to memory.max). */
+ * the run's sockets may hold this share of its memory limit besides, plus
+ * the one buffer per socket the kernel always admits (docs/SECURITY.md,
+ * "What the run pays for"; v2 charges them to memory.max). */
 #define TCP_SHARE_DIV 4
 
 /* The run's cpu group, which vigil's per-run threads and pasta join so
