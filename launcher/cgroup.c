@@ -33,8 +33,9 @@
 #define REAPER_OUT 4
 /* cgroup v1 charges socket buffers to a group only once its TCP limit is
  * set, and then to a counter of their own, apart from memory.limit_in_bytes:
- * the run's sockets may hold this share of its memory limit besides
- * (so at most 1 + 1/4 of the limit in all; v2 charges them to memory.max). */
+ * the run's sockets may hold this share of its memory limit besides, plus
+ * the one buffer per socket the kernel always admits (docs/SECURITY.md,
+ * "What the run pays for"; v2 charges them to memory.max). */
 #define TCP_SHARE_DIV 4
 
 /* The run's cpu group, which vigil's per-run threads and pasta join so
@@ -361,12 +362,22 @@ static void close_bill(void)
     bill_tasks = home_tasks = -1;
 }
 
-/* Move the calling thread into the group whose tasks file fd is. */
-static int move_self(int fd)
+/* Move the calling thread into the group whose tasks file fd is.  Each
+ * move takes the kernel's cgroup_threadgroup_rwsem for writing (median
+ * 0.05 ms, up to 12 ms when it waits for an RCU grace period: bench/),
+ * so a thread is moved only when it is not there already. */
+static __thread bool in_bill;
+
+static int move_self(int fd, bool billed)
 {
     char s[32];
+    if (fd < 0 || in_bill == billed)
+        return 0;
     int n = snprintf(s, sizeof s, "%d", (int)gettid());
-    return fd >= 0 && write(fd, s, (size_t)n) == n ? 0 : -1;
+    if (write(fd, s, (size_t)n) != n)
+        return -1;
+    in_bill = billed;
+    return 0;
 }
 
 /* vigil's threads may join the run's cpu group only where the group is
@@ -374,8 +385,7 @@ static int move_self(int fd)
  * which the sandbox's domain group is not) and holds no other controller
  * of the run: a thread counted by pids.max would take a process from the
  * candidate, and one in the memory group would make vigil a choice of its
- * OOM killer.  Tried once now, so that a kernel that refuses is known
- * before anything relies on it. */
+ * OOM killer.  vigil's own group is where they come back to. */
 static void open_bill(const struct vg_cgroup *cg)
 {
     const char *dir = cg->dir[VG_CG_CPU];
@@ -388,11 +398,9 @@ static void open_bill(const struct vg_cgroup *cg)
     char *bill = vg_xasprintf("%s/tasks", dir), *back = home ? vg_xasprintf("%s/tasks", home)
                                                               : NULL;
     bill_tasks = open(bill, O_WRONLY | O_CLOEXEC);
-    home_tasks = back ? open(back, O_WRONLY | O_CLOEXEC) : -1;
-    if (version != 1 || move_self(bill_tasks) < 0 || move_self(home_tasks) < 0) {
-        (void)move_self(home_tasks);
-        close_bill();
-    }
+    home_tasks = back && version == 1 ? open(back, O_WRONLY | O_CLOEXEC) : -1;
+    if (bill_tasks < 0 || home_tasks < 0)
+        close_bill();   /* never joined without the way back */
     free(bill);
     free(back);
     free(home);
@@ -405,12 +413,12 @@ bool vg_cgroup_billed(void)
 
 int vg_cgroup_bill_self(void)
 {
-    return bill_tasks < 0 ? 0 : move_self(bill_tasks);
+    return move_self(bill_tasks, true);
 }
 
 int vg_cgroup_unbill_self(void)
 {
-    return home_tasks < 0 ? 0 : move_self(home_tasks);
+    return move_self(home_tasks, false);
 }
 
 void vg_cgroup_create(struct vg_cgroup *cg, const struct vg_limits *l, pid_t pid)

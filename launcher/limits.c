@@ -2,12 +2,23 @@
 #include "launcher/limits.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 
 #define MILLI 1000
+#define NS_PER_S 1000000000ull
+
+/* The unwind budget (vg_unwind_budget_take), in thousandths of an unwind
+ * so that whole nanoseconds add to it. */
+static pthread_mutex_t budget_lock = PTHREAD_MUTEX_INITIALIZER;
+static uint64_t budget_milli = (uint64_t)VG_UNWIND_BURST * MILLI;
+static uint64_t budget_at_ns, budget_refused;
+static bool budget_on; /* a CPU quota the run cannot be billed for */
+_Static_assert(NS_PER_S % ((uint64_t)VG_UNWIND_PER_S * MILLI) == 0,
+               "the budget grows by whole nanoseconds");
 
 /* Without a cgroup: the mechanism of each limit, and its rlimit. */
 static const struct {
@@ -95,6 +106,7 @@ int vg_enforce_setup(struct vg_enforce *e, const struct vg_limits *l,
         else
             e->how[i] = fallback[i].how;
     }
+    budget_on = l->v[VG_LIM_CPUS] && !vg_cgroup_billed();
     /* The workdir in the sandbox's /tmp is bounded by the tmpfs already. */
     if (!in->host_workdir)
         e->how[VG_LIM_DISK] = VG_MECH_NONE;
@@ -170,4 +182,46 @@ int vg_enforce_cpus(const struct vg_enforce *e, const struct vg_limits *l, const
         *pin = true;
     }
     return 0;
+}
+
+bool vg_unwind_budget_take(void)
+{
+    if (!budget_on)
+        return true;
+    uint64_t now = vg_now_mono_ns();
+    pthread_mutex_lock(&budget_lock);
+    if (budget_at_ns) {
+        /* ns * per-second rate * MILLI / NS_PER_S, without overflow for
+         * any gap a run can have */
+        uint64_t gap = now - budget_at_ns, full = (uint64_t)VG_UNWIND_BURST * MILLI;
+        uint64_t earned = gap / (NS_PER_S / ((uint64_t)VG_UNWIND_PER_S * MILLI));
+        budget_milli = full - budget_milli <= earned ? full : budget_milli + earned;
+    }
+    budget_at_ns = now;
+    bool ok = budget_milli >= MILLI;
+    if (ok)
+        budget_milli -= MILLI;
+    else
+        budget_refused++;
+    pthread_mutex_unlock(&budget_lock);
+    return ok;
+}
+
+uint64_t vg_unwind_budget_refused(void)
+{
+    pthread_mutex_lock(&budget_lock);
+    uint64_t n = budget_refused;
+    pthread_mutex_unlock(&budget_lock);
+    return n;
+}
+
+bool vg_unwind_budget_note(char *buf, size_t cap)
+{
+    uint64_t n = vg_unwind_budget_refused();
+    if (!n)
+        return false;
+    snprintf(buf, cap, "stacks: %llu records left without their stacks: where the run's CPU "
+             "quota (--cpus) cannot pay for vigil's work, vigil unwinds %d, then %d a second",
+             (unsigned long long)n, VG_UNWIND_BURST, VG_UNWIND_PER_S);
+    return true;
 }

@@ -46,4 +46,20 @@ int vg_limit_rlimit(enum vg_limit l);
  * *pin false: no pinning.  -1 with err set on a bad or unavailable list. */
 int vg_enforce_cpus(const struct vg_enforce *e, const struct vg_limits *l, const char *cpuset,
                     cpu_set_t *set, bool *pin, struct vg_err *err);
+
+/* May vigil unwind a record's stacks (native, and Python frames) now?
+ * Always, unless the run has a CPU quota (--cpus) that does not pay for
+ * vigil's work (cgroup.h, vg_cgroup_billed: no cgroup v1 cpu group, an
+ * unprivileged caller): there a refusal loop would buy the dearest part
+ * of each refusal's record outside the quota, and vigil unwinds the
+ * first VG_UNWIND_BURST, then VG_UNWIND_PER_S a second.  Without --cpus
+ * no CPU bound was asked for, and every record keeps its stacks.  Any
+ * thread.  The number refused so far, for the log's note. */
+#define VG_UNWIND_BURST 1000
+#define VG_UNWIND_PER_S 200
+bool vg_unwind_budget_take(void);
+uint64_t vg_unwind_budget_refused(void);
+/* The log's note when the budget refused any (false: none): the engines
+ * write it as a "warning" at their end. */
+bool vg_unwind_budget_note(char *buf, size_t cap);
 #endif

@@ -68,9 +68,10 @@ static _Noreturn void pasta_child(int ready_w, int err_w, pid_t init, pid_t vigi
     if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 || getppid() != vigil)
         _exit(127);
     /* The run's quota pays for what pasta forwards: it joins the run's
-     * cpu group before its exec (while the group's fd is still open) */
-    if (vg_cgroup_bill_self() < 0)
-        _exit(127);
+     * cpu group before its exec (while the group's fd is still open).  A
+     * move the kernel refuses leaves it where vigil's threads would stay
+     * too: outside, as in a run without the group. */
+    (void)vg_cgroup_bill_self();
     int null = open("/dev/null", O_RDWR | O_CLOEXEC);
     if (null < 0 || dup2(null, 0) < 0 || dup2(null, 1) < 0 || dup2(err_w, 2) < 0 ||
         dup2(ready_w, 3) < 0 || syscall(SYS_close_range, 4, ~0u, 0) < 0)

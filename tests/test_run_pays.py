@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from helpers import root_caller  # noqa: F401
+from helpers import nobody_caller, root_caller, syscalls  # noqa: F401
 from test_limits_cgroup import groups_of, nothing_left  # noqa: F401
 
 MiB = 1 << 20
@@ -32,6 +32,10 @@ LOOP_S = 3
 # Before the fix vigil took 8x the quota (notify) and 2-3x (ptrace).
 CPU_RATIO_MAX = 1.5
 CPU_SLACK_S = 2.0 / TICK
+# launcher/limits.h: where the run does not pay, vigil unwinds this many
+# stacks, then this many a second
+UNWIND_BURST = 1000
+UNWIND_PER_S = 200
 NET_POLICY = ("version 1\nallow bind tcp 127.0.0.1:*\nallow connect tcp 127.0.0.1:*\n"
               "include <default>\n")
 
@@ -128,3 +132,27 @@ def test_vigils_work_for_a_refusal_loop_is_within_the_cpu_quota(root_caller, not
     r = root_caller.run(loop, "/root/vigil-pays-nothing", "30", opts=[*opts, "--timeout", "1s"])
     assert r.result["status"] == "timeout" and r.rc == 124, r
     assert time.monotonic() - t0 < 15, "the run ended at its timeout, not the loop's end"
+
+
+@pytest.mark.parametrize("engine", ["notify", "ptrace"])
+def test_where_the_run_cannot_pay_stacks_have_a_ceiling(nobody_caller, engine):
+    """An unprivileged vigil makes no cgroup: --cpus is affinity, nothing
+    bills vigil's work to the run, and a refusal loop bought a native
+    stack (the dearest part of a refusal's record) for every refusal.
+    Now vigil unwinds a first burst, then a steady rate, and the log says
+    how many records it left without."""
+    loop = nobody_caller.build("pays_refuse_loop")
+    r = nobody_caller.run(loop, "/root/vigil-pays-nothing", str(LOOP_S),
+                          opts=["--engine", engine, "--cpus", "1", "--timeout", "30s"])
+    assert r.result["limits"]["cpus"]["enforced_by"] == "affinity", r.result["limits"]
+    assert r.rc == 0 and "refused " in r.stdout, r
+    refused = [x for x in syscalls(r.recs, decision="deny") if x["name"] in ("open", "openat")]
+    stacked = [x for x in refused if x.get("stack")]
+    ceiling = UNWIND_BURST + UNWIND_PER_S * r.wall
+    notes = [n["detail"] for n in r.recs if n["type"] == "note" and n["what"] == "warning"
+             and n["detail"].startswith("stacks: ")]
+    assert len(notes) == 1 and f" {len(refused) - len(stacked)} " in notes[0], (
+        notes, len(refused), len(stacked))
+    assert UNWIND_BURST <= len(stacked) <= ceiling, (len(stacked), ceiling)
+    # the loop outran the ceiling (else this test would show nothing)
+    assert len(refused) > ceiling, (len(refused), ceiling)

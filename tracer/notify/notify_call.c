@@ -19,6 +19,7 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
+#include "launcher/limits.h"
 #include "tracer/notify/notify_int.h"
 #include "tracer/py/pyframes.h"
 
@@ -217,7 +218,8 @@ static void restart_for_signal(struct nt *n, struct nt_rx *rx, pid_t tid)
  * every refusal (and would-be refusal), every call with --stacks. */
 static bool wants_stack(const struct nt *n, const struct vg_call_verdict *v)
 {
-    return v->record && (v->decision != VG_DEC_ALLOW || n->sup.ctx->opts->stacks_all);
+    return v->record && (v->decision != VG_DEC_ALLOW || n->sup.ctx->opts->stacks_all) &&
+           vg_unwind_budget_take();
 }
 
 /* decide -> carry out -> record (with the outcome) -> answer: the record

@@ -24,7 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "launcher/cgroup.h"
+#include "launcher/limits.h"
 #include "tracer/notify/cmsg.h"
 #include "tracer/notify/notify_int.h"
 #include "tracer/py/pyframes.h"
@@ -262,6 +262,9 @@ static int supervise(struct vg_engine_ctx *ctx)
          * never accepts): interrupted until every thread is done */
         vg_nt_rx_stop(&n);
     }
+    char note[256];
+    if (vg_unwind_budget_note(note, sizeof note))
+        vg_sup_note(&n.sup, "warning", note, 0);
     teardown(&n);
     (void)vg_cgroup_unbill_self(); /* the trailer and the result are vigil's own */
     return 0;

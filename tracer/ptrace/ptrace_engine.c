@@ -19,7 +19,7 @@
 #include <unistd.h>
 #include <linux/audit.h>
 
-#include "launcher/cgroup.h"
+#include "launcher/limits.h"
 #include "tracer/decode.h"
 #include "tracer/engine.h"
 #include "launcher/filter.h"
@@ -108,7 +108,7 @@ void vg_pt_judge(struct vg_sup *e, struct vg_task *t, int nr, const uint64_t arg
         struct vg_syscall_ev ev;
         vg_sup_fill_event(e, t, &call, &v, &ev);
         struct vg_frame frames[VG_STACK_MAX];
-        if (v.decision != VG_DEC_ALLOW || e->ctx->opts->stacks_all) {
+        if ((v.decision != VG_DEC_ALLOW || e->ctx->opts->stacks_all) && vg_unwind_budget_take()) {
             ev.nstack = vg_unwind(e->unw, t->tgid, t->tid, frames, VG_STACK_MAX, &call.arena);
             ev.stack = frames;
         }
@@ -166,6 +166,9 @@ static int supervise(struct vg_engine_ctx *ctx)
     vg_unwinder_free(e.unw);
     vg_py_free(e.py);
     vg_canon_cache_free(e.canon);
+    char note[256];
+    if (vg_unwind_budget_note(note, sizeof note))
+        vg_sup_note(&e, "warning", note, 0);
     vg_tasks_free(&e.tasks);
     (void)vg_cgroup_unbill_self();
     return 0;
