@@ -58,3 +58,33 @@ def test_a_thread_with_its_own_tables_sees_what_it_sees_bare(caller, engine, mod
                                     "--timeout", "30s"], timeout=60)
     assert r.rc == 0, r
     assert r.stdout == want, (r.stdout, want)
+
+
+# ---- 3. blocked calls, however many, never hold up the others ----
+
+CROWD = 100  # more than any fixed number of notification threads vigil had (64)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_hundred_blocked_fifo_opens_hold_up_no_other_call(caller, engine):
+    """100 threads block in the open of a FIFO each (no writer); then the
+    main thread opens and reads an allowed file and prints it, then opens
+    each FIFO's write end.  Before, 64 notification threads waited in the
+    blocked opens and every other call with them: the run ended at its
+    time limit with nothing printed.  Judged by the output (the run ends by
+    itself, well within the test's timeout)."""
+    token = "crowd-token-7f3a"
+    d = caller.dir("tok")
+    path = os.path.join(d, "token.txt")
+    with open(path, "w") as f:
+        f.write(token + "\n")
+    pol = policy(caller)
+    with open(pol, "a") as f:
+        f.write(f"allow read {d}/**\n")
+    r = caller.run(caller.build("fifo_crowd"), str(CROWD), path,
+                   opts=["-p", pol, "--engine", engine, "--procs", str(4 * CROWD),
+                         "--timeout", "60s"], timeout=90)
+    assert r.stdout == f"{token}\nthrough {CROWD}\n", r
+    assert r.rc == 0, r
+    opened = [x for x in syscalls(r.recs, path=path) if x["decision"] == "allow"]
+    assert opened, "the file's open is not in the log"

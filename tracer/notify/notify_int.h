@@ -31,7 +31,8 @@ struct vg_nt_pin {
  * candidate's other calls (the FIFO's other end) are still served.  The
  * ones made so stay, waiting in NOTIF_RECV (which costs nothing), until
  * the run ends: there are never more than the most calls that ever
- * blocked at once, plus one. */
+ * blocked at once, plus one, and never more than the candidate's tasks
+ * plus one (notify_rx.c at_ceiling): its pids limit bounds them. */
 struct nt_rx {
     struct nt *n;
     pthread_t th;
@@ -50,12 +51,10 @@ struct nt_rx {
     struct nt_rx *next;
 };
 
-#define VG_NT_MAX_RX 64 /* notification threads at most; then a blocking call holds the others up */
-
 /* notify_stack.c: a native stack taken at a ptrace stop for one call,
  * which the call's restart finds (see there).  Slots are guarded by
  * nt_stacks.mu (taken after n->lock, never before). */
-#define VG_NT_STACK_SLOTS VG_NT_MAX_RX /* bounces in flight: one per notification thread */
+#define VG_NT_STACK_SLOTS 64 /* bounces in flight; beyond, a record goes without a stack */
 #define VG_NT_BOUNCE_MAX 3 /* bounces of one task's call before its record goes without */
 
 enum vg_nt_stack_state {
