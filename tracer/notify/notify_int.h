@@ -44,6 +44,8 @@ struct nt_rx {
     struct vg_nt_pin pin; /* where the thread may run (wake_here.c) */
     int quiet_fd;         /* the open's fd, when its close may wait (notify_open.c), or -1 */
     bool caller_left; /* gone from its call while the lock was released (notify_rx.c) */
+    pid_t job_tid;    /* a blocking job runs for this caller (lock released), or 0 */
+    uint32_t job_gen; /* the crew's jobs done before it */
     bool woken_here;  /* NOTIF_RECV slept until this call woke it (notify_rx.c) */
     pid_t answered;   /* the last caller answered with SEND, which woke it here */
     int answered_cpu; /* here: this thread's CPU then */
@@ -119,6 +121,8 @@ struct nt_rx *vg_nt_rx_new(struct nt *n);
 void vg_nt_receive(struct nt *n, struct nt_rx *rx);
 void vg_nt_rx_stop(struct nt *n);
 void vg_nt_rx_free(struct nt *n);
+/* vg_sup's own_restart_stays (stops.c), by the tracer (lock held). */
+bool vg_nt_own_restart_stays(struct vg_sup *e, struct vg_task *t);
 
 /* notify_call.c: handle the notification in rx->req (lock held). */
 void vg_nt_handle(struct nt *n, struct nt_rx *rx);

@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <poll.h>
 #include <sched.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -157,11 +158,14 @@ long vg_nt_as_candidate(struct nt *n, struct nt_rx *rx, const struct vg_task *t,
             return -EAGAIN;
         }
         set_own_restart(n, t->tid, true);
+        rx->job_tid = t->tid;
+        rx->job_gen = vg_crew_jobs_done(&rx->crew);
         pthread_mutex_unlock(&n->lock);
     }
     long r = vg_crew_run(&rx->crew, fn, arg, vg_nt_caller_wants, rx);
     if (may_block) {
         pthread_mutex_lock(&n->lock);
+        rx->job_tid = 0;
         set_own_restart(n, t->tid, false);
         /* The caller may have been killed and reaped while the lock was
          * released: its pid is then no longer its own (notify_engine.c
@@ -169,6 +173,31 @@ long vg_nt_as_candidate(struct nt *n, struct nt_rx *rx, const struct vg_task *t,
         rx->caller_left = !vg_nt_caller_waits(rx);
     }
     return r;
+}
+
+/* Without WAIT_KILLABLE_RECV a signal ends the caller's wait while its
+ * job runs, and the tracer must say at the signal's stop whether its
+ * ERESTARTSYS is a blocking call's own (EINTR for a handler without
+ * SA_RESTART) or a withdrawn call's (restarted: an open of a plain file
+ * that went as a job never fails EINTR).  Only the job knows: the tracer
+ * waits for it to end, which is soon (its caller no longer waits in the
+ * call, so vg_crew_run interrupts it within CHECK_NS), and an
+ * interrupted job (-EINTR) is a blocking call's.  A job still running
+ * after JOB_END_WAIT_NS keeps the kernel's code (EINTR), as before. */
+#define JOB_END_WAIT_NS 500000000L /* 0.5 s: the lifecycle waits that long at most */
+
+bool vg_nt_own_restart_stays(struct vg_sup *e, struct vg_task *t)
+{
+    struct nt *n = (struct nt *)((char *)e - offsetof(struct nt, sup));
+    for (struct nt_rx *rx = n->rx; rx; rx = rx->next) {
+        if (rx->job_tid != t->tid)
+            continue;
+        long r;
+        if (!vg_crew_job_end(&rx->crew, rx->job_gen, JOB_END_WAIT_NS, &r))
+            return true;
+        return r == -EINTR;
+    }
+    return true; /* vigil answered ERESTARTSYS itself (restart_for_signal) */
 }
 
 /* A notification thread still running (lock held), or NULL. */
