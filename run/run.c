@@ -347,6 +347,7 @@ static int supervise(struct run *r, struct vg_ending *end)
     /* The log takes its name only now: a run that never started leaves
      * nothing where -o pointed, and an older log there is kept. */
     ctx.listener_chan = sb.listener_chan;
+    ctx.notify_wait_killable = r->notify.wait_killable;
     if (vg_run_log_commit(r) < 0 || vg_io_start(&io, &sb, &caps, &r->err) < 0 ||
         start_dns(r, &sb, &dns) < 0) {
         kill(sb.init_pid, SIGKILL);

@@ -78,6 +78,9 @@ struct vg_engine_ctx {
     const struct vg_net_plan *net;
     /* notify engine (tracer/notify/): from vg_sandbox_start, else -1 */
     int listener_chan;
+    /* its wait for an answer is killable only (WAIT_KILLABLE_RECV): a
+     * signal cannot withdraw a call vigil has received */
+    bool notify_wait_killable;
     struct vg_outcome out;
 };
 

@@ -122,12 +122,16 @@ static bool on_sigsys(struct vg_sup *e, struct vg_task *t)
  * kernel does for calls that must not fail so.  A call vigil let run
  * (CONTINUE) that the kernel itself interrupts is the same number with the
  * same registers: it restarts too (docs/SECURITY.md). */
-static void restart_withdrawn_call(const struct vg_sup *e, struct vg_task *t)
+static void restart_withdrawn_call(struct vg_sup *e, struct vg_task *t)
 {
     pid_t tid = t->tid;
     if (t->own_restart) { /* vigil's own answer: the kernel's code for it */
         t->own_restart = false;
-        return;
+        /* unless the call vigil carried out meanwhile did not block after
+         * all (a plain file's open): then it is an open that must not fail
+         * EINTR, withdrawn like any other */
+        if (!e->own_restart_stays || e->own_restart_stays(e, t))
+            return;
     }
     struct user_regs_struct regs;
     if (ptrace(PTRACE_GETREGS, tid, 0, &regs) < 0 || regs.rax != (uint64_t)-VG_ERESTARTSYS ||

@@ -33,6 +33,12 @@ struct vg_sup {
     /* notify: a signal that interrupts an audited call before vigil has
      * received it must not make the call fail EINTR (see stops.c) */
     bool notified_calls;
+    /* notify: a task whose ERESTARTSYS may be a blocking call's own
+     * (own_restart) was signalled: does it stay so (EINTR for a handler
+     * without SA_RESTART: the call vigil carried out for it was
+     * interrupted), or was it a call that completed, to restart like any
+     * withdrawn call (stops.c)?  NULL: it stays. */
+    bool (*own_restart_stays)(struct vg_sup *e, struct vg_task *t);
 };
 
 /* The kernel's restart codes (include/linux/errno.h, not exported to user

@@ -31,6 +31,7 @@ enum {
 #define CHECK_NS 5000000L /* how often a waiting requester asks wanted(): how soon a
                              * blocked job ends for its caller's signal or death */
 #define INTERRUPT_RETRY_NS 10000000L /* re-sent until the job is seen to end */
+#define JOB_END_POLL_NS 1000000L /* 1 ms: how often vg_crew_job_end looks */
 
 /* /dev/tty is "the caller's controlling terminal": opened by the crew it
  * would be the supervisor's (the user's terminal), never the candidate's,
@@ -166,6 +167,7 @@ static void *crew_main(void *arg)
         if (s != ST_ASKED)
             continue; /* our own IDLE/READY written back: wait on */
         c->result = c->fn(c->arg);
+        atomic_fetch_add_explicit(&c->jobs, 1, memory_order_release);
         set_state(c, ST_DONE);
         s = ST_DONE;
     }
@@ -175,6 +177,7 @@ int vg_crew_start(struct vg_crew *c, const struct vg_ident *id, int ruleset, cha
 {
     *c = (struct vg_crew){.id = id, .ruleset = ruleset, .cpu = -1};
     atomic_init(&c->state, ST_IDLE);
+    atomic_init(&c->jobs, 0);
     (void)vg_uring_init(&c->ring); /* none: every open is a job */
     int e = pthread_create(&c->th, NULL, crew_main, c);
     if (e) {
@@ -229,6 +232,26 @@ long vg_crew_run(struct vg_crew *c, long (*fn)(void *), void *arg, bool (*wanted
             nanosleep(&pause, NULL);
     }
     return c->result;
+}
+
+uint32_t vg_crew_jobs_done(struct vg_crew *c)
+{
+    return atomic_load_explicit(&c->jobs, memory_order_acquire);
+}
+
+bool vg_crew_job_end(struct vg_crew *c, uint32_t done_before, long ns, long *result)
+{
+    struct timespec step = {0, JOB_END_POLL_NS};
+    for (long waited = 0; c->started; waited += JOB_END_POLL_NS) {
+        if (atomic_load_explicit(&c->jobs, memory_order_acquire) != done_before) {
+            *result = c->result; /* written before jobs (release) */
+            return true;
+        }
+        if (waited >= ns)
+            break;
+        nanosleep(&step, NULL);
+    }
+    return false;
 }
 
 void vg_crew_interrupt(struct vg_crew *c)

@@ -74,6 +74,7 @@ struct vg_crew {
     long (*fn)(void *);
     void *arg;
     long result;
+    _Atomic uint32_t jobs;      /* done so far (vg_crew_job_end) */
     char why[640];              /* why it could not start */
 };
 
@@ -90,6 +91,12 @@ int vg_crew_start(struct vg_crew *c, const struct vg_ident *id, int ruleset, cha
  * crew is not started. */
 long vg_crew_run(struct vg_crew *c, long (*fn)(void *), void *arg, bool (*wanted)(void *),
                  void *warg);
+/* How many jobs the crew has done; and wait, at most ns, for the one
+ * after done_before (so many done) to end: true with its result in
+ * *result.  Any thread may ask (the one that asked for the job keeps
+ * waiting in vg_crew_run). */
+uint32_t vg_crew_jobs_done(struct vg_crew *c);
+bool vg_crew_job_end(struct vg_crew *c, uint32_t done_before, long ns, long *result);
 /* Interrupt whatever job runs (the run is ending). */
 void vg_crew_interrupt(struct vg_crew *c);
 void vg_crew_stop(struct vg_crew *c);

@@ -84,8 +84,12 @@ static void install_and_answer(struct nt *n, struct nt_rx *rx, struct vg_task *t
 {
     struct vg_nt_here here = {.held = false};
     /* not when its tid may be another task's now, nor when its CPU is
-     * unknown (notify_int.h, VG_NT_SLEPT_NS) */
-    if (!rx->caller_left && caller_here(rx))
+     * unknown (notify_int.h, VG_NT_SLEPT_NS); nor where a signal can end
+     * the caller's wait (no WAIT_KILLABLE_RECV): between the install and
+     * the answer it would leave the file in the caller and restart the
+     * call, an fd lost each time; ADDFD_FLAG_SEND installs and answers in
+     * one step, or does neither (ESRCH) */
+    if (n->sup.ctx->notify_wait_killable && !rx->caller_left && caller_here(rx))
         vg_nt_wake_here(&here, t->tid, &rx->pin);
     bool narrowed = here.held;
     struct seccomp_notif_addfd add = {
@@ -105,8 +109,9 @@ static void install_and_answer(struct nt *n, struct nt_rx *rx, struct vg_task *t
         reply_plain(n, rx, 0, false, r); /* the number it got */
         return;
     }
-    if (r >= 0 || e == ENOENT)
-        return; /* answered, or the caller is gone */
+    if (r >= 0 || e == ENOENT || e == ESRCH)
+        return; /* answered, or the caller is gone from its call (killed, or
+                 * withdrawn by a signal: restarted, and recorded again) */
     /* The call fails as the candidate's own open would (EMFILE: at its
      * open-files limit); the record said "installed": this note, naming
      * the path, corrects it. */

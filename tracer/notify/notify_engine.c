@@ -201,6 +201,7 @@ static int setup(struct nt *n, struct vg_engine_ctx *ctx)
     n->sup.py = vg_py_new();
     n->sup.canon = vg_canon_cache_new(ctx->immutable, ctx->nimmutable);
     n->sup.on_interrupt = vg_nt_stack_on_interrupt;
+    n->sup.own_restart_stays = vg_nt_own_restart_stays;
     n->sup.notified_calls = true;
     vg_nt_stacks_init(&n->stacks); /* here, in the tracer's thread */
     struct vg_task *init = vg_tasks_add(&n->sup.tasks, ctx->init_pid);

@@ -31,7 +31,8 @@ struct vg_nt_pin {
  * candidate's other calls (the FIFO's other end) are still served.  The
  * ones made so stay, waiting in NOTIF_RECV (which costs nothing), until
  * the run ends: there are never more than the most calls that ever
- * blocked at once, plus one. */
+ * blocked at once, plus one, and never more than the candidate's tasks
+ * plus one (notify_rx.c at_ceiling): its pids limit bounds them. */
 struct nt_rx {
     struct nt *n;
     pthread_t th;
@@ -43,6 +44,8 @@ struct nt_rx {
     struct vg_nt_pin pin; /* where the thread may run (wake_here.c) */
     int quiet_fd;         /* the open's fd, when its close may wait (notify_open.c), or -1 */
     bool caller_left; /* gone from its call while the lock was released (notify_rx.c) */
+    pid_t job_tid;    /* a blocking job runs for this caller (lock released), or 0 */
+    uint32_t job_gen; /* the crew's jobs done before it */
     bool woken_here;  /* NOTIF_RECV slept until this call woke it (notify_rx.c) */
     pid_t answered;   /* the last caller answered with SEND, which woke it here */
     int answered_cpu; /* here: this thread's CPU then */
@@ -50,12 +53,10 @@ struct nt_rx {
     struct nt_rx *next;
 };
 
-#define VG_NT_MAX_RX 64 /* notification threads at most; then a blocking call holds the others up */
-
 /* notify_stack.c: a native stack taken at a ptrace stop for one call,
  * which the call's restart finds (see there).  Slots are guarded by
  * nt_stacks.mu (taken after n->lock, never before). */
-#define VG_NT_STACK_SLOTS VG_NT_MAX_RX /* bounces in flight: one per notification thread */
+#define VG_NT_STACK_SLOTS 64 /* bounces in flight; beyond, a record goes without a stack */
 #define VG_NT_BOUNCE_MAX 3 /* bounces of one task's call before its record goes without */
 
 enum vg_nt_stack_state {
@@ -120,6 +121,8 @@ struct nt_rx *vg_nt_rx_new(struct nt *n);
 void vg_nt_receive(struct nt *n, struct nt_rx *rx);
 void vg_nt_rx_stop(struct nt *n);
 void vg_nt_rx_free(struct nt *n);
+/* vg_sup's own_restart_stays (stops.c), by the tracer (lock held). */
+bool vg_nt_own_restart_stays(struct vg_sup *e, struct vg_task *t);
 
 /* notify_call.c: handle the notification in rx->req (lock held). */
 void vg_nt_handle(struct nt *n, struct nt_rx *rx);

@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <poll.h>
 #include <sched.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -86,13 +87,45 @@ static void *spawned_main(void *arg)
     return NULL;
 }
 
-/* Lock held: another thread will receive while this one's call blocks. */
-static void keep_receiving(struct nt *n)
+/* Lock held.  The ceiling on notification threads: each blocked job is
+ * the call of a distinct task of the candidate, blocked in it, so there
+ * are never more of them than the candidate's tasks (the table holds them
+ * all, and vigil's pid 1), which its pids limit (--procs) caps; one more
+ * receives.  At the ceiling one thread is not in a blocked job and will
+ * receive again soon (a task that just exited, an idle one between calls). */
+static bool at_ceiling(const struct nt *n)
 {
-    if (atomic_load_explicit(&n->receiving, memory_order_acquire) > 0 || n->nrx >= VG_NT_MAX_RX)
-        return; /* one waits already; or so many block that this one must wait its turn */
+    return (size_t)n->nrx > n->sup.tasks.n;
+}
+
+/* Lock held.  Unlink rx, whose thread never started. */
+static void rx_unlink(struct nt *n, struct nt_rx *rx)
+{
+    for (struct nt_rx **p = &n->rx; *p; p = &(*p)->next)
+        if (*p == rx) {
+            *p = rx->next;
+            n->nrx--;
+            break;
+        }
+    free(rx->req);
+    free(rx->resp);
+    free(rx);
+}
+
+/* Lock held: another thread will receive while this one's call blocks.
+ * false when none waits and none could be made (vigil out of threads or
+ * memory): the blocking call must not run then, it would hold the others
+ * up. */
+static bool keep_receiving(struct nt *n)
+{
+    if (atomic_load_explicit(&n->receiving, memory_order_acquire) > 0 || at_ceiling(n))
+        return true; /* one waits already, or will (at_ceiling) */
     struct nt_rx *rx = vg_nt_rx_new(n);
     rx->started = pthread_create(&rx->th, NULL, spawned_main, rx) == 0;
+    if (rx->started)
+        return true;
+    rx_unlink(n, rx);
+    return false;
 }
 
 /* Lock held. */
@@ -117,13 +150,22 @@ long vg_nt_as_candidate(struct nt *n, struct nt_rx *rx, const struct vg_task *t,
         /* Without WAIT_KILLABLE_RECV a signal ends the caller's wait while
          * the job blocks: its ERESTARTSYS is then a blocking call's own,
          * which the tracer must leave as it is (stops.c). */
+        if (!keep_receiving(n)) {
+            /* refused as the kernel refuses a thread it cannot make:
+             * recorded with that outcome (carried, EAGAIN) and noted */
+            vg_sup_note(&n->sup, "limit", "notify engine: no thread left to receive calls "
+                        "while this one blocks: refused with EAGAIN", t->nspid);
+            return -EAGAIN;
+        }
         set_own_restart(n, t->tid, true);
-        keep_receiving(n);
+        rx->job_tid = t->tid;
+        rx->job_gen = vg_crew_jobs_done(&rx->crew);
         pthread_mutex_unlock(&n->lock);
     }
     long r = vg_crew_run(&rx->crew, fn, arg, vg_nt_caller_wants, rx);
     if (may_block) {
         pthread_mutex_lock(&n->lock);
+        rx->job_tid = 0;
         set_own_restart(n, t->tid, false);
         /* The caller may have been killed and reaped while the lock was
          * released: its pid is then no longer its own (notify_engine.c
@@ -131,6 +173,31 @@ long vg_nt_as_candidate(struct nt *n, struct nt_rx *rx, const struct vg_task *t,
         rx->caller_left = !vg_nt_caller_waits(rx);
     }
     return r;
+}
+
+/* Without WAIT_KILLABLE_RECV a signal ends the caller's wait while its
+ * job runs, and the tracer must say at the signal's stop whether its
+ * ERESTARTSYS is a blocking call's own (EINTR for a handler without
+ * SA_RESTART) or a withdrawn call's (restarted: an open of a plain file
+ * that went as a job never fails EINTR).  Only the job knows: the tracer
+ * waits for it to end, which is soon (its caller no longer waits in the
+ * call, so vg_crew_run interrupts it within CHECK_NS), and an
+ * interrupted job (-EINTR) is a blocking call's.  A job still running
+ * after JOB_END_WAIT_NS keeps the kernel's code (EINTR), as before. */
+#define JOB_END_WAIT_NS 500000000L /* 0.5 s: the lifecycle waits that long at most */
+
+bool vg_nt_own_restart_stays(struct vg_sup *e, struct vg_task *t)
+{
+    struct nt *n = (struct nt *)((char *)e - offsetof(struct nt, sup));
+    for (struct nt_rx *rx = n->rx; rx; rx = rx->next) {
+        if (rx->job_tid != t->tid)
+            continue;
+        long r;
+        if (!vg_crew_job_end(&rx->crew, rx->job_gen, JOB_END_WAIT_NS, &r))
+            return true;
+        return r == -EINTR;
+    }
+    return true; /* vigil answered ERESTARTSYS itself (restart_for_signal) */
 }
 
 /* A notification thread still running (lock held), or NULL. */
