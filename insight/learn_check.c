@@ -38,7 +38,8 @@ static int cmp_line(const void *a, const void *b)
  * are allow rules before the include), then what was left out. */
 static void build(struct vg_learn *L, struct text *t)
 {
-    qsort(L->rules.v, L->rules.n, sizeof *L->rules.v, cmp_line);
+    if (L->rules.n)   /* a run that did nothing learns no rule: v is NULL */
+        qsort(L->rules.v, L->rules.n, sizeof *L->rules.v, cmp_line);
     push(&t->lines, vg_xasprintf("# vigil learn: a policy that allows what the run of %s did", L->o->log));
     push(&t->lines, vg_xasprintf("# (its policy: %s).  Read it before you use it.", L->run_policy));
     push(&t->lines, vg_xstrdup("version 1"));
