@@ -102,3 +102,62 @@ def test_a_fifo_as_a_batch_input_is_refused_not_waited_on(fifo, tmp_path):
     r = subprocess.run([VIGIL, "batch", str(tasks), "--out", str(tmp_path / "out")],
                        capture_output=True, text=True, timeout=10, stdin=subprocess.DEVNULL)
     assert r.returncode != 0 and fifo in r.stderr and "not a regular file" in r.stderr, r
+
+
+# ---- a vigil killed at any moment ----
+
+KILL_LOOPS = 100
+KILL_WITHIN_S = 0.030      # SIGKILL 0-30 ms after the start: set-up, groups, the run
+CGROUP_ROOT = "/sys/fs/cgroup"
+CGROUP_DEPTH = 5           # vigil's groups are children of vigil's own group
+
+
+def vigil_cgroups(pids):
+    """The cgroup dirs named vigil-PID for one of pids, in every hierarchy."""
+    names = {"vigil-%d" % p for p in pids}
+    found = []
+    base_depth = CGROUP_ROOT.count("/")
+    for dirpath, dirs, _ in os.walk(CGROUP_ROOT):
+        found += [os.path.join(dirpath, d) for d in dirs if d in names]
+        if dirpath.count("/") - base_depth >= CGROUP_DEPTH:
+            dirs[:] = []
+    return found
+
+
+def mounts_under(prefixes):
+    with open("/proc/self/mountinfo") as f:
+        return [line for line in f if any(p in line for p in prefixes)]
+
+
+def test_a_vigil_sigkilled_at_any_moment_leaves_nothing_behind(root_caller, tmp_path):
+    """100 runs SIGKILLed 0-30 ms after they start (groups are made, the
+    sandbox set up, the outputs reserved in that time): no cgroup of
+    theirs, no temporary file beside the outputs, no scratch dir, no
+    mount is left once they are gone."""
+    import random
+    out, tmp = tmp_path / "out", tmp_path / "tmp"
+    out.mkdir()
+    tmp.mkdir()
+    mark = marker()
+    rnd = random.Random(1)
+    pids = []
+    for i in range(KILL_LOOPS):
+        p = subprocess.Popen([VIGIL, "run", "-q", "-o", str(out / ("run%d.msgpack" % i)),
+                              "--result", str(out / ("result%d.json" % i)), "--",
+                              "sh", "-c", "sleep 5; echo %s" % mark],
+                             env={**os.environ, "TMPDIR": str(tmp)},
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        time.sleep(rnd.uniform(0, KILL_WITHIN_S))
+        p.kill()
+        p.wait()
+        pids.append(p.pid)
+    assert not wait_gone(mark, 10)
+    # the reapers remove what a dead vigil made: give them their moment
+    wait_for(lambda: not vigil_cgroups(pids), 10)
+    left = {
+        "cgroups": vigil_cgroups(pids),
+        "temporary files": sorted(f for f in os.listdir(out) if ".vigil-" in f),
+        "scratch dirs": sorted(os.listdir(tmp)),
+        "mounts": mounts_under([str(tmp_path)]),
+    }
+    assert not any(left.values()), left
