@@ -26,6 +26,7 @@
 #include "util/escape.h"
 
 #define MARKER ".vigil-batch"
+#define INTERRUPTED "result.interrupted.json"
 #define NS_PER_S 1e9
 
 static volatile sig_atomic_t stop_signal;
@@ -275,6 +276,26 @@ static int start(struct runner *r, const struct vg_batch_task *t, struct vg_err 
     return 0;
 }
 
+/* A run the batch stopped (or that a Ctrl-C reached with it) recorded
+ * status error: that is no result of the task, and a rerun must run it
+ * again.  Its record is kept beside, under a name no rerun takes for a
+ * result (prepare removes it with the rest of the attempt). */
+static void set_aside_interrupted(const struct runner *r, const struct vg_batch_task *t)
+{
+    char *st = NULL;
+    if (!vg_batch_task_done(r->o->out, t, &st) || !strcmp(st, "error")) {
+        char *dir = vg_batch_task_dir(r->o->out, t);
+        char *res = vg_xasprintf("%s/result.json", dir), *aside = vg_xasprintf("%s/%s", dir, INTERRUPTED);
+        if (rename(res, aside) < 0 && errno != ENOENT && unlink(res) < 0)
+            fprintf(stderr, "vigil batch: task %s: cannot set aside its interrupted result: %s\n",
+                    t->id, strerror(errno));
+        free(res);
+        free(aside);
+        free(dir);
+    }
+    free(st);
+}
+
 /* Waits for one run to end and takes in its result. */
 static void reap(struct runner *r)
 {
@@ -286,6 +307,12 @@ static void reap(struct runner *r)
         struct slot *s = &r->slots[i];
         if (s->pid != pid)
             continue;
+        if (stop_signal) {   /* it may have ended of the same signal */
+            set_aside_interrupted(r, s->task);
+            s->pid = 0;
+            r->running--;
+            return;
+        }
         char *st = NULL;
         vg_batch_task_done(r->o->out, s->task, &st);
         r->prog.done++;
@@ -314,6 +341,7 @@ static void stop_all(struct runner *r)
             break;
         for (unsigned i = 0; pid > 0 && i < r->nslots; i++)
             if (r->slots[i].pid == pid) {
+                set_aside_interrupted(r, r->slots[i].task);
                 r->slots[i].pid = 0;
                 r->running--;
             }

@@ -27,17 +27,9 @@ struct vg_reader {
 
 struct vg_reader *vg_reader_open(const char *path, struct vg_err *err)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-        vg_errf(err, "%s: %s", path, strerror(errno));
+    int fd = vg_open_regular(path, err);   /* a FIFO would block the reader */
+    if (fd < 0)
         return NULL;
-    }
-    struct stat st;
-    if (fstat(fd, &st) < 0 || S_ISDIR(st.st_mode)) {
-        vg_errf(err, "%s: %s", path, S_ISDIR(st.st_mode) ? "is a directory" : strerror(errno));
-        close(fd);
-        return NULL;
-    }
     struct vg_reader *r = vg_xcalloc(1, sizeof *r);
     r->fd = fd;
     r->cap = CHUNK;

@@ -39,7 +39,8 @@ static int cmp_line(const void *a, const void *b)
  * are allow rules before the include), then what was left out. */
 static void build(struct vg_learn *L, struct text *t)
 {
-    qsort(L->rules.v, L->rules.n, sizeof *L->rules.v, cmp_line);
+    if (L->rules.n)   /* a run that did nothing learns no rule: v is NULL */
+        qsort(L->rules.v, L->rules.n, sizeof *L->rules.v, cmp_line);
     /* Names from outside (the log's name, the header's policy path) are
      * escaped: one with a newline in it must not start a line of its own. */
     char *log = vg_esc_dup(L->o->log), *pol = vg_esc_dup(L->run_policy);

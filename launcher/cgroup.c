@@ -264,26 +264,49 @@ static void remove_dir(struct vg_cgroup *cg, enum vg_cg_ctrl c)
     free(dir);
 }
 
-static void create_one(struct vg_cgroup *cg, enum vg_cg_ctrl c, const struct vg_limits *l,
-                       pid_t pid)
+/* Where each controller's group would go (parent_dir + "/vigil-PID"),
+ * worked out before anything is made, so that the reaper knows them. */
+struct plan {
+    char *dir[VG_CG_NCTRL];   /* NULL: controller not wanted, or no place */
+    char *parent[VG_CG_NCTRL];
+    int version[VG_CG_NCTRL];
+};
+
+static void plan_one(struct plan *p, enum vg_cg_ctrl c, pid_t pid)
 {
-    int version;
-    char *parent = parent_dir(c, &version);
-    if (!parent)
+    p->parent[c] = parent_dir(c, &p->version[c]);
+    if (p->parent[c] && access(p->parent[c], W_OK) < 0) {   /* no reaper for nothing */
+        free(p->parent[c]);
+        p->parent[c] = NULL;
+    }
+    if (p->parent[c])
+        p->dir[c] = vg_xasprintf("%s/vigil-%d", p->parent[c], (int)pid);
+}
+
+static void plan_free(struct plan *p)
+{
+    for (int c = 0; c < VG_CG_NCTRL; c++) {
+        free(p->dir[c]);
+        free(p->parent[c]);
+    }
+}
+
+static void create_one(struct vg_cgroup *cg, enum vg_cg_ctrl c, const struct vg_limits *l,
+                       const struct plan *p)
+{
+    if (!p->dir[c])
         return;
-    char *dir = vg_xasprintf("%s/vigil-%d", parent, (int)pid);
+    char *dir = vg_xstrdup(p->dir[c]);
     bool shared = already_ours(cg, dir);
     if (!shared && mkdir(dir, 0755) < 0) {
         free(dir);  /* not allowed, or not ours: fall back */
-        free(parent);
         return;
     }
     cg->dir[c] = dir;
-    cg->version[c] = version;
-    if ((version == 2 && !v2_available(parent, dir, ctrl_names[c])) ||
-        write_limit(cg, c, dir, version, l) < 0)
+    cg->version[c] = p->version[c];
+    if ((p->version[c] == 2 && !v2_available(p->parent[c], dir, ctrl_names[c])) ||
+        write_limit(cg, c, dir, p->version[c], l) < 0)
         remove_dir(cg, c);
-    free(parent);
 }
 
 static void remove_all(struct vg_cgroup *cg)
@@ -292,12 +315,16 @@ static void remove_all(struct vg_cgroup *cg)
         remove_dir(cg, c);
 }
 
-/* In the reaper: wait until vigil is gone (EOF: it closed its end, or it
- * died, even by SIGKILL, and the kernel closed it; the sandbox's pid 1, a
- * copy of vigil, holds it too, so the groups are empty by then), remove
- * the groups, and leave.  A grandchild of vigil, so that vigil's engine,
- * which waits for any child, never sees it. */
-static _Noreturn void reaper_main(struct vg_cgroup *cg, int in, int out)
+/* In the reaper, started before any group exists: note which of the
+ * planned groups exist already (not vigil's: never touched), say so
+ * (vigil creates the groups only then, so a SIGKILL at any moment cannot
+ * leave one no reaper knows), wait until vigil is gone (EOF: it closed its
+ * end, or it died, even by SIGKILL, and the kernel closed it; the
+ * sandbox's pid 1, a copy of vigil, holds it too, so the groups are empty
+ * by then), remove the planned groups that appeared since, and leave.  A
+ * grandchild of vigil, so that vigil's engine, which waits for any child,
+ * never sees it. */
+static _Noreturn void reaper_main(struct plan *p, int in, int out)
 {
     char c;
     signal(SIGINT, SIG_IGN);    /* a ^C to vigil's process group must not */
@@ -312,22 +339,34 @@ static _Noreturn void reaper_main(struct vg_cgroup *cg, int in, int out)
     if (null < 0 || high_in < 0 || high_out < 0 || dup2(null, 0) < 0 || dup2(null, 1) < 0 ||
         dup2(high_in, REAPER_IN) < 0 || dup2(high_out, REAPER_OUT) < 0 ||
         syscall(SYS_close_range, REAPER_OUT + 1, ~0u, 0) < 0)
-        _exit(1);   /* vigil removes the groups itself when it can */
+        _exit(1);   /* no ready sign: vigil makes no group */
+    struct vg_cgroup mine = {0};
+    for (int k = 0; k < VG_CG_NCTRL; k++)
+        if (p->dir[k] && access(p->dir[k], F_OK) < 0 && errno == ENOENT && !already_ours(&mine, p->dir[k]))
+            mine.dir[k] = vg_xstrdup(p->dir[k]);
+    if (write(REAPER_OUT, "r", 1) != 1)
+        _exit(1);
     while (read(REAPER_IN, &c, 1) < 0 && errno == EINTR)
         ;
-    remove_all(cg);
+    for (int k = 0; k < VG_CG_NCTRL; k++)   /* only what vigil may have made */
+        if (mine.dir[k] && access(mine.dir[k], F_OK) < 0) {
+            free(mine.dir[k]);
+            mine.dir[k] = NULL;
+        }
+    remove_all(&mine);
     _exit(0);       /* closes REAPER_OUT: vigil's sign that we are done */
 }
 
-static void start_reaper(struct vg_cgroup *cg)
+/* The reaper, before any group: true once it has said it is ready. */
+static bool start_reaper(struct vg_cgroup *cg, struct plan *p)
 {
     int to[2], from[2];
     if (pipe2(to, O_CLOEXEC) < 0)
-        return;
+        return false;
     if (pipe2(from, O_CLOEXEC) < 0) {
         close(to[0]);
         close(to[1]);
-        return;
+        return false;
     }
     fflush(NULL);
     pid_t mid = fork();
@@ -335,7 +374,7 @@ static void start_reaper(struct vg_cgroup *cg)
         if (fork() == 0) {
             close(to[1]);
             close(from[0]);
-            reaper_main(cg, to[0], from[1]);
+            reaper_main(p, to[0], from[1]);
         }
         _exit(0);
     }
@@ -344,13 +383,19 @@ static void start_reaper(struct vg_cgroup *cg)
     if (mid > 0)
         while (waitpid(mid, NULL, 0) < 0 && errno == EINTR)
             ;
-    cg->reaper = mid > 0;
+    char ready;
+    ssize_t n = -1;
+    if (mid > 0)
+        while ((n = read(from[0], &ready, 1)) < 0 && errno == EINTR)
+            ;
+    cg->reaper = n == 1;
     cg->to_reaper = to[1];
     cg->from_reaper = from[0];
     if (!cg->reaper) {
         close(to[1]);
         close(from[0]);
     }
+    return cg->reaper;
 }
 
 static void close_bill(void)
@@ -421,20 +466,29 @@ int vg_cgroup_unbill_self(void)
     return move_self(home_tasks, false);
 }
 
+/* The reaper exists before the first group does: vigil killed at any
+ * moment leaves none (tests/test_run_leftovers.py).  Without a reaper no
+ * group is made (the limits fall back to rlimits). */
 void vg_cgroup_create(struct vg_cgroup *cg, const struct vg_limits *l, pid_t pid)
 {
     memset(cg, 0, sizeof *cg);
-    create_one(cg, VG_CG_MEMORY, l, pid);
-    create_one(cg, VG_CG_PIDS, l, pid);
-    if (l->v[VG_LIM_CPUS]) {
-        create_one(cg, VG_CG_CPU, l, pid);
-        open_bill(cg);
-    }
+    struct plan p = {0};
+    plan_one(&p, VG_CG_MEMORY, pid);
+    plan_one(&p, VG_CG_PIDS, pid);
+    if (l->v[VG_LIM_CPUS])
+        plan_one(&p, VG_CG_CPU, pid);
+    bool any = false;
     for (int c = 0; c < VG_CG_NCTRL; c++)
-        if (cg->dir[c]) {
-            start_reaper(cg);
-            break;
+        any |= p.dir[c] != NULL;
+    if (any && start_reaper(cg, &p)) {
+        create_one(cg, VG_CG_MEMORY, l, &p);
+        create_one(cg, VG_CG_PIDS, l, &p);
+        if (l->v[VG_LIM_CPUS]) {
+            create_one(cg, VG_CG_CPU, l, &p);
+            open_bill(cg);
         }
+    }
+    plan_free(&p);
 }
 
 int vg_cgroup_join(const struct vg_cgroup *cg, pid_t pid, struct vg_err *err)

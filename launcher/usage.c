@@ -13,17 +13,49 @@
 /* Deeper trees are not walked further (their size is then a lower bound). */
 #define WALK_DEPTH 64
 #define BLOCK_UNIT 512   /* st_blocks counts 512-byte units */
+/* Walks one measurement may take before it is settled (see measure); past
+ * them the workdir's filesystem is asked instead. */
+#define WALKS_MAX 4
+#define FNV_OFFSET 0xcbf29ce484222325ull
+#define FNV_PRIME 0x100000001b3ull
 
-static uint64_t workdir_bytes(const char *dir, bool *blind);
+/* One walk of the workdir: what it counted, and what says whether the
+ * tree stood still meanwhile. */
+struct walk {
+    uint64_t bytes;
+    uint64_t shape;   /* hash of every directory met, in order: inode and times */
+    bool moved;       /* a name vanished or changed kind under the walk */
+    bool blind;       /* a directory could not be read (permissions) */
+};
+
+static void walk_tree(const char *dir, struct walk *w);
+
+static uint64_t fs_used(int fd)
+{
+    struct statfs sf;
+    if (fd < 0 || fstatfs(fd, &sf) < 0)
+        return 0;
+    return (uint64_t)(sf.f_blocks - sf.f_bfree) * (uint64_t)sf.f_frsize;
+}
 
 void vg_usage_init(struct vg_usage *u, const char *host_workdir, uint64_t disk_limit)
 {
     memset(u, 0, sizeof *u);
     u->tmp_fd = -1;
+    u->wd_fd = -1;
     u->host_workdir = disk_limit ? host_workdir : NULL;
     u->disk_limit = disk_limit;
-    if (u->host_workdir)    /* what was there before counts against nothing */
-        u->disk_base = u->disk_bytes = workdir_bytes(host_workdir, &u->disk_blind);
+    if (!u->host_workdir)
+        return;
+    u->wd_fd = open(host_workdir, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    u->fs_base = fs_used(u->wd_fd);
+    /* what was there before counts against nothing */
+    struct walk w;
+    walk_tree(host_workdir, &w);
+    u->disk_base = u->disk_bytes = u->settled_bytes = w.bytes;
+    u->settled_fs = u->fs_base;
+    u->disk_blind = w.blind;
+    u->shape = w.shape;
 }
 
 void vg_usage_attach(struct vg_usage *u, pid_t init_pid)
@@ -34,62 +66,130 @@ void vg_usage_attach(struct vg_usage *u, pid_t init_pid)
     u->tmp_fd = open(path, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 }
 
+static void mix(uint64_t *h, uint64_t v)
+{
+    for (int i = 0; i < 8; i++, v >>= 8)
+        *h = (*h ^ (v & 0xff)) * FNV_PRIME;
+}
+
+/* A directory's identity and the times every change of its names moves
+ * (a rename in or out, a create, an unlink); kernels with multigrain
+ * timestamps give a change after this stat a time of its own. */
+static void mix_dir(struct walk *w, const struct stat *st)
+{
+    mix(&w->shape, (uint64_t)st->st_ino);
+    mix(&w->shape, (uint64_t)st->st_ctim.tv_sec);
+    mix(&w->shape, (uint64_t)st->st_ctim.tv_nsec);
+    mix(&w->shape, (uint64_t)st->st_mtim.tv_sec);
+    mix(&w->shape, (uint64_t)st->st_mtim.tv_nsec);
+}
+
+/* What an error met on a name the directory listed means: gone or
+ * replaced meanwhile (a concurrent rename: the walk is not settled), or
+ * unreadable (what cannot be measured is not under the limit). */
+static void name_failed(struct walk *w, int err)
+{
+    if (err == ENOENT || err == ESTALE || err == ENOTDIR || err == ELOOP)
+        w->moved = true;
+    else
+        w->blind = true;
+}
+
 /* Bytes allocated beneath the directory dirfd, never following a link
  * nor leaving its filesystem: the candidate owns this tree and may make
- * it point anywhere, so only metadata is read, relative to fds.  A
- * directory that cannot be read (the candidate may chmod one 000) sets
- * *blind: what cannot be measured is not under the limit. */
-static uint64_t tree_bytes(int dirfd, dev_t dev, int depth, bool *blind)
+ * it point anywhere, so only metadata is read, relative to fds. */
+static void tree_bytes(int dirfd, dev_t dev, int depth, struct walk *w)
 {
+    struct stat self;
+    if (fstat(dirfd, &self) < 0) {
+        close(dirfd);
+        w->blind = true;
+        return;
+    }
+    mix_dir(w, &self);
     DIR *d = fdopendir(dirfd);
     if (!d) {
         close(dirfd);
-        *blind = true;
-        return 0;
+        w->blind = true;
+        return;
     }
-    uint64_t sum = 0;
     struct dirent *e;
     while ((e = readdir(d))) {
         struct stat st;
         if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
             continue;
-        if (fstatat(dirfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 || st.st_dev != dev)
+        if (fstatat(dirfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+            name_failed(w, errno);
             continue;
-        sum += (uint64_t)st.st_blocks * BLOCK_UNIT;
+        }
+        if (st.st_dev != dev)
+            continue;
+        w->bytes += (uint64_t)st.st_blocks * BLOCK_UNIT;
         if (S_ISDIR(st.st_mode) && depth < WALK_DEPTH) {
             int sub = openat(dirfd, e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
             if (sub >= 0)
-                sum += tree_bytes(sub, dev, depth + 1, blind);
-            else if (errno != ENOENT)   /* gone meanwhile: nothing to count */
-                *blind = true;
+                tree_bytes(sub, dev, depth + 1, w);
+            else
+                name_failed(w, errno);
         }
     }
     closedir(d);
-    return sum;
 }
 
-static uint64_t workdir_bytes(const char *dir, bool *blind)
+static void walk_tree(const char *dir, struct walk *w)
 {
+    memset(w, 0, sizeof *w);
+    w->shape = FNV_OFFSET;
     int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     struct stat st;
     if (fd < 0 || fstat(fd, &st) < 0) {
         if (fd >= 0)
             close(fd);
-        *blind = true;
-        return 0;
+        w->blind = true;
+        return;
     }
-    return tree_bytes(fd, st.st_dev, 0, blind);
+    tree_bytes(fd, st.st_dev, 0, w);
 }
 
+/* A walk races the candidate's renames: a tree moved from a name not yet
+ * read to one already read is missed, moved the other way it is counted
+ * twice.  Every such change moves the times of the directories it
+ * touches, so two walks meeting the same directories with the same times
+ * (the last one of the previous measurement counts: nothing changed
+ * between) saw a tree that stood still, and the second one's sum is
+ * right.  A tree that keeps changing through WALKS_MAX walks is measured
+ * by its filesystem instead: its last settled size plus what the
+ * filesystem gained since; that bounds what the workdir holds (unless the
+ * host frees space on it meanwhile), so the candidate can hide nothing by
+ * renaming, and what the host writes there counts only while it churns. */
 static void measure_disk(struct vg_usage *u)
 {
-    bool blind = false;
-    u->disk_bytes = workdir_bytes(u->host_workdir, &blind);
-    /* Blind before the run too: the workdir was never measurable, and the
-     * limit cannot hold; the run stops at the first sample. */
-    if (blind || u->disk_bytes > u->disk_base + u->disk_limit)
+    struct walk w;
+    bool settled = false;
+    for (int i = 0; i < WALKS_MAX && !settled; i++) {
+        walk_tree(u->host_workdir, &w);
+        settled = !w.moved && w.shape == u->shape;
+        u->shape = w.moved ? 0 : w.shape;
+        if (w.blind)
+            break;
+    }
+    u->disk_blind |= w.blind;
+    if (w.blind) {   /* never measurable (blind before the run too): the limit cannot hold */
         u->disk_over = true;
-    u->disk_blind |= blind;
+        return;
+    }
+    if (settled) {
+        u->disk_bytes = u->settled_bytes = w.bytes;
+        u->settled_fs = fs_used(u->wd_fd);
+        if (w.bytes > u->disk_base + u->disk_limit)
+            u->disk_over = true;
+        return;
+    }
+    u->disk_by_fs = true;
+    uint64_t used = fs_used(u->wd_fd);
+    u->disk_bytes = u->settled_bytes + (used > u->settled_fs ? used - u->settled_fs : 0);
+    if (u->wd_fd < 0 || u->disk_bytes > u->disk_base + u->disk_limit)
+        u->disk_over = true;
 }
 
 bool vg_usage_sample(struct vg_usage *u, bool last)
@@ -106,5 +206,7 @@ void vg_usage_close(struct vg_usage *u)
 {
     if (u->tmp_fd >= 0)
         close(u->tmp_fd);
-    u->tmp_fd = -1;
+    if (u->wd_fd >= 0)
+        close(u->wd_fd);
+    u->tmp_fd = u->wd_fd = -1;
 }

@@ -24,6 +24,13 @@ struct vg_usage {
     uint64_t disk_bytes;   /* the host workdir's size, last measured */
     bool disk_over;        /* ... above disk_limit, or could not be measured */
     bool disk_blind;       /* part of it could not be read */
+    int wd_fd;             /* O_PATH on the host workdir, for fstatfs; -1: none */
+    uint64_t fs_base;      /* bytes used on the workdir's filesystem before the run */
+    uint64_t settled_bytes, settled_fs; /* the last settled walk, and the
+                            * filesystem's use then */
+    uint64_t shape;        /* the last walk's directories (usage.c); 0: unsettled */
+    bool disk_by_fs;       /* the tree kept changing under the walks: measured
+                            * by what its filesystem gained */
 };
 
 void vg_usage_init(struct vg_usage *u, const char *host_workdir, uint64_t disk_limit);

@@ -508,7 +508,7 @@ static int st_include(struct parser *ps)
     int rc = -1;
     if (!text)
         rc = saved == ENOENT ? perr(ps, t->col, "include not found: '%s'", path)
-                             : perr(ps, t->col, "cannot read include '%s': %s", path, strerror(saved));
+                             : perr(ps, t->col, "cannot read include: %s", e.msg);
     else if (!real)
         rc = perr(ps, t->col, "cannot resolve include '%s': %s", path, strerror(errno));
     else

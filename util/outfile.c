@@ -94,12 +94,26 @@ static int check_existing(const char *path, const struct stat *st,
     return -1;
 }
 
-/* Our file: DIR/.BASE.vigil-XXXXXX, created O_EXCL, mode as open(0644)
- * would give under the caller's umask. */
+/* Our file, mode as open(0644) would give under the caller's umask:
+ * unnamed (O_TMPFILE) where the filesystem can, so that a vigil killed
+ * before it commits leaves nothing behind; it gets a name only at commit.
+ * Elsewhere DIR/.BASE.vigil-XXXXXX, created O_EXCL. */
 static int create_tmp(struct vg_outfile *f, const char *dir, const char *base)
 {
     f->tmp = vg_xasprintf("%s/.%s.vigil-XXXXXX", dir, base);
-    f->fd = mkostemp(f->tmp, O_CLOEXEC);
+    f->fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+    f->unnamed = f->fd >= 0;
+    /* our own fd on it, to name it by: f->fd may be handed on (the log) */
+    if (f->unnamed) {
+        f->link_fd = fcntl(f->fd, F_DUPFD_CLOEXEC, 0);
+        if (f->link_fd < 0)
+            return -1;
+        f->link_open = true;
+    }
+    if (f->fd < 0 && errno != EOPNOTSUPP && errno != EISDIR && errno != EINVAL)
+        return -1;   /* not "unsupported here": the fallback would fail too */
+    if (f->fd < 0)
+        f->fd = mkostemp(f->tmp, O_CLOEXEC);
     if (f->fd < 0)
         return -1;
     mode_t mask = umask(0);
@@ -148,7 +162,48 @@ out:
 static bool still_ours(const struct vg_outfile *f)
 {
     struct stat st;
+    if (f->unnamed)   /* no name: nobody can have replaced it */
+        return f->link_open;
     return f->tmp && lstat(f->tmp, &st) == 0 && st.st_dev == f->tdev && st.st_ino == f->tino;
+}
+
+/* Give our unnamed file the name path (never replacing one: EEXIST).
+ * AT_EMPTY_PATH needs no /proc but, before Linux 6.10, a capability;
+ * /proc/self/fd/N works for anyone. */
+static int link_unnamed(const struct vg_outfile *f, const char *path)
+{
+    if (linkat(f->link_fd, "", AT_FDCWD, path, AT_EMPTY_PATH) == 0)
+        return 0;
+    if (errno != EPERM && errno != ENOENT && errno != EINVAL)
+        return -1;
+    char proc[64];
+    snprintf(proc, sizeof proc, "/proc/self/fd/%d", f->link_fd);
+    return linkat(AT_FDCWD, proc, AT_FDCWD, path, AT_SYMLINK_FOLLOW);
+}
+
+/* An unnamed file going to replace a checked target needs a name of its
+ * own first (replace_checked swaps two names): DIR/.BASE.vigil-XXXXXX,
+ * like the fallback's, for the moment of the commit only. */
+static int name_unnamed(struct vg_outfile *f)
+{
+    static const char letters[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+    enum { TRIES = 100, SUFFIX = 6 };
+    size_t len = strlen(f->tmp);
+    for (int t = 0; t < TRIES; t++) {
+        unsigned char rnd[SUFFIX];
+        if (getentropy(rnd, sizeof rnd) < 0)
+            return -1;
+        for (int i = 0; i < SUFFIX; i++)
+            f->tmp[len - SUFFIX + (size_t)i] = letters[rnd[i] % (sizeof letters - 1)];
+        if (link_unnamed(f, f->tmp) == 0) {
+            f->unnamed = false;
+            return 0;
+        }
+        if (errno != EEXIST)
+            return -1;
+    }
+    errno = EEXIST;
+    return -1;
 }
 
 /* Put our file in place of the checked target by swapping the two names
@@ -182,8 +237,16 @@ int vg_outfile_commit(struct vg_outfile *f, struct vg_err *err)
         vg_errf(err, "write %s: vigil's file %s was replaced meanwhile", f->path, f->tmp);
         return -1;
     }
-    int r = f->existed ? replace_checked(f)
+    int r;
+    if (f->unnamed && !f->existed)   /* a link never replaces: as RENAME_NOREPLACE */
+        r = link_unnamed(f, f->path);
+    else if (f->unnamed && name_unnamed(f) < 0)
+        r = -1;
+    else
+        r = f->existed ? replace_checked(f)
                        : renameat2(AT_FDCWD, f->tmp, AT_FDCWD, f->path, RENAME_NOREPLACE);
+    if (r < 0 && !f->unnamed && f->existed && errno != EEXIST && still_ours(f))
+        unlink(f->tmp);   /* named only for this commit, which failed */
     if (r < 0) {
         vg_errf(err, "write %s: %s", f->path,
                 errno == EEXIST ? "another file appeared there during the run; vigil's copy "
@@ -196,11 +259,14 @@ int vg_outfile_commit(struct vg_outfile *f, struct vg_err *err)
 
 void vg_outfile_discard(struct vg_outfile *f)
 {
-    if (f->fd >= 0)
-        close(f->fd);
-    f->fd = -1;
-    if (!f->committed && still_ours(f))
+    if (!f->committed && !f->unnamed && still_ours(f))
         unlink(f->tmp);
+    if (f->fd >= 0)   /* closed last: an unnamed file goes with it */
+        close(f->fd);
+    if (f->link_open)
+        close(f->link_fd);
+    f->link_open = false;
+    f->fd = -1;
     free(f->tmp);
     free(f->path);
     f->tmp = f->path = NULL;

@@ -23,7 +23,10 @@
 
 struct vg_outfile {
     char *path;        /* the target, as given */
-    char *tmp;         /* our file, in the target's directory */
+    char *tmp;         /* our file's name, in the target's directory */
+    bool unnamed;      /* ... not given yet: an O_TMPFILE until commit */
+    int link_fd;       /* vigil's own fd on the unnamed file, when link_open */
+    bool link_open;
     int fd;            /* open on tmp; -1 once closed or handed on */
     bool existed;      /* the target existed (and passed the rule) when reserved */
     dev_t dev;         /* that target's identity */

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 void vg_errf(struct vg_err *err, const char *fmt, ...)
@@ -212,13 +213,39 @@ bool vg_parse_duration(const char *s, uint64_t *out_ms)
     return true;
 }
 
-char *vg_read_file(const char *path, size_t max, size_t *len, struct vg_err *err)
+int vg_open_regular(const char *path, struct vg_err *err)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
     if (fd < 0) {
         vg_errf(err, "%s: %s", path, strerror(errno));
-        return NULL;
+        return -1;
     }
+    struct stat st;
+    if (fstat(fd, &st) < 0) {
+        vg_errf(err, "%s: %s", path, strerror(errno));
+        close(fd);
+        return -1;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        vg_errf(err, "%s: %s", path, S_ISDIR(st.st_mode) ? "is a directory" : "not a regular file");
+        close(fd);
+        errno = S_ISDIR(st.st_mode) ? EISDIR : EINVAL;
+        return -1;
+    }
+    int fl = fcntl(fd, F_GETFL);
+    if (fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) < 0) {
+        vg_errf(err, "%s: %s", path, strerror(errno));
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+char *vg_read_file(const char *path, size_t max, size_t *len, struct vg_err *err)
+{
+    int fd = vg_open_regular(path, err);
+    if (fd < 0)
+        return NULL;
     struct vg_buf b = {0};
     char tmp[8192];
     for (;;) {

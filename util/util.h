@@ -46,7 +46,13 @@ bool vg_parse_duration(const char *s, uint64_t *out_ms);
 /* plain non-negative decimal integer */
 bool vg_parse_u64(const char *s, uint64_t *out);
 
-/* Read a whole file (at most max bytes) into a NUL-terminated buffer. */
+/* Open path for reading only if it is a regular file: a FIFO, a device or
+ * a socket given where vigil reads a file (a policy, an include, a task
+ * file, a log) would block it forever or never end.  The open itself
+ * cannot block (O_NONBLOCK, cleared after the check).  -1 with err set
+ * ("PATH: not a regular file"). */
+int vg_open_regular(const char *path, struct vg_err *err);
+/* Read a whole regular file (at most max bytes) into a NUL-terminated buffer. */
 char *vg_read_file(const char *path, size_t max, size_t *len, struct vg_err *err);
 
 /* Write all of buf, retrying on EINTR/short writes.  -1 with errno on error. */

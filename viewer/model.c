@@ -213,17 +213,9 @@ long vw_model_refresh(struct vw_model *m, struct vg_err *err)
 static struct vw_model *open_upto(const char *path, bool follow, size_t max_records,
                                   struct vg_err *err)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-        vg_errf(err, "%s: %s", path, strerror(errno));
+    int fd = vg_open_regular(path, err);   /* a FIFO would block before any check */
+    if (fd < 0)
         return NULL;
-    }
-    struct stat st;
-    if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-        vg_errf(err, "%s: not a regular file", path);
-        close(fd);
-        return NULL;
-    }
     struct vw_model *m = vg_xcalloc(1, sizeof *m);
     m->path = vg_xstrdup(path);
     m->fd = fd;

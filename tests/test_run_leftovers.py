@@ -1,0 +1,163 @@
+"""Nothing is left behind, nothing is taken for what it is not: a run or a
+batch stopped at any moment (SIGINT, SIGKILL) leaves no temporary file,
+no cgroup, no mount, no network namespace, and a rerun does what the
+stopped one did not finish; a FIFO given where vigil reads a file is
+refused at once instead of hanging it; a candidate renaming its workdir's
+tree is neither stopped for it nor able to hide its usage by it."""
+import json
+import os
+import signal
+import subprocess
+import time
+
+import pytest
+
+from helpers import (VIGIL, caller, marker, nobody_caller, root_caller,  # noqa: F401
+                     wait_gone, with_marker)
+
+
+def write_tasks(path, tasks):
+    with open(path, "w") as f:
+        for t in tasks:
+            f.write(json.dumps(t) + "\n")
+
+
+def wait_for(cond, within):
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        if cond():
+            return True
+        time.sleep(0.02)
+    return cond()
+
+
+# ---- a batch interrupted ----
+
+def test_a_batch_interrupted_by_sigint_reruns_the_tasks_it_stopped(root_caller):
+    """Ctrl-C (SIGINT to the whole process group) while two tasks run: the
+    rerun runs those two again (they are not 'done' with the error their
+    interrupted runs recorded) and both finish."""
+    mark = marker()
+    d = root_caller.dir("sigint")
+    tasks = [{"id": "t%d" % i, "argv": ["sh", "-c", "sleep 1.5; echo %s %d" % (mark, i)]}
+             for i in range(2)]
+    write_tasks(os.path.join(d, "tasks.jsonl"), tasks)
+    out = os.path.join(d, "out")
+    p = subprocess.Popen([VIGIL, "batch", "tasks.jsonl", "--out", out, "-j", "2"], cwd=d,
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                         start_new_session=True)
+    assert wait_for(lambda: len(with_marker(mark)) >= 2, 20), "the tasks never started"
+    os.killpg(p.pid, signal.SIGINT)
+    assert p.wait(timeout=30) == 3   # interrupted: a retry resumes
+    assert not wait_gone(mark, 10)
+    r = subprocess.run([VIGIL, "batch", "tasks.jsonl", "--out", out, "-j", "2"], cwd=d,
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert "2 run, 0 already done" in r.stderr, r.stderr
+    with open(os.path.join(out, "results.jsonl")) as f:
+        recs = {x["task_id"]: x for x in map(json.loads, f)}
+    assert sorted(recs) == ["t0", "t1"], recs
+    for i in range(2):
+        x = recs["t%d" % i]
+        assert x["status"] == "ok" and x["stdout"]["tail"] == "%s %d\n" % (mark, i), x
+
+
+# ---- inputs that are not files ----
+
+@pytest.fixture
+def fifo(tmp_path):
+    path = str(tmp_path / "fifo")
+    os.mkfifo(path)
+    return path
+
+
+def refused(args, fifo, cwd):
+    r = subprocess.run([VIGIL, *args], capture_output=True, text=True, timeout=10, cwd=cwd,
+                       stdin=subprocess.DEVNULL)
+    assert r.returncode != 0, r
+    lines = r.stderr.strip().split("\n")
+    assert len(lines) == 1 and fifo in lines[0] and "not a regular file" in lines[0], r.stderr
+    return r
+
+
+@pytest.mark.parametrize("what", ["check", "run", "log", "view", "batch"])
+def test_a_fifo_given_as_a_file_is_refused_not_waited_on(fifo, tmp_path, what):
+    args = {"check": ["check", fifo], "run": ["run", "-q", "-p", fifo, "--", "true"],
+            "log": ["log", fifo], "view": ["view", fifo],
+            "batch": ["batch", fifo, "--out", str(tmp_path / "out")]}[what]
+    refused(args, fifo, str(tmp_path))
+
+
+@pytest.mark.parametrize("what", ["check", "run"])
+def test_a_fifo_as_an_include_is_refused_not_waited_on(fifo, tmp_path, what):
+    pol = tmp_path / "p.policy"
+    pol.write_text("version 1\ninclude %s\n" % fifo)
+    args = ["check", str(pol)] if what == "check" else ["run", "-q", "-p", str(pol), "--", "true"]
+    refused(args, fifo, str(tmp_path))
+
+
+def test_a_fifo_as_a_batch_input_is_refused_not_waited_on(fifo, tmp_path):
+    tasks = tmp_path / "tasks.jsonl"
+    write_tasks(str(tasks), [{"id": "t", "argv": ["true"], "inputs": [fifo]}])
+    r = subprocess.run([VIGIL, "batch", str(tasks), "--out", str(tmp_path / "out")],
+                       capture_output=True, text=True, timeout=10, stdin=subprocess.DEVNULL)
+    assert r.returncode != 0 and fifo in r.stderr and "not a regular file" in r.stderr, r
+
+
+# ---- a vigil killed at any moment ----
+
+KILL_LOOPS = 100
+KILL_WITHIN_S = 0.030      # SIGKILL 0-30 ms after the start: set-up, groups, the run
+CGROUP_ROOT = "/sys/fs/cgroup"
+CGROUP_DEPTH = 5           # vigil's groups are children of vigil's own group
+
+
+def vigil_cgroups(pids):
+    """The cgroup dirs named vigil-PID for one of pids, in every hierarchy."""
+    names = {"vigil-%d" % p for p in pids}
+    found = []
+    base_depth = CGROUP_ROOT.count("/")
+    for dirpath, dirs, _ in os.walk(CGROUP_ROOT):
+        found += [os.path.join(dirpath, d) for d in dirs if d in names]
+        if dirpath.count("/") - base_depth >= CGROUP_DEPTH:
+            dirs[:] = []
+    return found
+
+
+def mounts_under(prefixes):
+    with open("/proc/self/mountinfo") as f:
+        return [line for line in f if any(p in line for p in prefixes)]
+
+
+def test_a_vigil_sigkilled_at_any_moment_leaves_nothing_behind(root_caller, tmp_path):
+    """100 runs SIGKILLed 0-30 ms after they start (groups are made, the
+    sandbox set up, the outputs reserved in that time): no cgroup of
+    theirs, no temporary file beside the outputs, no scratch dir, no
+    mount is left once they are gone."""
+    import random
+    out, tmp = tmp_path / "out", tmp_path / "tmp"
+    out.mkdir()
+    tmp.mkdir()
+    mark = marker()
+    rnd = random.Random(1)
+    pids = []
+    for i in range(KILL_LOOPS):
+        p = subprocess.Popen([VIGIL, "run", "-q", "-o", str(out / ("run%d.msgpack" % i)),
+                              "--result", str(out / ("result%d.json" % i)), "--",
+                              "sh", "-c", "sleep 5; echo %s" % mark],
+                             env={**os.environ, "TMPDIR": str(tmp)},
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        time.sleep(rnd.uniform(0, KILL_WITHIN_S))
+        p.kill()
+        p.wait()
+        pids.append(p.pid)
+    assert not wait_gone(mark, 10)
+    # the reapers remove what a dead vigil made: give them their moment
+    wait_for(lambda: not vigil_cgroups(pids), 10)
+    left = {
+        "cgroups": vigil_cgroups(pids),
+        "temporary files": sorted(f for f in os.listdir(out) if ".vigil-" in f),
+        "scratch dirs": sorted(os.listdir(tmp)),
+        "mounts": mounts_under([str(tmp_path)]),
+    }
+    assert not any(left.values()), left
