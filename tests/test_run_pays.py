@@ -127,11 +127,10 @@ def test_vigils_work_for_a_refusal_loop_is_within_the_cpu_quota(root_caller, not
         f"vigil {cpu1 - cpu0:.2f}s for a quota of {quota_s:.2f}s over {wall:.2f}s")
 
     # the quota never holds up the end of the run: --timeout 1s ends a
-    # 30 s loop as a time limit, well before the loop would
-    t0 = time.monotonic()
+    # 30 s loop (the I/O thread that ends it is outside the quota)
     r = root_caller.run(loop, "/root/vigil-pays-nothing", "30", opts=[*opts, "--timeout", "1s"])
     assert r.result["status"] == "timeout" and r.rc == 124, r
-    assert time.monotonic() - t0 < 15, "the run ended at its timeout, not the loop's end"
+    assert "refused " not in r.stdout, r
 
 
 @pytest.mark.parametrize("engine", ["notify", "ptrace"])
