@@ -309,20 +309,26 @@ def test_the_kernel_drops_special_destinations_in_a_dry_run(net, caller, engine)
 @pytest.mark.parametrize("engine", ENGINES)
 def test_a_rule_naming_a_special_address_exactly_allows_it(net, caller, engine):
     """Only an exact rule opens one: the host's directed broadcast named
-    in the policy is decided allow (the other specials stay refused)."""
+    in the policy with a port is decided allow on that port; on another
+    port, and for the other specials, the wide rule still does not
+    count."""
     tok = token()
     h4 = Udp(net, net.host, "0.0.0.0")
     port = h4.port
+    other = port + 1 if port < 65535 else port - 1
     pol = policy(caller, f"allow send udp {net.brd4}:{port}\nallow send udp *:*\n")
     try:
         r = run_in(net, caller, engine, pol, tok,
-                   [f"udp:{net.brd4}:{port}", f"udp:224.0.0.1:{port}"])
+                   [f"udp:{net.brd4}:{port}", f"udp:{net.brd4}:{other}",
+                    f"udp:224.0.0.1:{port}"])
     finally:
         h4.close()
     check_header(r, engine)
-    recs = {x["args"]["addr"]: x for x in syscalls(r.recs, name="sendto")}
-    assert recs[net.brd4]["decision"] == "allow", recs
-    assert recs["224.0.0.1"]["decision"] == "deny", recs
+    recs = {(x["args"]["addr"], x["args"]["port"]): x for x in syscalls(r.recs, name="sendto")}
+    assert recs[(net.brd4, port)]["decision"] == "allow", recs
+    assert recs[(net.brd4, port)]["rule"]["line"] == 2, recs
+    for key in ((net.brd4, other), ("224.0.0.1", port)):
+        assert recs[key]["decision"] == "deny" and recs[key]["rule"]["text"] == SPECIAL_RULE
 
 
 # ---- the kernel layer alone ----
