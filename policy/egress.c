@@ -75,3 +75,23 @@ void vg_policy_each_exact_ip(const struct vg_policy *p,
         }
     }
 }
+
+bool vg_policy_decide_exact(const struct vg_policy *p, enum vg_class cls, const char *proto,
+                            const struct sockaddr *sa, socklen_t len, struct vg_verdict *v)
+{
+    struct vg_sockaddr a;
+    int pr = proto ? vg_proto_from_name(proto) : -1;
+    if (cls >= VG_NPCLASS || !p->compiled || pr < 0 || !vg_sockaddr_reduce(sa, len, &a))
+        return false;
+    for (uint32_t i = 0; i < p->nlist[cls]; i++) {
+        const struct vg_prule *r = &p->rules[p->list[cls][i]];
+        bool exact = r->is_net && (int)r->net.proto == pr &&
+                     (r->net.kind == VG_ADDR_V4 || r->net.kind == VG_ADDR_V6) &&
+                     r->net.ip.prefix == (r->net.ip.v6 ? 128 : 32);
+        if (exact && vg_netpat_match_inet(&r->net, &a)) {
+            *v = (struct vg_verdict){r->act, &r->src};
+            return true;
+        }
+    }
+    return false;
+}

@@ -155,6 +155,13 @@ bool vg_policy_net_egress(const struct vg_policy *p);
  * address of the supervisor's own to the sandbox (net/hostaddr.c). */
 struct vg_ip;
 bool vg_policy_names_ip(const struct vg_policy *p, const struct vg_ip *ip);
+/* The first rule of cls naming this one address exactly (not a network,
+ * a name or any) that matches the call: *v its verdict, true; false when
+ * no such rule does (then no wide rule or default may decide either: see
+ * net/net.h, multicast and broadcast). */
+struct sockaddr;
+bool vg_policy_decide_exact(const struct vg_policy *p, enum vg_class cls, const char *proto,
+                            const struct sockaddr *sa, socklen_t len, struct vg_verdict *v);
 /* fn for every address such a rule names (repeats included). */
 void vg_policy_each_exact_ip(const struct vg_policy *p,
                              void (*fn)(const struct vg_ip *ip, void *arg), void *arg);

@@ -18,11 +18,13 @@ import random
 import socket
 import subprocess
 import threading
+import time
 import uuid
 
 import pytest
 
-from helpers import caller, nobody_caller, root_caller, syscalls  # noqa: F401
+from helpers import (caller, marker, nobody_caller, root_caller, syscalls,  # noqa: F401
+                     with_marker)
 from outside import tun_for_nobody  # noqa: F401
 
 pytestmark = pytest.mark.usefixtures("tun_for_nobody")
@@ -307,17 +309,99 @@ def test_the_kernel_drops_special_destinations_in_a_dry_run(net, caller, engine)
 @pytest.mark.parametrize("engine", ENGINES)
 def test_a_rule_naming_a_special_address_exactly_allows_it(net, caller, engine):
     """Only an exact rule opens one: the host's directed broadcast named
-    in the policy is decided allow (the other specials stay refused)."""
+    in the policy with a port is decided allow on that port; on another
+    port, and for the other specials, the wide rule still does not
+    count."""
     tok = token()
     h4 = Udp(net, net.host, "0.0.0.0")
     port = h4.port
+    other = port + 1 if port < 65535 else port - 1
     pol = policy(caller, f"allow send udp {net.brd4}:{port}\nallow send udp *:*\n")
     try:
         r = run_in(net, caller, engine, pol, tok,
-                   [f"udp:{net.brd4}:{port}", f"udp:224.0.0.1:{port}"])
+                   [f"udp:{net.brd4}:{port}", f"udp:{net.brd4}:{other}",
+                    f"udp:224.0.0.1:{port}"])
     finally:
         h4.close()
     check_header(r, engine)
-    recs = {x["args"]["addr"]: x for x in syscalls(r.recs, name="sendto")}
-    assert recs[net.brd4]["decision"] == "allow", recs
-    assert recs["224.0.0.1"]["decision"] == "deny", recs
+    recs = {(x["args"]["addr"], x["args"]["port"]): x for x in syscalls(r.recs, name="sendto")}
+    assert recs[(net.brd4, port)]["decision"] == "allow", recs
+    assert recs[(net.brd4, port)]["rule"]["line"] == 2, recs
+    for key in ((net.brd4, other), ("224.0.0.1", port)):
+        assert recs[key]["decision"] == "deny" and recs[key]["rule"]["text"] == SPECIAL_RULE
+
+
+# ---- the kernel layer alone ----
+
+SEND_WITH_OPTIONS = r"""
+import socket, sys
+tok, port, a4, via4, a6, via6 = sys.argv[1], int(sys.argv[2]), *sys.argv[3:7]
+def send(name, fam, dest, opt=None):
+    s = socket.socket(fam, socket.SOCK_DGRAM)
+    if opt:
+        s.setsockopt(*opt)
+    try:
+        s.sendto(tok.encode(), (dest, port))
+        print(name, 0)
+    except OSError as e:
+        print(name, e.errno)
+ip4 = lambda t: socket.inet_pton(socket.AF_INET, t)
+ip6 = lambda t: socket.inet_pton(socket.AF_INET6, t)
+send("plain4", socket.AF_INET, a4)
+send("plain6", socket.AF_INET6, a6)
+# a loose source route through via4: [type, length, pointer, via4, end]
+send("lsrr", socket.AF_INET, a4,
+     (socket.IPPROTO_IP, socket.IP_OPTIONS, bytes([0x83, 7, 4]) + ip4(via4) + b"\0"))
+# a segment routing header [a6, via6], one segment left: via6 goes first
+srh = bytes([0, 4, 4, 1, 1, 0, 0, 0]) + ip6(a6) + ip6(via6)
+send("srh", socket.AF_INET6, a6, (socket.IPPROTO_IPV6, 57, srh))
+"""
+
+
+def candidate_pid(mark, within=10):
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        for _, pid, cmd in with_marker(mark):
+            if cmd.startswith("python3 -c"):
+                return pid
+        time.sleep(0.05)
+    return None
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_the_kernel_drops_routing_headers_and_ip_options_whatever_the_supervisor(net, caller,
+                                                                                 engine):
+    """What the supervisor never sees: root, from outside, sends in the
+    sandbox's own network namespace (nsenter) with the capability the
+    candidate lacks: an IPv4 loose source route and a segment routing
+    header through VIA.  The sandbox's nftables table drops both (EPERM);
+    plain datagrams still reach A; VIA hears nothing."""
+    mark = marker()
+    a4 = Udp(net, net.out, net.a4)
+    port = a4.port
+    via4, a6, via6 = (Udp(net, net.out, x, port) for x in (net.via4, net.a6, net.via6))
+    pol = policy(caller, f"allow send udp {net.a4}:{port}\n")
+    d = caller.dir("run")
+    cmd = ["run", "-q", "-o", os.path.join(d, "run.msgpack"), "-p", pol, "--engine", engine,
+           "--", "python3", "-c", "import sys, time; print('up', flush=True); time.sleep(30)",
+           mark]
+    argv = ["nsenter", f"--net=/run/netns/{net.host}", "--", *caller.argv(cmd)]
+    p = subprocess.Popen(argv, env=caller.env(), cwd=d, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True)
+    try:
+        assert p.stdout.readline().strip() == "up", p.stderr.read()
+        pid = candidate_pid(mark)
+        assert pid, with_marker(mark)
+        tok = token()
+        sent = subprocess.run(["nsenter", f"--net=/proc/{pid}/ns/net", "--", "/usr/bin/python3",
+                               "-c", SEND_WITH_OPTIONS, tok, str(port), net.a4, net.via4,
+                               net.a6, net.via6], capture_output=True, text=True, timeout=30)
+    finally:
+        p.kill()
+        p.communicate()
+        for x in (a4, via4, a6, via6):
+            x.close()
+    out = dict(ln.split() for ln in sent.stdout.splitlines())
+    assert out == {"plain4": "0", "plain6": "0", "lsrr": str(EPERM), "srh": str(EPERM)}, sent
+    assert a4.got == [tok.encode()] and a6.got == [tok.encode()], (a4.got, a6.got)
+    assert via4.got == [] and via6.got == [], (via4.got, via6.got)

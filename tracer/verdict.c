@@ -70,14 +70,12 @@ static const struct vg_rule_src special_rule = {
             "address exactly allows them (net/net.h)",
 };
 
-/* A destination that is not one host (net/net.h): a wide rule (`*`, a
- * network) or a default does not cover it, only a rule naming it does. */
-static bool special_unnamed(const struct vg_engine_ctx *ctx, const struct sockaddr *sa,
-                            socklen_t len)
+/* A destination that is not one host (net/net.h)? */
+static bool special(const struct vg_engine_ctx *ctx, const struct sockaddr *sa, socklen_t len)
 {
     struct vg_sockaddr a;
     return vg_sockaddr_reduce(sa, len, &a) && (a.family == AF_INET || a.family == AF_INET6) &&
-           vg_net_special(ctx->net, &a.ip) && !vg_policy_names_ip(ctx->pol, &a.ip);
+           vg_net_special(ctx->net, &a.ip);
 }
 
 /* One address, as the policy and vigil's resolver see it. */
@@ -87,8 +85,14 @@ static struct vg_verdict ask_net(const struct vg_engine_ctx *ctx, enum vg_class 
     bool out = cls == VG_CLASS_CONNECT || cls == VG_CLASS_SEND;
     if (out && to_resolver(ctx, proto, sa, len))
         return (struct vg_verdict){.action = VG_ACT_ALLOW, .rule = &resolver_rule};
-    if (out && special_unnamed(ctx, sa, len))
+    if (out && special(ctx, sa, len)) {
+        /* only a rule naming it exactly decides: a wide rule (`*`, a
+         * network, a name) or a default does not cover it */
+        struct vg_verdict v;
+        if (vg_policy_decide_exact(ctx->pol, cls, proto, sa, len, &v))
+            return v;
         return (struct vg_verdict){.action = VG_ACT_DENY, .rule = &special_rule};
+    }
     return vg_policy_decide_net_names(ctx->pol, cls, proto, sa, len, ctx->dns);
 }
 
