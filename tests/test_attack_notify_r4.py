@@ -201,15 +201,16 @@ def test_blocked_opens_then_exit_end_the_run_at_once(caller):
 
 
 def test_more_blocked_calls_than_threads_end_by_the_timeout(caller):
-    """100 blocked FIFO opens, more than the 64 notification threads: the
-    candidate's other calls wait (a documented limit), and the run still
-    ends by its timeout with no vigil process or candidate left."""
+    """100 blocked FIFO opens, more than the 64 notification threads vigil
+    once had at most (the others' calls then waited): the candidate's other
+    calls are still served (tests/test_notify_threads.py), and the run
+    still ends by its timeout with no vigil process or candidate left."""
     r, left = blocked_run(caller, 100, "wait", 4)
     assert r.result["status"] == "timeout", r.result
     assert r.wall < 4 + 4, r.wall
-    assert "plain:" not in r.stdout, r  # held up: the limit is real
+    assert "plain: OK" in r.stdout, r  # not held up: no fixed cap
     assert not left, left
-    assert len(fifo_opens(r)) <= 64, len(fifo_opens(r))
+    assert len(fifo_opens(r)) == 100, len(fifo_opens(r))
 
 
 def test_blocked_calls_below_the_limit_do_not_hold_up_others(caller):
