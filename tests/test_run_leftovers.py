@@ -161,3 +161,46 @@ def test_a_vigil_sigkilled_at_any_moment_leaves_nothing_behind(root_caller, tmp_
         "mounts": mounts_under([str(tmp_path)]),
     }
     assert not any(left.values()), left
+
+
+# ---- a workdir whose tree moves ----
+
+def test_renaming_a_tree_in_the_workdir_is_no_growth(caller):
+    """A candidate moving a tree back and forth in its host workdir for 3 s
+    (names vanishing, moving under the walk, a file and a link taking the
+    tree's name): it adds almost nothing and is not stopped for it."""
+    wd = caller.dir("wd")
+    os.chmod(wd, 0o777)
+    r = caller.run(caller.build("rename_churn"), "3", "50", "65536",
+                   opts=["--workdir", wd, "--disk", "200M"], timeout=60)
+    res = r.result
+    assert r.rc == 0 and r.stdout.startswith("churned"), r
+    assert res["status"] == "ok" and not res["limits"]["disk"]["hit"], res
+
+
+def test_renaming_hides_no_usage(caller):
+    """The same moves carrying a file of twice the limit: the run is stopped
+    at the limit, however the tree moves."""
+    wd = caller.dir("wd")
+    os.chmod(wd, 0o777)
+    r = caller.run(caller.build("rename_churn"), "30", "4", "1", str(40 << 20),
+                   opts=["--workdir", wd, "--disk", "20M"], timeout=60)
+    res = r.result
+    assert "churned" not in r.stdout, r
+    assert res["status"] == "limit" and res["limit"] == "disk", res
+
+
+# ---- learning from a run that did nothing ----
+
+def test_learn_from_a_run_that_did_nothing(root_caller, tmp_path):
+    """No rule to learn: a policy of the header and `version 1` alone, and
+    nothing undefined on the way (under `make sanitize`'s build, UBSan
+    reported qsort of the NULL rule list)."""
+    r = root_caller.run("/bin/true")
+    assert r.rc == 0, r
+    pol = str(tmp_path / "learned.policy")
+    p = subprocess.run([VIGIL, "learn", r.log_path, "-o", pol], capture_output=True, text=True,
+                       timeout=60)
+    assert p.returncode == 0 and "runtime error" not in p.stderr, p.stderr
+    with open(pol) as f:
+        assert "version 1" in f.read().split("\n")
