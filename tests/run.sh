@@ -10,4 +10,8 @@ VIGIL=${VIGIL:-$PWD/vigil}
 UNIT_DIR=${UNIT_DIR:-$PWD/build/tests}
 export VIGIL UNIT_DIR
 PY=/usr/bin/python3   # Debian's, which has python3-msgpack and pytest
+# Files or node ids given: only those; otherwise the whole suite.
+case "${1:-}" in
+  tests/*) exec $PY -m pytest -q -p no:cacheprovider "$@" ;;
+esac
 exec $PY -m pytest -q -p no:cacheprovider tests "$@"
