@@ -22,6 +22,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -87,6 +88,7 @@ struct net_job {
     int sock;                 /* the copy of the caller's socket */
     int flags;                /* MSG_* */
     struct vg_nt_msgs ms;     /* connect, bind: one, with the address only */
+    unsigned *sent;           /* sendmmsg: each message's msg_len, as the kernel fills it */
 };
 
 /* ---- in the thread acting as the candidate ---- */
@@ -129,9 +131,11 @@ static long send_all(struct net_job *j, int *pfds)
                                         .msg_iovlen = 1, .msg_control = m->control,
                                         .msg_controllen = m->controllen};
     }
-    if (r == 0 && j->op == NET_SENDMMSG)
+    if (r == 0 && j->op == NET_SENDMMSG) {
         r = sendmmsg(j->sock, mm, j->ms.n, j->flags);
-    else if (r == 0)
+        for (long i = 0; i < r && j->sent; i++)
+            j->sent[i] = mm[i].msg_len;
+    } else if (r == 0)
         r = sendmsg(j->sock, &mm[0].msg_hdr, j->flags);
     r = r < 0 ? -errno : r;
     free(mm);
@@ -240,6 +244,9 @@ static int copy_sendmmsg(struct vg_tracee *tr, struct net_job *j)
     j->flags = (int)c->a[3];
     if (c->nmsgs == 0 || c->nmsgs > VG_IOV_MAX)
         return -EINVAL;
+    j->sent = calloc(c->nmsgs, sizeof *j->sent);
+    if (!j->sent)
+        return -ENOMEM;
     struct mmsghdr *mm = malloc(c->nmsgs * sizeof *mm);
     struct vg_nt_msg *more = realloc(j->ms.m, c->nmsgs * sizeof *more);
     if (!mm || !more) {
@@ -295,6 +302,23 @@ static int prepare(struct nt *n, const struct vg_task *t, struct net_job *j)
     }
 }
 
+/* sendmmsg: the kernel writes each sent message's length into the
+ * caller's array (glibc's resolver checks them), so the carried call does
+ * too; an array gone by then is EFAULT, as the kernel would say. */
+static long give_lens(const struct vg_task *t, const struct vg_call *c, const struct net_job *j,
+                      long r)
+{
+    for (long i = 0; i < r; i++) {
+        struct iovec local = {&j->sent[i], sizeof j->sent[i]};
+        uintptr_t at = (uintptr_t)c->a[1] + (uintptr_t)i * sizeof(struct mmsghdr) +
+                       offsetof(struct mmsghdr, msg_len);
+        struct iovec remote = {(void *)at, sizeof j->sent[i]};
+        if (process_vm_writev(t->tgid, &local, 1, &remote, 1, 0) != (ssize_t)sizeof j->sent[i])
+            return -EFAULT;
+    }
+    return r;
+}
+
 long vg_nt_net(struct nt *n, struct nt_rx *rx, struct vg_task *t, struct vg_call *c,
                struct vg_call_verdict *v)
 {
@@ -313,6 +337,9 @@ long vg_nt_net(struct nt *n, struct nt_rx *rx, struct vg_task *t, struct vg_call
         if (r == -EPIPE && sends && !(j.flags & MSG_NOSIGNAL) && !rx->caller_left)
             syscall(SYS_tgkill, t->tgid, t->tid, SIGPIPE);
     }
+    if (r > 0 && j.op == NET_SENDMMSG)
+        r = give_lens(t, c, &j, r);
+    free(j.sent);
     if (j.sock >= 0)
         close(j.sock);
     vg_nt_msgs_free(&j.ms);
