@@ -57,11 +57,11 @@ SAME = ["noatime-not-owner", "noatime-owner", "directory-on-file", "directory-on
         # ADDFD takes no O_PATH file); now let through after the decision
         "mode-000-path", "path-with-rdwr",
         # the caller's own /proc/PID/mem: vigil opens it itself, read-only
-        "self-mem"]
+        "self-mem",
+        # 'file/' is ENOTDIR: the decided path keeps its trailing slash now
+        "trailing-slash-file"]
 # Where they differ (all refusals: fail closed, but not the kernel's answer)
 DIFFER = {
-    "trailing-slash-file": "documented: the decided path has no trailing slash, so 'file/' opens "
-                           "the file where the kernel says ENOTDIR",
     "child-mem": "/proc/CHILD/mem is opened by vigil's crew thread: its ptrace access check "
                  "fails, as the crew is not in the sandbox's user namespace (commoncap wants "
                  "CAP_SYS_PTRACE there) and has a Landlock domain of its own, not an ancestor "
