@@ -27,10 +27,13 @@ DEFAULT_POLICY = os.path.join(ROOT, "policies", "default.policy")
 NOBODY = 65534          # the unprivileged caller, and the sandbox's host uid under root
 CFLAGS = ["-g", "-O0", "-fno-omit-frame-pointer", "-pthread"]
 # VIGIL_ENGINE=notify|ptrace runs every Caller.run under that engine; by
-# default vigil's own default (notify where the kernel has it), and
-# tests/test_notify_engine.py runs the decision tests again under ptrace.
+# default vigil's own default (notify where the kernel has it).
 ENGINE = os.environ.get("VIGIL_ENGINE")
 ENGINE_OPTS = ["--engine", ENGINE] if ENGINE else []
+# The engine of the test running now in a module marked `engines`
+# (conftest.py, set per test): every `vigil run` of a Caller passes it,
+# unless the test gives --engine itself.
+TEST_ENGINE_OPTS = []
 
 
 def marker():
@@ -313,6 +316,8 @@ class Caller:
         return self._built[name]
 
     def argv(self, args):
+        if TEST_ENGINE_OPTS and args[:1] == ["run"] and "--engine" not in args:
+            args = [args[0], *TEST_ENGINE_OPTS, *args[1:]]
         if self.root:
             return [self.vigil, *args]
         return ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups",

@@ -16,6 +16,9 @@ import pytest
 from helpers import caller, nobody_caller, root_caller, syscalls  # noqa: F401
 from test_viewer import term  # noqa: F401
 
+# the attacks race the engine's decision: engine by engine (conftest.py: the rule)
+pytestmark = pytest.mark.engines
+
 RAN = "VICTIM-RAN"
 VICTIM_FLAGS = ["-static", "-nostdlib", "-O1"]
 

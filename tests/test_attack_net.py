@@ -23,7 +23,8 @@ from helpers import (Listener, Run, UdpListener, caller, free_port, nobody_calle
                      root_caller, syscalls)
 from outside import outside, tun_for_nobody  # noqa: F401
 
-pytestmark = pytest.mark.usefixtures("tun_for_nobody")
+# the attacks race the engine's decision: engine by engine (conftest.py: the rule)
+pytestmark = [pytest.mark.engines, pytest.mark.usefixtures("tun_for_nobody")]
 
 
 def token():

@@ -6,7 +6,12 @@ decisions.  Root and nobody."""
 import errno
 import os
 
+import pytest
+
 from helpers import caller, marker, nobody_caller, root_caller, syscalls  # noqa: F401
+
+# each engine installs its own filter: what holds beneath it, engine by engine (conftest.py: the rule)
+pytestmark = pytest.mark.engines
 
 
 def test_program_the_candidate_wrote_cannot_run_even_when_vigil_allows(caller):

@@ -8,8 +8,8 @@ so a denied file's per-run token is never printed and a host file the
 policy protects never changes.  Under ptrace the same candidates win
 (issue 10): those cases are xfail, not strict, documenting the hole.
 
-The decision tests of the rest of the suite run under notify too
-(VIGIL_ENGINE, read by helpers.Caller.run)."""
+The decision tests of the rest of the suite run under both engines where
+the engine matters (the `engines` marker: tests/conftest.py says which)."""
 import json
 import os
 import pathlib
@@ -20,9 +20,10 @@ import uuid
 
 import pytest
 
-from helpers import ROOT, caller, decode_log, nobody_caller, root_caller, syscalls  # noqa: F401
+from helpers import caller, decode_log, nobody_caller, root_caller, syscalls  # noqa: F401
 
-RACE_SECONDS = "4"
+RACE_SECONDS = 4  # under make soak (conftest.Race); make test's loop is shorter
+TRIES = 1000      # what 4 s of the loop makes at least, on a loaded 2-core machine
 
 # Policy for the race candidates: the work dir is readable (Landlock
 # allows it as a whole), but its secret/ is not, and keep.txt may be read
@@ -86,13 +87,14 @@ def check_engine(r, engine):
 
 
 @pytest.mark.parametrize("engine", ENGINES)
-def test_path_flip_never_reads_the_denied_file(caller, engine):
+def test_path_flip_never_reads_the_denied_file(caller, engine, race):
     work, token, pol, binary = race_setup(caller)
-    r = caller.run(binary, "path", str(work), RACE_SECONDS, opts=["-p", pol, "--workdir", str(work), "--engine", engine])
+    r = caller.run(binary, "path", str(work), race.seconds(RACE_SECONDS),
+                   opts=["-p", pol, "--workdir", str(work), "--engine", engine])
     assert r.rc == 0, r
     check_engine(r, engine)
     tries = int(r.stdout.split("tries ")[1].split()[0])
-    assert tries > 1000, r.stdout[-300:]
+    assert race.often(tries, TRIES), r.stdout[-300:]
     assert token not in r.stdout, r.stdout[-300:]
     assert " won 0" in r.stdout, r.stdout[-300:]
     # and the log never says the secret was allowed (a torn read of the
@@ -102,28 +104,28 @@ def test_path_flip_never_reads_the_denied_file(caller, engine):
     assert allowed == []
 
 
-def race_never_reads(caller, engine, mode, work, token, pol, binary):
-    """Run race_open_flip MODE for RACE_SECONDS: many tries, none won,
+def race_never_reads(caller, engine, race, mode, work, token, pol, binary):
+    """Run race_open_flip MODE for the race's time: many tries, none won,
     the token never printed."""
-    r = caller.run(binary, mode, str(work), RACE_SECONDS,
+    r = caller.run(binary, mode, str(work), race.seconds(RACE_SECONDS),
                    opts=["-p", pol, "--workdir", str(work), "--engine", engine])
     assert r.rc == 0, r
     check_engine(r, engine)
-    assert int(r.stdout.split("tries ")[1].split()[0]) > 1000, r.stdout[-300:]
+    assert race.often(r.stdout.split("tries ")[1].split()[0], TRIES), r.stdout[-300:]
     assert token not in r.stdout, r.stdout[-300:]
     assert " won 0" in r.stdout, r.stdout[-300:]
 
 
 @pytest.mark.parametrize("engine", ENGINES)
-def test_cwd_flip_never_reads_the_denied_file(caller, engine):
+def test_cwd_flip_never_reads_the_denied_file(caller, engine, race):
     """Another thread's chdir between the decision and the open: vigil
     resolves "x" from the cwd at the time of the call and opens that."""
     work, token, pol, binary = race_setup(caller)
-    race_never_reads(caller, engine, "cwd", work, token, pol, binary)
+    race_never_reads(caller, engine, race, "cwd", work, token, pol, binary)
 
 
 @pytest.mark.parametrize("engine", ENGINES)
-def test_dirfd_flip_never_reads_the_denied_file(caller, engine):
+def test_dirfd_flip_never_reads_the_denied_file(caller, engine, race):
     """Another thread dup2()s the dirfd between the work dir and its
     secret/ between the decision and the open: vigil resolves the dirfd
     as it is at the time of the call and opens that path."""
@@ -132,14 +134,14 @@ def test_dirfd_flip_never_reads_the_denied_file(caller, engine):
     text = pathlib.Path(pol).read_text()
     pathlib.Path(pol).write_text(text.replace("deny read $WORK/secret/**",
                                               "allow read $WORK/secret\ndeny read $WORK/secret/**"))
-    race_never_reads(caller, engine, "dirfd", work, token, pol, binary)
+    race_never_reads(caller, engine, race, "dirfd", work, token, pol, binary)
 
 
 @pytest.mark.parametrize("engine", ENGINES)
-def test_open_how_flip_never_writes_the_protected_file(caller, engine):
+def test_open_how_flip_never_writes_the_protected_file(caller, engine, race):
     work, _, pol, binary = race_setup(caller)
     keep = work / "keep.txt"
-    r = caller.run(binary, "how", str(keep), RACE_SECONDS,
+    r = caller.run(binary, "how", str(keep), race.seconds(RACE_SECONDS),
                    opts=["-p", pol, "--workdir", str(work), "--engine", engine])
     assert r.rc == 0, r
     check_engine(r, engine)
@@ -147,7 +149,7 @@ def test_open_how_flip_never_writes_the_protected_file(caller, engine):
     assert " won 0" in r.stdout, r.stdout[-300:]
     flags = scan_log(r, "sorted({'|'.join(x['args']['flags']) for x in "
                         "syscalls(recs, name='openat2', decision='allow')})")
-    assert flags == ["O_RDONLY"], flags
+    assert set(flags) <= {"O_RDONLY"} and race.met(len(flags)), flags
 
 
 @pytest.mark.parametrize("engine", ["notify", "ptrace"])
@@ -192,25 +194,6 @@ def test_header_and_result_name_the_engine_and_its_features(caller):
     assert p["engine"] == "ptrace" and "engine_note" not in p
     s = header_of(caller, "--stacks")  # stacks under notify: tests/test_notify_stacks.py
     assert s["engine"] == "notify" and s["engine_note"] == note
-
-
-# The decision tests again under the other engine (the suite runs under
-# vigil's default, notify where the kernel has it).
-DECISION_TESTS = ["tests/test_run_audit.py", "tests/test_run_faults.py",
-                  "tests/test_run_result.py", "tests/test_kernel_layer.py",
-                  "tests/test_run_isolation.py", "tests/test_policies.py",
-                  "tests/test_attack_exec.py", "tests/test_attack_net.py",
-                  "tests/test_attack_filter.py"]
-
-
-@pytest.mark.skipif(os.environ.get("VIGIL_ENGINE") is not None,
-                    reason="already running under a chosen engine")
-def test_decision_tests_pass_under_ptrace():
-    env = dict(os.environ, VIGIL_ENGINE="ptrace")
-    p = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-x",
-                        *DECISION_TESTS],
-                       cwd=ROOT, env=env, capture_output=True, text=True, timeout=900)
-    assert p.returncode == 0, p.stdout[-3000:]
 
 
 TTY_POLICY = """version 1

@@ -13,6 +13,9 @@ from helpers import (policy_sections, root_caller, stack_symbols, syscalls,  # n
                      tally)
 from test_log import as_json_value  # how a msgpack value reads in `vigil log --json`
 
+# every call is delivered and recorded one by one: engine by engine (conftest.py: the rule)
+pytestmark = pytest.mark.engines
+
 
 def rule_line(header, rule):
     """The text of the policy line a rule record points at, from the

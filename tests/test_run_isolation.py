@@ -16,6 +16,9 @@ import pytest
 from helpers import (Listener, caller, decode_log, marker, nobody_caller,  # noqa: F401
                      root_caller, syscalls, wait_gone, with_marker)
 
+# what a candidate tries is decided call by call: engine by engine (conftest.py: the rule)
+pytestmark = pytest.mark.engines
+
 
 @pytest.fixture
 def host_dirs():
