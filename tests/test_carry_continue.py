@@ -25,7 +25,8 @@ from helpers import NOBODY, caller, nobody_caller, root_caller  # noqa: F401
 from outside import outside, tun_for_nobody  # noqa: F401
 from test_notify_carry import net_pair
 
-SECONDS = "3"
+SECONDS = 3  # a race loop under make soak (conftest.Race); make test's is shorter
+OPEN_TRIES, SEND_TRIES = 1000, 300  # what SECONDS of each loop makes at least
 
 ENGINES = [
     "notify",
@@ -58,12 +59,12 @@ def work_dir(caller, policy):
 
 
 @pytest.mark.parametrize("engine", ENGINES)
-def test_open_how_flip_with_reads_unaudited_never_writes(caller, engine):
+def test_open_how_flip_with_reads_unaudited_never_writes(caller, engine, race):
     work, keep, pol = work_dir(caller, WRITES_ONLY)
-    r = caller.run(caller.build("race_open_flip"), "how", str(keep), SECONDS,
+    r = caller.run(caller.build("race_open_flip"), "how", str(keep), race.seconds(SECONDS),
                    opts=["-p", pol, "--workdir", str(work), "--engine", engine])
     assert r.rc == 0, r
-    assert int(r.stdout.split("tries ")[1].split()[0]) > 1000, r.stdout[-300:]
+    assert race.often(r.stdout.split("tries ")[1].split()[0], OPEN_TRIES), r.stdout[-300:]
     assert keep.read_text() == "keep\n"
     assert " won 0" in r.stdout, r.stdout[-300:]
 
@@ -100,15 +101,15 @@ def udp_policy(caller, port, addr):
 
 
 @pytest.mark.parametrize("engine", ENGINES)
-def test_sendmsg_name_flip_never_reaches_the_denied_listener(caller, engine, outside,  # noqa: F811
-                                                              tun_for_nobody):  # noqa: F811
+def test_sendmsg_name_flip_never_reaches_the_denied_listener(caller, engine, race,
+                                                              outside, tun_for_nobody):  # noqa: F811
     """The listeners live outside the sandbox (its loopback is its own):
     UDP, two ports on one address (Landlock has no UDP rules)."""
     ok, bad = net_pair(False, outside, outside.addr)
     tok = "vigil-sendmsg-token-" + uuid.uuid4().hex
     try:
         r = caller.run(caller.build("notify_sendmsg_flip"), outside.addr, str(ok.port),
-                       outside.addr, str(bad.port), tok, SECONDS,
+                       outside.addr, str(bad.port), tok, race.seconds(SECONDS),
                        opts=["-p", udp_policy(caller, ok.port, outside.addr), "--engine", engine])
     finally:
         ok.close()
@@ -117,5 +118,5 @@ def test_sendmsg_name_flip_never_reaches_the_denied_listener(caller, engine, out
     line = [ln for ln in r.stdout.splitlines() if ln.startswith("flip ")][0]
     out = dict(w.split("=", 1) for w in line.split()[1:])
     assert bad.heard == [], (out, len(bad.heard))
-    assert int(out["tries"]) > 300 and int(out["ok"]) > 0 and int(out["refused"]) > 0, out
-    assert ok.heard, out
+    assert race.often(out["tries"], SEND_TRIES) and race.met(out["ok"]) and race.met(out["refused"]), out
+    assert race.met(len(ok.heard)), out

@@ -26,7 +26,8 @@ import pytest
 
 from helpers import NOBODY, caller, nobody_caller, root_caller  # noqa: F401
 
-SECONDS = "2"
+SECONDS = 2  # a race loop under make soak (conftest.Race); make test's is shorter
+TRIES = 300  # what SECONDS of the loop makes at least, on a loaded 2-core machine
 
 ENGINES = [
     "notify",
@@ -84,18 +85,18 @@ def keep_records(log_path, name, keep):
 
 @pytest.mark.parametrize("engine", ENGINES)
 @pytest.mark.parametrize("op", OPS)
-def test_proc_path_flip_never_reads_the_denied_file(caller, op, engine):
+def test_proc_path_flip_never_reads_the_denied_file(caller, op, engine, race):
     work, token, pol = make_tree(caller)
-    r = caller.run(caller.build("notify_proc_flip"), op, str(work), SECONDS,
+    r = caller.run(caller.build("notify_proc_flip"), op, str(work), race.seconds(SECONDS),
                    opts=["-p", pol, "--workdir", str(work), "--engine", engine])
     assert r.rc == 0, r
     assert token not in r.stdout, r.stdout[-600:]
     (line,) = [ln for ln in r.stdout.splitlines() if ln.startswith("flip ")]
     out = dict(w.split("=", 1) for w in line.split()[1:])
     # the race was run, and both sides of it were met
-    assert int(out["tries"]) > 300 and int(out["ok"]) > 0 and int(out["refused"]) > 0, out
+    assert race.often(out["tries"], TRIES) and race.met(out["ok"]) and race.met(out["refused"]), out
     decisions = keep_records(r.log_path, SYSCALL[op], str(work / "keep"))
-    assert decisions and [d for d in decisions if d[0] == "allow"] == [], decisions[:5]
+    assert race.met(len(decisions)) and [d for d in decisions if d[0] == "allow"] == [], decisions[:5]
 
 
 PROC_LINKS = r"""

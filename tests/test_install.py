@@ -14,6 +14,10 @@ import pytest
 
 from helpers import ROOT, decode_log
 
+# builds vigil three times over (make install twice, the Debian package): a
+# long whole-system run that tests no mechanism of its own (conftest.py)
+pytestmark = pytest.mark.soak
+
 MAN_PAGES = ["man1/vigil.1", "man1/vigil-run.1", "man1/vigil-check.1", "man1/vigil-log.1",
              "man1/vigil-view.1", "man1/vigil-batch.1", "man1/vigil-learn.1", "man5/vigil-policy.5",
              "man5/vigil-log.5",

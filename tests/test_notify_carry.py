@@ -25,7 +25,8 @@ import pytest
 from helpers import NOBODY, caller, nobody_caller, root_caller  # noqa: F401
 from outside import outside, tun_for_nobody  # noqa: F401
 
-SECONDS = "3"
+SECONDS = 3  # a race loop under make soak (conftest.Race); make test's is shorter
+TRIES = 300  # what SECONDS of a loop makes at least, on a loaded 2-core machine
 NOTIFY = ["--engine", "notify"]
 
 ENGINES = [
@@ -106,17 +107,17 @@ def keep_state(work):
 
 @pytest.mark.parametrize("engine", ENGINES)
 @pytest.mark.parametrize("op", sorted(SYSCALL))
-def test_path_flip_never_changes_the_denied_tree(caller, op, engine):
+def test_path_flip_never_changes_the_denied_tree(caller, op, engine, race):
     work, token, pol = fs_setup(caller, op)
     before = keep_state(work)
-    r = caller.run(caller.build("notify_fs_flip"), op, str(work), SECONDS,
+    r = caller.run(caller.build("notify_fs_flip"), op, str(work), race.seconds(SECONDS),
                    opts=["-p", pol, "--workdir", str(work), "--engine", engine])
     assert r.rc == 0, r
     (out,) = out_lines(r, "flip")
     assert keep_state(work) == before, out
     assert token not in r.stdout, r.stdout[-300:]
     # the race was run, and both sides of it were met
-    assert int(out["tries"]) > 300 and int(out["ok"]) > 0 and int(out["refused"]) > 0, out
+    assert race.often(out["tries"], TRIES) and race.met(out["ok"]) and race.met(out["refused"]), out
     # the log never says a change in keep/ was allowed
     allowed = [x for x in records(r.log_path, SYSCALL[op])
                if x["decision"] == "allow" and "/keep/" in (x["resolved"] or "")]
@@ -232,15 +233,15 @@ def net_policy(caller, port, addr="127.0.0.1"):
 
 @pytest.mark.parametrize("engine", ENGINES)
 @pytest.mark.parametrize("mode", ["connect", "sendto", "sendmmsg"])
-def test_address_flip_never_reaches_the_denied_listener(caller, mode, engine, outside,  # noqa: F811
-                                                        tun_for_nobody):  # noqa: F811
+def test_address_flip_never_reaches_the_denied_listener(caller, mode, engine, race,
+                                                        outside, tun_for_nobody):  # noqa: F811
     """The listeners live outside the sandbox (its loopback is its own)."""
     addr2 = outside.add_addr() if mode == "connect" else outside.addr
     ok, bad = net_pair(mode == "connect", outside, addr2)
     tok = "vigil-net-token-" + uuid.uuid4().hex
     try:
         r = caller.run(caller.build("notify_net_flip"), mode, outside.addr, str(ok.port),
-                       addr2, str(bad.port), tok, SECONDS,
+                       addr2, str(bad.port), tok, race.seconds(SECONDS),
                        opts=["-p", net_policy(caller, ok.port, outside.addr), "--engine", engine])
     finally:
         ok.close()
@@ -248,8 +249,8 @@ def test_address_flip_never_reaches_the_denied_listener(caller, mode, engine, ou
     assert r.rc == 0, r
     (out,) = out_lines(r, "flip")
     assert bad.heard == [], (out, len(bad.heard))
-    assert int(out["tries"]) > 300 and int(out["ok"]) > 0 and int(out["refused"]) > 0, out
-    assert ok.heard, out
+    assert race.often(out["tries"], TRIES) and race.met(out["ok"]) and race.met(out["refused"]), out
+    assert race.met(len(ok.heard)), out
     allowed = [x for x in records(r.log_path, mode)
                if x["decision"] == "allow" and x["port"] != ok.port]
     assert allowed == [], allowed[:3]
@@ -303,7 +304,7 @@ def test_open_files_limit_hit_is_reported(caller):
 
 
 @pytest.mark.parametrize("engine", ENGINES)
-def test_listen_socket_swap_never_listens_undecided(caller, engine):
+def test_listen_socket_swap_never_listens_undecided(caller, engine, race):
     """listen() on an fd another thread swaps between a socket with a
     decided bind and one never bound: the kernel must not listen on (and
     so bind) the unbound one."""
@@ -312,12 +313,12 @@ def test_listen_socket_swap_never_listens_undecided(caller, engine):
     with open(pol, "w") as f:
         f.write("version 1\nallow bind tcp 127.0.0.1:*\ninclude <default>\n")
     os.chmod(pol, 0o644)
-    r = caller.run(caller.build("notify_net_listen_swap"), SECONDS,
+    r = caller.run(caller.build("notify_net_listen_swap"), race.seconds(SECONDS),
                    opts=["-p", pol, "--engine", engine])
     assert r.rc == 0, r
     (out,) = out_lines(r, "swap")
     assert out["won"] == "0", out
-    assert int(out["ok"]) > 0 and int(out["refused"]) > 0, out
+    assert race.met(out["ok"]) and race.met(out["refused"]), out
 
 
 @pytest.mark.parametrize("engine", ["notify", "ptrace"])

@@ -43,6 +43,7 @@ def rounds_of(caller, engine, threads):
         strict=False, reason="notify: about 1 run in 12 still falls below 1.5x here, the "
                              "cause not found yet (docs/SECURITY.md); every run did before")),
     "ptrace"])
+@pytest.mark.soak  # a throughput ratio: only on a machine the test has to itself
 def test_two_openers_keep_both_cpus(caller, engine):
     """Two threads that open a file and compute 300 us in turn make at
     least 1.5x the rounds of one: vigil never packs them on one CPU.  It

@@ -104,6 +104,7 @@ def test_tcp_buffers_are_held_under_the_memory_limit(root_caller, nothing_left):
     assert charged is not None and 0 < charged < MEMORY, charged
 
 
+@pytest.mark.soak  # CPU time against wall time: only on a machine the test has to itself
 @pytest.mark.parametrize("engine", ["notify", "ptrace"])
 def test_vigils_work_for_a_refusal_loop_is_within_the_cpu_quota(root_caller, nothing_left,
                                                                engine):
@@ -133,6 +134,7 @@ def test_vigils_work_for_a_refusal_loop_is_within_the_cpu_quota(root_caller, not
     assert "refused " not in r.stdout, r
 
 
+@pytest.mark.soak  # a rate against wall time, and a loop that must outrun it
 @pytest.mark.parametrize("engine", ["notify", "ptrace"])
 def test_where_the_run_cannot_pay_stacks_have_a_ceiling(nobody_caller, engine):
     """An unprivileged vigil makes no cgroup: --cpus is affinity, nothing

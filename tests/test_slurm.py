@@ -13,6 +13,10 @@ import pytest
 
 from helpers import ROOT, free_port
 
+# a whole Slurm cluster started for one run: a long whole-system run that
+# tests no mechanism of its own (conftest.py)
+pytestmark = pytest.mark.soak
+
 VIGIL = os.environ.get("VIGIL", os.path.join(ROOT, "vigil"))
 SBATCH = os.path.join(ROOT, "examples", "slurm", "vigil-batch.sbatch")
 DAEMONS = ("/usr/sbin/munged", "/usr/sbin/slurmctld", "/usr/sbin/slurmd")
