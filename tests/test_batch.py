@@ -10,13 +10,16 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
+
+import tempfile
 
 import pytest
 
 from helpers import (ROOT, caller, decode_log, marker, nobody_caller,  # noqa: F401
-                     root_caller, scratch_dirs, wait_gone, with_marker)
+                     root_caller, wait_gone, with_marker)
 
 sys.path.insert(0, os.path.join(ROOT, "python"))
 import vigil as vigil_py  # noqa: E402  (the package under test, from the tree)
@@ -57,7 +60,7 @@ def mixed_tasks(n, mark):
     return tasks
 
 
-def single(who, task, d):
+def single(who, task, d, env=None):
     """The same task as one `vigil run`, the way a user would write it."""
     work = who.dir("single")
     argv = task.get("argv")
@@ -72,7 +75,7 @@ def single(who, task, d):
         opts += ["-p", task["language"]]
     for k, v in task.get("limits", {}).items():
         opts += ["--" + k, str(v)]
-    return who.run(*argv, opts=opts, cwd=work)
+    return who.run(*argv, opts=opts, cwd=work, env=env)
 
 
 def comparable(rec):
@@ -84,9 +87,12 @@ def test_a_batch_of_200_equals_single_runs(caller):
     d = caller.dir("batch")
     tasks = mixed_tasks(200, mark)
     write_tasks(os.path.join(d, "tasks.jsonl"), tasks)
-    before = scratch_dirs()
+    # scratch dirs in a TMPDIR of this test's own (vigil honours it): the
+    # host's /tmp has those of every other run on the machine meanwhile
+    env = {"TMPDIR": caller.dir("tmp")}
     out = os.path.join(d, "out")
-    p = caller.vigil_raw("batch", "tasks.jsonl", "--out", out, "-j", "4", cwd=d, timeout=600)
+    p = caller.vigil_raw("batch", "tasks.jsonl", "--out", out, "-j", "4", cwd=d, timeout=600,
+                         env=env)
     assert p.returncode == 0, p.stderr[-2000:]
     recs = results(os.path.join(out, "results.jsonl"))
     assert [r["task_id"] for r in recs] == [t["id"] for t in tasks]
@@ -105,11 +111,11 @@ def test_a_batch_of_200_equals_single_runs(caller):
     assert by_id["task-001"]["exit_code"] == 1 and "shell 1" in by_id["task-001"]["stdout"]["tail"]
     # the same as single runs
     with ThreadPoolExecutor(4) as pool:
-        singles = list(pool.map(lambda t: single(caller, t, d), tasks))
+        singles = list(pool.map(lambda t: single(caller, t, d, env), tasks))
     for t, s, r in zip(tasks, singles, recs):
         assert comparable(s.result) == comparable(r), (t, s.result, r)
     # nothing left behind: no scratch dirs, no processes, only the batch's files
-    assert scratch_dirs() == before
+    assert os.listdir(env["TMPDIR"]) == []
     assert not wait_gone(mark, 5)
     assert sorted(os.listdir(out)) == [".vigil-batch", "results.jsonl", "tasks"]
     assert sorted(os.listdir(os.path.join(out, "tasks", "task-000"))) == [
@@ -235,7 +241,7 @@ def test_out_that_is_not_a_batch_directory_is_refused(root_caller):
     assert open(precious).read() == "keep me\n"
 
 
-def test_python_package(root_caller, tmp_path):
+def test_python_package(root_caller, tmp_path, monkeypatch):
     os.environ["VIGIL"] = root_caller.vigil
     work = tmp_path / "py"
     work.mkdir()
@@ -260,7 +266,12 @@ def test_python_package(root_caller, tmp_path):
         vigil_py.run(["true"], no_such_flag=1)
     # without log=, the log goes to vigil's state directory, and run()
     # leaves nothing of its own behind
-    before = set(glob.glob("/tmp/vigil-py-*"))
+    # its temporary files in a directory of this test's own: the host's
+    # /tmp has those of every other test meanwhile
+    own_tmp = tmp_path / "tmp"
+    own_tmp.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(own_tmp))
+    before = set(glob.glob(str(own_tmp / "vigil-py-*")))
     state = tmp_path / "state"
     state.mkdir()
     os.environ["XDG_STATE_HOME"] = str(state)
@@ -269,4 +280,4 @@ def test_python_package(root_caller, tmp_path):
     finally:
         del os.environ["XDG_STATE_HOME"]
     assert res["status"] == "ok" and res["log"].startswith(str(state / "vigil")), res["log"]
-    assert set(glob.glob("/tmp/vigil-py-*")) == before
+    assert set(glob.glob(str(own_tmp / "vigil-py-*"))) == before
