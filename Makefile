@@ -60,7 +60,7 @@ MAN5    := vigil-policy vigil-log
 MAN7    := vigil-security
 MANS    := $(MAN1:%=$(BUILD)/man/%.1) $(MAN5:%=$(BUILD)/man/%.5) $(MAN7:%=$(BUILD)/man/%.7)
 
-.PHONY: all deps test-deps demo test unit sanitize fuzz bench clean man install uninstall FORCE
+.PHONY: all deps test-deps demo test soak unit sanitize fuzz bench clean man install uninstall FORCE
 
 all: vigil man
 
@@ -151,11 +151,18 @@ demo: deps
 	@$(MAKE) --no-print-directory vigil
 	@./examples/demo.sh
 
+# The two tiers (tests/conftest.py): make test, the unit and end-to-end
+# mechanism tests in two workers; make soak, the long race loops, timing
+# and throughput, and the long whole-system runs, one at a time.
 test: test-deps
 	@$(MAKE) --no-print-directory vigil unit
 	@./tests/run.sh
 
-# Same tests, with the supervisor and the unit tests built under ASan+UBSan.
+soak: test-deps
+	@$(MAKE) --no-print-directory vigil unit
+	@JOBS=1 ./tests/run.sh -m soak
+
+# make test's tests, with the supervisor and the unit tests built under ASan+UBSan.
 sanitize: test-deps
 	@$(MAKE) --no-print-directory BUILD=build-san SAN="-fsanitize=address,undefined -fno-omit-frame-pointer" build-san/vigil unit
 	@VIGIL=$(CURDIR)/build-san/vigil UNIT_DIR=$(CURDIR)/build-san/tests ./tests/run.sh

@@ -5,7 +5,8 @@
 set -eu
 
 BUILD="gcc libc6-dev make pkg-config libseccomp-dev libunwind-dev libmsgpack-dev libncurses-dev"
-TEST="python3 python3-msgpack python3-pytest tmux strace nodejs"
+# pytest-xdist: make test runs in two workers (tests/run.sh)
+TEST="python3 python3-msgpack python3-pytest python3-pytest-xdist tmux strace nodejs"
 # installing like a system tool: man pages, the Debian package (tests/test_install.py)
 TEST="$TEST man-db groff-base binutils dpkg-dev debhelper lintian"
 # vigil batch on a real single-node Slurm cluster (tests/test_slurm.py)
