@@ -113,6 +113,14 @@ class _Served:
     def close(self):
         self._stop.set()
         self._thread.join()
+        # what arrived and the thread had no time to read yet (a loaded
+        # machine): still queued on the socket, read now
+        self.sock.setblocking(False)
+        try:
+            while True:
+                self._one()
+        except OSError:  # BlockingIOError: nothing more queued
+            pass
         self.sock.close()
 
 
@@ -155,7 +163,7 @@ class UdpListener(_Served):
         self.got.append(self.sock.recv(65536))
 
     def close(self):
-        time.sleep(0.3)  # a datagram that made it is read by now
+        time.sleep(0.3)  # a datagram still on its way is queued by now
         super().close()
 
 

@@ -135,9 +135,17 @@ class Udp:
                 continue
 
     def close(self):
-        self._stop.wait(0.3)  # a datagram that made it is read by now
+        self._stop.wait(0.3)  # a datagram still on its way is queued by now
         self._stop.set()
         self._t.join()
+        # what is queued and the thread had no time to read (a loaded
+        # machine): read now
+        self.sock.setblocking(False)
+        try:
+            while True:
+                self.got.append(self.sock.recv(65536))
+        except BlockingIOError:
+            pass
         self.sock.close()
 
 

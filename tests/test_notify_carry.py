@@ -201,6 +201,19 @@ class Served:
     def close(self):
         self._stop.set()
         self._thread.join()
+        # what is queued and the thread had no time to take (a loaded
+        # machine) counts too: a datagram or connection that reached the
+        # denied listener must never go unseen
+        self.sock.setblocking(False)
+        try:
+            while True:
+                if self.tcp:
+                    self.sock.accept()[0].close()
+                    self.heard.append(b"(connection)")
+                else:
+                    self.heard.append(self.sock.recv(65536))
+        except BlockingIOError:
+            pass
         self.sock.close()
 
 
