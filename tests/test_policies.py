@@ -31,11 +31,11 @@ def decisions(recs, cls):
             for r in syscalls(recs, **{"class": cls})]
 
 
-PROBE = r'''
-import os, socket, subprocess, sys
-
 # each rule is decided per call: engine by engine (conftest.py: the rule)
 pytestmark = pytest.mark.engines
+
+PROBE = r'''
+import os, socket, subprocess, sys
 def attempt(what, fn):
     try:
         fn()
