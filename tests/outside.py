@@ -119,3 +119,21 @@ def pasta_pids():
         if os.path.basename(exe).startswith("passt"):
             out.append(int(d))
     return out
+
+
+def _parent_exe(pid):
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            parent = int(f.read().rsplit(")", 1)[1].split()[1])
+        return os.path.basename(os.readlink(f"/proc/{parent}/exe"))
+    except (OSError, ValueError, IndexError):
+        return ""
+
+
+def stray_pastas(before):
+    """pastas started since `before` that no live vigil owns: pasta runs in
+    the foreground as vigil's child and dies with it (PDEATHSIG), so one
+    whose parent is anything else was left behind.  Other runs' pastas (tests
+    in parallel, other users of the machine) are children of their vigil and
+    not counted."""
+    return {p for p in pasta_pids() if p not in before and _parent_exe(p) != "vigil"}

@@ -16,7 +16,7 @@ import pytest
 
 from helpers import (Listener, Run, UdpListener, caller, nobody_caller,  # noqa: F401
                      root_caller, syscalls)
-from outside import outside, pasta_pids, tun_for_nobody  # noqa: F401
+from outside import outside, pasta_pids, stray_pastas, tun_for_nobody  # noqa: F401
 
 PROBE = "netns_probe.py"
 
@@ -215,7 +215,7 @@ def test_pasta_killed_mid_run_no_network_a_note_nothing_left(net_caller, outside
     r = Run(subprocess.CompletedProcess(p.args, 0, out, err), 0, log, None)
     died = [n for n in notes(r, "network") if n.startswith("pasta (the sandbox's egress) ended")]
     assert len(died) == 1, r.recs
-    assert set(pasta_pids()) - before == set()
+    assert stray_pastas(before) == set()
     assert set(glob.glob("/tmp/passt*") + glob.glob("/tmp/pasta*")) == files_before
 
 
@@ -224,7 +224,7 @@ def test_runs_leave_no_pasta_behind_and_vigil_killed_takes_it_along(net_caller, 
     pol = policy(net_caller, f"allow connect tcp {outside.addr}:1\nallow bind tcp *:*\n")
     r = probe(net_caller, pol, "sleep:0")
     assert r.rc == 0, r
-    assert set(pasta_pids()) - before == set()
+    assert stray_pastas(before) == set()
     d = net_caller.dir("run")
     p = net_caller.popen(["run", "-q", "-o", os.path.join(d, "run.msgpack"), "-p", pol, "--",
                           "python3", net_caller.cand(PROBE), "autolisten:30"],
@@ -234,9 +234,9 @@ def test_runs_leave_no_pasta_behind_and_vigil_killed_takes_it_along(net_caller, 
     p.kill()
     p.wait()
     deadline = time.monotonic() + 5
-    while set(pasta_pids()) - before and time.monotonic() < deadline:
+    while stray_pastas(before) and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert set(pasta_pids()) - before == set()
+    assert stray_pastas(before) == set()
 
 
 def test_without_pasta_a_policy_needing_egress_is_refused_in_one_line(net_caller, outside):
