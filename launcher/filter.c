@@ -33,7 +33,7 @@
 #include <linux/seccomp.h>
 #include <unistd.h>
 
-#include "tracer/syscalls.h"
+#include "core/syscalls.h"
 
 /* The int-typed arguments are compared on their low 32 bits only: the
  * kernel ignores the upper half, so a filter must too. */

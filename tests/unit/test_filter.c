@@ -21,7 +21,7 @@
 #include <sys/syscall.h>
 
 #include "launcher/filter.h"
-#include "tracer/syscalls.h"
+#include "core/syscalls.h"
 #include "tests/unit/check.h"
 
 #ifndef SYS_clone3

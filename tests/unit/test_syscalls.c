@@ -7,7 +7,7 @@
 #include <string.h>
 #include <sys/syscall.h>
 
-#include "tracer/syscalls.h"
+#include "core/syscalls.h"
 #include "tests/unit/check.h"
 
 #ifndef SYS_faccessat2
@@ -51,7 +51,7 @@ static void test_rows(void)
         if (!check(e && e->nr == known[i].nr, known[i].name, __FILE__, __LINE__))
             continue;
         CHECK(vg_sys_lookup(known[i].nr) == e);
-        CHECK(e->decode != NULL);
+        CHECK(e->decode < VG_DEC_N);
     }
     for (unsigned i = 1; i < vg_sys_count; i++)
         CHECK(vg_sys_table[i - 1].nr < vg_sys_table[i].nr);

@@ -21,7 +21,7 @@
 #include <unistd.h>
 
 #include "launcher/filter.h"
-#include "tracer/syscalls.h"
+#include "core/syscalls.h"
 #include "tests/unit/check.h"
 
 #define NR_SWEEP 1024        /* every number checked, past any table */

@@ -40,7 +40,7 @@
 #include "tracer/notify/notify_int.h"
 
 #ifndef SYS_fchmodat2
-#define SYS_fchmodat2 452 /* Linux 6.6; as in tracer/syscalls.c */
+#define SYS_fchmodat2 452 /* Linux 6.6; as in core/syscalls.c */
 #endif
 /* Linux 6.13's *xattrat calls (x86_64 numbers), and their argument */
 #ifndef SYS_setxattrat
@@ -87,7 +87,7 @@ struct fs_row {
     int root_err;
 };
 
-/* Positions are VG_ARGn (register argument n), as in tracer/syscalls_rows.h.
+/* Positions are VG_ARGn (register argument n), as in core/syscalls_rows.h.
  * x, y, z, w:  MKNOD x=dev;  CHOWN x=uid y=gid;  TRUNCATE x=length;
  * UTIME* x=times;  SETXATTR x=name y=value z=size w=flags;  RMXATTR x=name;
  * UNLINK x=flags (unlinkat);  RENAME x=flags (renameat2);

@@ -14,7 +14,7 @@
 #define HARMLESS(nr, name, ...) VG_NR_##name = (nr),
 #define REFUSE(nr, name, ...) VG_NR_##name = (nr),
 enum vg_nr {
-#include "tracer/syscalls_rows.h"
+#include "core/syscalls_rows.h"
 };
 #undef ROW
 #undef HARMLESS
@@ -99,14 +99,15 @@ struct vg_argpos {
     uint8_t msgflags;      /* send flags (MSG_FASTOPEN) */
 };
 
-struct vg_call;
-struct vg_tracee;
-
-/* A decoder fills call->args, call->cls and call->check_path* from the
- * registers (call->a) and the tracee's memory.  0 on success; -1 when the
- * arguments cannot be read (bad pointer): the call is then decided on
- * what could be read, with the path recorded as "(unreadable)". */
-typedef int (*vg_decoder_fn)(struct vg_tracee *t, struct vg_call *call);
+/* The decoders a row can name (ROW(..., decoder, ...)): the tracer has one
+ * function per kind, vg_dec_<kind> (tracer/decode*.c), found through this
+ * list, so that the table names how a call is decoded without depending on
+ * the tracer. */
+#define VG_DECODERS(X) X(path) X(open) X(openat2) X(symlink) X(lookup) X(exec) \
+    X(net) X(listen) X(socket)
+#define VG_DEC_KIND(k) VG_DEC_##k,
+enum vg_dec { VG_DECODERS(VG_DEC_KIND) VG_DEC_N };
+#undef VG_DEC_KIND
 
 struct vg_sysent {
     int nr;                 /* x86_64 number */
@@ -114,7 +115,7 @@ struct vg_sysent {
     enum vg_class cls;      /* class, or the default when CLASS_BY_ARGS */
     unsigned flags;         /* VG_SF_* */
     int deny_errno;         /* errno for a refused call (EACCES, EPERM, ...) */
-    vg_decoder_fn decode;
+    enum vg_dec decode;     /* how the tracer decodes it */
     struct vg_argpos pos;   /* where the decoder finds the arguments */
 };
 

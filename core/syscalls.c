@@ -1,12 +1,11 @@
 /* syscalls.c: the system call table and its lookups.  The rows live in
- * tracer/syscalls_rows.h; this file turns them into a table sorted by
+ * core/syscalls_rows.h; this file turns them into a table sorted by
  * number plus a constant by-number index, so that vg_sys_lookup (called on
  * every tracer stop) is one array access and nothing is built at run time. */
 #include <errno.h>
 #include <string.h>
 
-#include "tracer/decode_impl.h"
-#include "tracer/syscalls.h"
+#include "core/syscalls.h"
 
 /* Short spellings for the rows. */
 #define A0 VG_ARG0
@@ -49,14 +48,14 @@
 /* Position of each decoded row in vg_sys_table: VG_POS_open, ... */
 #define ROW(nr, name, ...) VG_POS_##name,
 enum { VG_POS_FIRST_UNUSED = -1,
-#include "tracer/syscalls_rows.h"
+#include "core/syscalls_rows.h"
        VG_NROWS };
 #undef ROW
 
 #define ROW(nr, name, cls, fl, err, dec, ...) \
-    { VG_NR_##name, #name, VG_CLASS_##cls, (fl), (err), vg_dec_##dec, { __VA_ARGS__ } },
+    { VG_NR_##name, #name, VG_CLASS_##cls, (fl), (err), VG_DEC_##dec, { __VA_ARGS__ } },
 const struct vg_sysent vg_sys_table[] = {
-#include "tracer/syscalls_rows.h"
+#include "core/syscalls_rows.h"
 };
 #undef ROW
 const unsigned vg_sys_count = VG_NROWS;
@@ -69,7 +68,7 @@ const unsigned vg_sys_count = VG_NROWS;
  * part of -Wextra): the build fails. */
 #define ROW(nr, name, ...) [VG_NR_##name] = VG_POS_##name + 1,
 static const unsigned char vg_sys_index[VG_NR_LIMIT] = {
-#include "tracer/syscalls_rows.h"
+#include "core/syscalls_rows.h"
 };
 #undef ROW
 #undef HARMLESS
@@ -88,7 +87,7 @@ const struct vg_sysent *vg_sys_lookup(int nr)
 #define HARMLESS(nr, name, ...) VG_RPOS_##name,
 #define REFUSE(nr, name, ...) VG_RPOS_##name,
 enum { VG_RPOS_FIRST_UNUSED = -1,
-#include "tracer/syscalls_rows.h"
+#include "core/syscalls_rows.h"
        VG_NALLROWS };
 #undef ROW
 #undef HARMLESS
@@ -99,7 +98,7 @@ enum { VG_RPOS_FIRST_UNUSED = -1,
 #define HARMLESS(nr, name, why) { VG_NR_##name, #name, VG_SK_HARMLESS, 0, (why), NULL },
 #define REFUSE(nr, name, err, why) { VG_NR_##name, #name, VG_SK_REFUSED, (err), (why), NULL },
 const struct vg_sysrow vg_sys_rows[] = {
-#include "tracer/syscalls_rows.h"
+#include "core/syscalls_rows.h"
 };
 #undef ROW
 #undef HARMLESS
@@ -110,7 +109,7 @@ const unsigned vg_sys_nrows = VG_NALLROWS;
 #define HARMLESS(nr, name, ...) [VG_NR_##name] = VG_RPOS_##name + 1,
 #define REFUSE(nr, name, ...) [VG_NR_##name] = VG_RPOS_##name + 1,
 static const unsigned short vg_sys_row_index[VG_NR_LIMIT] = {
-#include "tracer/syscalls_rows.h"
+#include "core/syscalls_rows.h"
 };
 #undef ROW
 #undef HARMLESS
