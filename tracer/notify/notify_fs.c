@@ -28,27 +28,18 @@
 #include <sys/ioctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/time.h>
 #include <sys/uio.h>
 #include <sys/xattr.h>
 #include <unistd.h>
 #include <utime.h>
 
+#include "core/syscalls.h"
 #include "tracer/mem.h"
 #include "tracer/decode_impl.h"
 #include "tracer/notify/notify_int.h"
 
-#ifndef SYS_fchmodat2
-#define SYS_fchmodat2 452 /* Linux 6.6; as in core/syscalls.c */
-#endif
-/* Linux 6.13's *xattrat calls (x86_64 numbers), and their argument */
-#ifndef SYS_setxattrat
-#define SYS_setxattrat 463
-#define SYS_getxattrat 464
-#define SYS_listxattrat 465
-#define SYS_removexattrat 466
-#endif
+/* The argument of Linux 6.13's *xattrat calls */
 struct xattr_args {
     uint64_t value;
     uint32_t size;
@@ -93,49 +84,49 @@ struct fs_row {
  * UNLINK x=flags (unlinkat);  RENAME x=flags (renameat2);
  * READLINK, GETXATTR, LISTXATTR x=name (xattr) y=buffer z=its size. */
 static const struct fs_row rows[] = {
-    {SYS_unlink, OP_UNLINK, ON_NAME, .root_err = EISDIR},
-    {SYS_unlinkat, OP_UNLINK, ON_NAME, .x = VG_ARG2, .root_err = EISDIR},
-    {SYS_rmdir, OP_RMDIR, ON_NAME, .root_err = EBUSY},
-    {SYS_mkdir, OP_MKDIR, ON_NAME, .root_err = EEXIST},
-    {SYS_mkdirat, OP_MKDIR, ON_NAME, .root_err = EEXIST},
-    {SYS_mknod, OP_MKNOD, ON_NAME, .x = VG_ARG2, .root_err = EEXIST},
-    {SYS_mknodat, OP_MKNOD, ON_NAME, .x = VG_ARG3, .root_err = EEXIST},
-    {SYS_symlink, OP_SYMLINK, ON_NAME, .root_err = EEXIST},
-    {SYS_symlinkat, OP_SYMLINK, ON_NAME, .root_err = EEXIST},
-    {SYS_rename, OP_RENAME, ON_NAMES, .root_err = EBUSY},
-    {SYS_renameat, OP_RENAME, ON_NAMES, .root_err = EBUSY},
-    {SYS_renameat2, OP_RENAME, ON_NAMES, .x = VG_ARG4, .root_err = EBUSY},
-    {SYS_link, OP_LINK, ON_NAMES, .root_err = EEXIST},
-    {SYS_linkat, OP_LINK, ON_NAMES, .root_err = EEXIST},
-    {SYS_chmod, OP_CHMOD, ON_OBJECT, 0, 0, 0, 0, 0},
-    {SYS_fchmod, OP_CHMOD, ON_OBJECT, 0, 0, 0, 0, 0},
-    {SYS_fchmodat, OP_CHMOD, ON_OBJECT, 0, 0, 0, 0, 0},
-    {SYS_fchmodat2, OP_CHMOD, ON_OBJECT, 0, 0, 0, 0, 0},
-    {SYS_chown, OP_CHOWN, ON_OBJECT, .x = VG_ARG1, .y = VG_ARG2},
-    {SYS_lchown, OP_CHOWN, ON_OBJECT, .x = VG_ARG1, .y = VG_ARG2},
-    {SYS_fchown, OP_CHOWN, ON_OBJECT, .x = VG_ARG1, .y = VG_ARG2},
-    {SYS_fchownat, OP_CHOWN, ON_OBJECT, .x = VG_ARG2, .y = VG_ARG3},
-    {SYS_truncate, OP_TRUNCATE, ON_OBJECT, .x = VG_ARG1},
-    {SYS_ftruncate, OP_TRUNCATE, ON_OBJECT, .x = VG_ARG1},
-    {SYS_utimensat, OP_UTIMENS, ON_OBJECT, .x = VG_ARG2},
-    {SYS_utimes, OP_UTIMES, ON_OBJECT, .x = VG_ARG1},
-    {SYS_futimesat, OP_UTIMES, ON_OBJECT, .x = VG_ARG2},
-    {SYS_utime, OP_UTIME, ON_OBJECT, .x = VG_ARG1},
-    {SYS_setxattr, OP_SETXATTR, ON_OBJECT, .x = VG_ARG1, .y = VG_ARG2, .z = VG_ARG3, .w = VG_ARG4},
-    {SYS_lsetxattr, OP_SETXATTR, ON_OBJECT, .x = VG_ARG1, .y = VG_ARG2, .z = VG_ARG3, .w = VG_ARG4},
-    {SYS_fsetxattr, OP_SETXATTR, ON_OBJECT, .x = VG_ARG1, .y = VG_ARG2, .z = VG_ARG3, .w = VG_ARG4},
-    {SYS_removexattr, OP_RMXATTR, ON_OBJECT, .x = VG_ARG1},
-    {SYS_lremovexattr, OP_RMXATTR, ON_OBJECT, .x = VG_ARG1},
-    {SYS_fremovexattr, OP_RMXATTR, ON_OBJECT, .x = VG_ARG1},
+    {VG_NR_unlink, OP_UNLINK, ON_NAME, .root_err = EISDIR},
+    {VG_NR_unlinkat, OP_UNLINK, ON_NAME, .x = VG_ARG2, .root_err = EISDIR},
+    {VG_NR_rmdir, OP_RMDIR, ON_NAME, .root_err = EBUSY},
+    {VG_NR_mkdir, OP_MKDIR, ON_NAME, .root_err = EEXIST},
+    {VG_NR_mkdirat, OP_MKDIR, ON_NAME, .root_err = EEXIST},
+    {VG_NR_mknod, OP_MKNOD, ON_NAME, .x = VG_ARG2, .root_err = EEXIST},
+    {VG_NR_mknodat, OP_MKNOD, ON_NAME, .x = VG_ARG3, .root_err = EEXIST},
+    {VG_NR_symlink, OP_SYMLINK, ON_NAME, .root_err = EEXIST},
+    {VG_NR_symlinkat, OP_SYMLINK, ON_NAME, .root_err = EEXIST},
+    {VG_NR_rename, OP_RENAME, ON_NAMES, .root_err = EBUSY},
+    {VG_NR_renameat, OP_RENAME, ON_NAMES, .root_err = EBUSY},
+    {VG_NR_renameat2, OP_RENAME, ON_NAMES, .x = VG_ARG4, .root_err = EBUSY},
+    {VG_NR_link, OP_LINK, ON_NAMES, .root_err = EEXIST},
+    {VG_NR_linkat, OP_LINK, ON_NAMES, .root_err = EEXIST},
+    {VG_NR_chmod, OP_CHMOD, ON_OBJECT, 0, 0, 0, 0, 0},
+    {VG_NR_fchmod, OP_CHMOD, ON_OBJECT, 0, 0, 0, 0, 0},
+    {VG_NR_fchmodat, OP_CHMOD, ON_OBJECT, 0, 0, 0, 0, 0},
+    {VG_NR_fchmodat2, OP_CHMOD, ON_OBJECT, 0, 0, 0, 0, 0},
+    {VG_NR_chown, OP_CHOWN, ON_OBJECT, .x = VG_ARG1, .y = VG_ARG2},
+    {VG_NR_lchown, OP_CHOWN, ON_OBJECT, .x = VG_ARG1, .y = VG_ARG2},
+    {VG_NR_fchown, OP_CHOWN, ON_OBJECT, .x = VG_ARG1, .y = VG_ARG2},
+    {VG_NR_fchownat, OP_CHOWN, ON_OBJECT, .x = VG_ARG2, .y = VG_ARG3},
+    {VG_NR_truncate, OP_TRUNCATE, ON_OBJECT, .x = VG_ARG1},
+    {VG_NR_ftruncate, OP_TRUNCATE, ON_OBJECT, .x = VG_ARG1},
+    {VG_NR_utimensat, OP_UTIMENS, ON_OBJECT, .x = VG_ARG2},
+    {VG_NR_utimes, OP_UTIMES, ON_OBJECT, .x = VG_ARG1},
+    {VG_NR_futimesat, OP_UTIMES, ON_OBJECT, .x = VG_ARG2},
+    {VG_NR_utime, OP_UTIME, ON_OBJECT, .x = VG_ARG1},
+    {VG_NR_setxattr, OP_SETXATTR, ON_OBJECT, .x = VG_ARG1, .y = VG_ARG2, .z = VG_ARG3, .w = VG_ARG4},
+    {VG_NR_lsetxattr, OP_SETXATTR, ON_OBJECT, .x = VG_ARG1, .y = VG_ARG2, .z = VG_ARG3, .w = VG_ARG4},
+    {VG_NR_fsetxattr, OP_SETXATTR, ON_OBJECT, .x = VG_ARG1, .y = VG_ARG2, .z = VG_ARG3, .w = VG_ARG4},
+    {VG_NR_removexattr, OP_RMXATTR, ON_OBJECT, .x = VG_ARG1},
+    {VG_NR_lremovexattr, OP_RMXATTR, ON_OBJECT, .x = VG_ARG1},
+    {VG_NR_fremovexattr, OP_RMXATTR, ON_OBJECT, .x = VG_ARG1},
     /* calls that read what they name: the answer is written back */
-    {SYS_readlink, OP_READLINK, ON_OBJECT, .y = VG_ARG1, .z = VG_ARG2},
-    {SYS_readlinkat, OP_READLINK, ON_OBJECT, .y = VG_ARG2, .z = VG_ARG3},
-    {SYS_getxattr, OP_GETXATTR, ON_OBJECT, .x = VG_ARG1, .y = VG_ARG2, .z = VG_ARG3},
-    {SYS_lgetxattr, OP_GETXATTR, ON_OBJECT, .x = VG_ARG1, .y = VG_ARG2, .z = VG_ARG3},
-    {SYS_fgetxattr, OP_GETXATTR, ON_OBJECT, .x = VG_ARG1, .y = VG_ARG2, .z = VG_ARG3},
-    {SYS_listxattr, OP_LISTXATTR, ON_OBJECT, .y = VG_ARG1, .z = VG_ARG2},
-    {SYS_llistxattr, OP_LISTXATTR, ON_OBJECT, .y = VG_ARG1, .z = VG_ARG2},
-    {SYS_flistxattr, OP_LISTXATTR, ON_OBJECT, .y = VG_ARG1, .z = VG_ARG2},
+    {VG_NR_readlink, OP_READLINK, ON_OBJECT, .y = VG_ARG1, .z = VG_ARG2},
+    {VG_NR_readlinkat, OP_READLINK, ON_OBJECT, .y = VG_ARG2, .z = VG_ARG3},
+    {VG_NR_getxattr, OP_GETXATTR, ON_OBJECT, .x = VG_ARG1, .y = VG_ARG2, .z = VG_ARG3},
+    {VG_NR_lgetxattr, OP_GETXATTR, ON_OBJECT, .x = VG_ARG1, .y = VG_ARG2, .z = VG_ARG3},
+    {VG_NR_fgetxattr, OP_GETXATTR, ON_OBJECT, .x = VG_ARG1, .y = VG_ARG2, .z = VG_ARG3},
+    {VG_NR_listxattr, OP_LISTXATTR, ON_OBJECT, .y = VG_ARG1, .z = VG_ARG2},
+    {VG_NR_llistxattr, OP_LISTXATTR, ON_OBJECT, .y = VG_ARG1, .z = VG_ARG2},
+    {VG_NR_flistxattr, OP_LISTXATTR, ON_OBJECT, .y = VG_ARG1, .z = VG_ARG2},
 };
 
 /* The flags each *at call takes (the kernel fails any other bit EINVAL
@@ -145,11 +136,11 @@ static const struct {
     int nr;
     uint32_t valid;
 } valid_flags[] = {
-    {SYS_unlinkat, VG_AT_REMOVEDIR},
-    {SYS_fchmodat2, VG_AT_NOFOLLOW | VG_AT_EMPTY_PATH},
-    {SYS_fchownat, VG_AT_NOFOLLOW | VG_AT_EMPTY_PATH},
-    {SYS_utimensat, VG_AT_NOFOLLOW | VG_AT_EMPTY_PATH},
-    {SYS_linkat, VG_AT_SYMLINK_FOLLOW | VG_AT_EMPTY_PATH},
+    {VG_NR_unlinkat, VG_AT_REMOVEDIR},
+    {VG_NR_fchmodat2, VG_AT_NOFOLLOW | VG_AT_EMPTY_PATH},
+    {VG_NR_fchownat, VG_AT_NOFOLLOW | VG_AT_EMPTY_PATH},
+    {VG_NR_utimensat, VG_AT_NOFOLLOW | VG_AT_EMPTY_PATH},
+    {VG_NR_linkat, VG_AT_SYMLINK_FOLLOW | VG_AT_EMPTY_PATH},
 };
 
 static int check_flags(const struct vg_call *c)
@@ -249,7 +240,7 @@ int vg_nt_open_in_root(int root_fd, const char *path, int flags)
         .flags = (uint64_t)(O_PATH | O_CLOEXEC | flags),
         .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
     };
-    int fd = (int)syscall(SYS_openat2, root_fd, path, &how, sizeof how);
+    int fd = (int)syscall(VG_NR_openat2, root_fd, path, &how, sizeof how);
     return fd < 0 ? -errno : fd;
 }
 
@@ -322,7 +313,7 @@ static long on_names(const struct fs_job *j, int d1, const char *n1, int d2, con
     if (j->row->op == OP_LINK)
         return ret_of(linkat(d1, n1, d2, n2, 0)); /* the decided path is the object */
     unsigned flags = j->row->x ? (unsigned)vg_arg(j->c, j->row->x) : 0;
-    return ret_of(syscall(SYS_renameat2, d1, n1, d2, n2, flags));
+    return ret_of(syscall(VG_NR_renameat2, d1, n1, d2, n2, flags));
 }
 
 /* ---- on objects ---- */
@@ -350,7 +341,7 @@ static long on_object(struct fs_job *j, int fd, bool is_path)
         if (is_path)
             return ret_of(fchmodat(AT_FDCWD, p, (mode_t)c->args.mode, 0));
         return ret_of(j->empty_path
-                          ? syscall(SYS_fchmodat2, fd, "", (mode_t)c->args.mode, VG_AT_EMPTY_PATH)
+                          ? syscall(VG_NR_fchmodat2, fd, "", (mode_t)c->args.mode, VG_AT_EMPTY_PATH)
                           : fchmod(fd, (mode_t)c->args.mode));
     case OP_CHOWN:
         /* fchown itself refuses an O_PATH file (EBADF), as the kernel
@@ -472,7 +463,7 @@ static long on_link_name(struct fs_job *j, int d, const char *name)
     struct xattr_args xa = {.value = (uint64_t)(uintptr_t)j->out, .size = (uint32_t)j->outlen};
     switch (j->row->op) {
     case OP_CHMOD:
-        return ret_of(syscall(SYS_fchmodat2, d, name, (mode_t)j->c->args.mode, VG_AT_NOFOLLOW));
+        return ret_of(syscall(VG_NR_fchmodat2, d, name, (mode_t)j->c->args.mode, VG_AT_NOFOLLOW));
     case OP_UTIMENS:
     case OP_UTIMES:
     case OP_UTIME:
@@ -480,13 +471,13 @@ static long on_link_name(struct fs_job *j, int d, const char *name)
     case OP_SETXATTR:
         xa = (struct xattr_args){.value = (uint64_t)(uintptr_t)j->xvalue,
                                  .size = (uint32_t)j->xsize, .flags = (uint32_t)j->xflags};
-        return ret_of(syscall(SYS_setxattrat, d, name, VG_AT_NOFOLLOW, j->xname, &xa, sizeof xa));
+        return ret_of(syscall(VG_NR_setxattrat, d, name, VG_AT_NOFOLLOW, j->xname, &xa, sizeof xa));
     case OP_GETXATTR:
-        return ret_of(syscall(SYS_getxattrat, d, name, VG_AT_NOFOLLOW, j->xname, &xa, sizeof xa));
+        return ret_of(syscall(VG_NR_getxattrat, d, name, VG_AT_NOFOLLOW, j->xname, &xa, sizeof xa));
     case OP_LISTXATTR:
-        return ret_of(syscall(SYS_listxattrat, d, name, VG_AT_NOFOLLOW, j->out, j->outlen));
+        return ret_of(syscall(VG_NR_listxattrat, d, name, VG_AT_NOFOLLOW, j->out, j->outlen));
     case OP_RMXATTR:
-        return ret_of(syscall(SYS_removexattrat, d, name, VG_AT_NOFOLLOW, j->xname));
+        return ret_of(syscall(VG_NR_removexattrat, d, name, VG_AT_NOFOLLOW, j->xname));
     default:
         return -ENOSYS;
     }
@@ -860,7 +851,7 @@ long vg_nt_fs(struct nt *n, struct nt_rx *rx, struct vg_task *t, struct vg_call 
         close(j.fd);
     if (j.fsize_hit) {
         n->sup.ctx->out.limit_seen[VG_LIM_FSIZE] = true;
-        syscall(SYS_tgkill, t->tgid, t->tid, SIGXFSZ); /* as the kernel would */
+        syscall(VG_NR_tgkill, t->tgid, t->tid, SIGXFSZ); /* as the kernel would */
     }
     return r;
 }

@@ -29,11 +29,11 @@
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/uio.h>
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "core/syscalls.h"
 #include "tracer/mem.h"
 #include "tracer/decode_impl.h"
 #include "tracer/notify/notify_int.h"
@@ -47,12 +47,12 @@ static const struct {
     int nr;
     enum net_op op;
 } rows[] = {
-    {SYS_connect, NET_CONNECT},
-    {SYS_bind, NET_BIND},
-    {SYS_listen, NET_LISTEN},
-    {SYS_sendto, NET_SENDTO},
-    {SYS_sendmsg, NET_SENDMSG},
-    {SYS_sendmmsg, NET_SENDMMSG},
+    {VG_NR_connect, NET_CONNECT},
+    {VG_NR_bind, NET_BIND},
+    {VG_NR_listen, NET_LISTEN},
+    {VG_NR_sendto, NET_SENDTO},
+    {VG_NR_sendmsg, NET_SENDMSG},
+    {VG_NR_sendmmsg, NET_SENDMMSG},
 };
 
 static int op_of(int nr)
@@ -65,7 +65,7 @@ static int op_of(int nr)
 
 bool vg_nt_net_takes(const struct vg_call *c)
 {
-    if (c->nr == SYS_listen)
+    if (c->nr == VG_NR_listen)
         return !c->undecidable; /* see above */
     if (op_of(c->nr) < 0)
         return false;
@@ -77,8 +77,8 @@ bool vg_nt_net_takes(const struct vg_call *c)
      * meanwhile).  So these are carried out, with no name, on the socket
      * examined. */
     if (!c->has_sa)
-        return !c->undecidable && (c->nr == SYS_sendmsg || (c->nr == SYS_sendmmsg && c->nmsgs));
-    return !(c->nr == SYS_bind && c->sa.ss_family == AF_UNIX); /* see above */
+        return !c->undecidable && (c->nr == VG_NR_sendmsg || (c->nr == VG_NR_sendmmsg && c->nmsgs));
+    return !(c->nr == VG_NR_bind && c->sa.ss_family == AF_UNIX); /* see above */
 }
 
 struct net_job {
@@ -335,7 +335,7 @@ long vg_nt_net(struct nt *n, struct nt_rx *rx, struct vg_task *t, struct vg_call
          * it); the candidate asked for it */
         bool sends = j.op == NET_SENDTO || j.op == NET_SENDMSG || j.op == NET_SENDMMSG;
         if (r == -EPIPE && sends && !(j.flags & MSG_NOSIGNAL) && !rx->caller_left)
-            syscall(SYS_tgkill, t->tgid, t->tid, SIGPIPE);
+            syscall(VG_NR_tgkill, t->tgid, t->tid, SIGPIPE);
     }
     if (r > 0 && j.op == NET_SENDMMSG)
         r = give_lens(t, c, &j, r);
