@@ -3,9 +3,15 @@
  * number plus a constant by-number index, so that vg_sys_lookup (called on
  * every tracer stop) is one array access and nothing is built at run time. */
 #include <errno.h>
+#include <linux/seccomp.h>
+#include <netinet/in.h>
+#include <sched.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
 
 #include "core/syscalls.h"
+#include "util/util.h"
 
 /* Short spellings for the rows. */
 #define A0 VG_ARG0
@@ -179,4 +185,56 @@ unsigned vg_sys_baseline(int *nrs, unsigned max)
         n++;
     }
     return n;
+}
+
+/* ---- the rows' argument conditions ---- */
+
+#ifndef SECCOMP_FILTER_FLAG_NEW_LISTENER
+#define SECCOMP_FILTER_FLAG_NEW_LISTENER (1u << 3)
+#endif
+/* The int-typed arguments are compared on their low 32 bits only: the
+ * kernel ignores the upper half, so a filter must too. */
+#define LOW32 0xffffffffull
+#define IS(n, v) { (n), VG_CMP_MASKED_EQ, LOW32, (uint64_t)(v) }
+#define HAS(n, bit) { (n), VG_CMP_MASKED_EQ, (bit), (bit) }
+#define ABOVE(n, v) { (n), VG_CMP_GT, 0, (uint64_t)(v) }
+#define NONZERO(n) { (n), VG_CMP_NE, 0, 0 }
+#define COND(sys, ...) \
+    { VG_NR_##sys, VG_ARRAY_LEN(((struct vg_argcmp[]){__VA_ARGS__})), {__VA_ARGS__} },
+#define SOCKOPT(level, opt) COND(setsockopt, IS(1, level), IS(2, opt))
+const struct vg_cond vg_sys_conds[] = {
+#include "core/syscalls_conds.h"
+};
+#undef COND
+#undef SOCKOPT
+const unsigned vg_sys_nconds = VG_ARRAY_LEN(vg_sys_conds);
+
+static bool cmp_holds(const struct vg_argcmp *c, const uint64_t args[6])
+{
+    uint64_t a = args[c->arg];
+    switch (c->op) {
+    case VG_CMP_MASKED_EQ:
+        return (a & c->mask) == c->value;
+    case VG_CMP_GT:
+        return a > c->value;
+    case VG_CMP_NE:
+        return a != c->value;
+    }
+    return false;
+}
+
+bool vg_cond_holds(const struct vg_cond *c, const uint64_t args[6])
+{
+    for (unsigned i = 0; i < c->ncmp; i++)
+        if (!cmp_holds(&c->cmp[i], args))
+            return false;
+    return true;
+}
+
+bool vg_sys_has_conds(int nr)
+{
+    for (unsigned i = 0; i < vg_sys_nconds; i++)
+        if (vg_sys_conds[i].nr == nr)
+            return true;
+    return false;
 }

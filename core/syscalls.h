@@ -30,7 +30,7 @@ enum vg_nr {
                               * argument is dangerous (ioctl TIOCSTI, socket of an
                               * odd family, clone with CLONE_NEW* or CLONE_UNTRACED,
                               * seccomp asking for a listener); the conditions are
-                              * data in launcher/filter.c */
+                              * data in core/syscalls_conds.h */
 #define VG_SF_ADDR_OPT 0x40u /* a call naming no address has nothing to decide
                               * (a send on a connected socket, listen on a
                               * bound one): not recorded */
@@ -160,4 +160,28 @@ bool vg_sys_row_traced(const struct vg_sysent *e, const struct vg_audit_set *set
 /* The rows the baseline always refuses (VG_SF_BASELINE without VG_SF_COND),
  * same conventions. */
 unsigned vg_sys_baseline(int *nrs, unsigned max);
+/* The rows' argument conditions (core/syscalls_conds.h): one comparison on
+ * a register argument, with libseccomp's meaning on a 64-bit ABI (whole
+ * registers, unsigned). */
+enum vg_cmp_op { VG_CMP_MASKED_EQ, VG_CMP_GT, VG_CMP_NE };
+struct vg_argcmp {
+    unsigned arg;             /* 0..5 */
+    enum vg_cmp_op op;
+    uint64_t mask, value;     /* (a & mask) == value; a > value; a != value */
+};
+/* A call the filter acts on only when every comparison holds.  A row with
+ * conditions is left alone when none of them holds; what is done when one
+ * does is the row's (baseline refusal, or a stop). */
+#define VG_COND_MAX_CMPS 2
+struct vg_cond {
+    int nr;
+    unsigned ncmp;
+    struct vg_argcmp cmp[VG_COND_MAX_CMPS];
+};
+extern const struct vg_cond vg_sys_conds[];
+extern const unsigned vg_sys_nconds;
+/* Does every comparison of c hold for these register arguments? */
+bool vg_cond_holds(const struct vg_cond *c, const uint64_t args[6]);
+/* Does row nr have conditions? */
+bool vg_sys_has_conds(int nr);
 #endif

@@ -324,6 +324,34 @@ static void test_rows(void)
     }
 }
 
+/* The conditions (core/syscalls_conds.h) and the rows agree: a
+ * conditional baseline row (CO) has conditions, and every condition is on
+ * a decoded row, either a conditional baseline one or an audited one
+ * stopped only when it holds (sendto with an address); its comparisons
+ * name register arguments. */
+static void test_conds(void)
+{
+    for (unsigned i = 0; i < vg_sys_count; i++) {
+        const struct vg_sysent *e = &vg_sys_table[i];
+        if (e->flags & VG_SF_COND)
+            check(vg_sys_has_conds(e->nr) && (e->flags & VG_SF_BASELINE), e->name,
+                  "a conditional baseline row with conditions", 0);
+    }
+    for (unsigned i = 0; i < vg_sys_nconds; i++) {
+        const struct vg_cond *c = &vg_sys_conds[i];
+        const struct vg_sysrow *r = vg_sys_row(c->nr);
+        const char *name = r ? r->name : "?";
+        if (!check(r && r->kind == VG_SK_DECODED, name, "a condition on a decoded row", 0))
+            continue;
+        bool baseline = (r->ent->flags & VG_SF_BASELINE) != 0;
+        check(baseline == ((r->ent->flags & VG_SF_COND) != 0), name,
+              "conditions on a baseline row only with CO", 0);
+        check(c->ncmp >= 1 && c->ncmp <= VG_COND_MAX_CMPS, name, "comparisons", 0);
+        for (unsigned k = 0; k < c->ncmp && k < VG_COND_MAX_CMPS; k++)
+            check(c->cmp[k].arg < 6, name, "a register argument", 0);
+    }
+}
+
 /* The x86_64 numbers 0..334 and 424..469 are the kernel's (6.18), none in
  * between (x86_64 skipped them to line up with the other architectures);
  * the names of the ones newer than Debian 12's headers. */
@@ -396,6 +424,7 @@ static void test_attacker_rows(void)
 int main(void)
 {
     test_rows();
+    test_conds();
     test_coverage();
     test_attacker_rows();
     test_filters();
