@@ -29,7 +29,8 @@ def vigil_stopped_set(root):
     names = []
     with open(os.path.join(root, "core/syscalls_rows.h")) as f:
         for line in f:
-            m = re.match(r"ROW\((\w+),\s*\w+,\s*([A-Z |]+),", line)
+            # ROW(nr, name, class, flags, ...)
+            m = re.match(r"ROW\(\d+,\s*(\w+),\s*\w+,\s*([A-Z |]+),", line)
             if m and set(re.split(r"\s*\|\s*", m.group(2).strip())) & {"FI", "NE", "PR"}:
                 names.append(m.group(1))
     return names

@@ -58,8 +58,9 @@ enum { VG_POS_FIRST_UNUSED = -1,
        VG_NROWS };
 #undef ROW
 
-#define ROW(nr, name, cls, fl, err, dec, ...) \
-    { VG_NR_##name, #name, VG_CLASS_##cls, (fl), (err), VG_DEC_##dec, { __VA_ARGS__ } },
+#define ROW(nr, name, cls, fl, err, carry, dec, ...) \
+    { VG_NR_##name, #name, VG_CLASS_##cls, (fl), (err), VG_CARRY_##carry, VG_DEC_##dec, \
+      { __VA_ARGS__ } },
 const struct vg_sysent vg_sys_table[] = {
 #include "core/syscalls_rows.h"
 };
@@ -139,6 +140,20 @@ const struct vg_sysent *vg_sys_by_name(const char *name)
         if (strcmp(vg_sys_table[i].name, name) == 0)
             return &vg_sys_table[i];
     return NULL;
+}
+
+#define VG_CARRY_BY(op, carrier) [VG_CARRY_##op] = VG_CARRIER_##carrier,
+static const enum vg_carrier carriers[VG_CARRY_N] = {VG_CARRY_OPS(VG_CARRY_BY)};
+#undef VG_CARRY_BY
+
+enum vg_carrier vg_carrier_of(enum vg_carry op)
+{
+    return (unsigned)op < VG_CARRY_N ? carriers[op] : VG_CARRIER_CONTINUE;
+}
+
+enum vg_carrier vg_sys_carrier(const struct vg_sysent *e)
+{
+    return e ? vg_carrier_of(e->carry) : VG_CARRIER_CONTINUE;
 }
 
 /* Open-like rows change class with their flags, so they are traced when

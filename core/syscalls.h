@@ -97,7 +97,40 @@ struct vg_argpos {
     uint8_t sa_from;  /* enum vg_sa_from */
     uint8_t addr, addrlen; /* with VG_SA_ARGS */
     uint8_t msgflags;      /* send flags (MSG_FASTOPEN) */
+    /* the other arguments a carried-out file call copies (notify_fs.c) */
+    uint8_t dev;           /* mknod's device */
+    uint8_t uid, gid;      /* chown's ids */
+    uint8_t length;        /* truncate's */
+    uint8_t times;         /* the utime family's times */
+    uint8_t xname;         /* an xattr's name */
+    uint8_t buf, size;     /* a buffer (setxattr's value; readlink's, getxattr's,
+                            * listxattr's answer) and its size */
+    uint8_t xflags;        /* setxattr's flags */
 };
+
+/* How the notify engine takes an allowed call (ROW's carry column, short
+ * names below): the kernel runs it (CONT: CONTINUE, it reads the
+ * arguments again, docs/SECURITY.md says why that is safe for each), or
+ * vigil carries it out itself, with the decided copy of the arguments, by
+ * one of its carriers.  The ptrace engine decides every traced call at its
+ * stop and lets the kernel run it: it needs no column.
+ * X(op, carrier): VG_CARRY_<op>, carried out by VG_CARRIER_<carrier>. */
+#define VG_CARRY_OPS(X)                                                                     \
+    X(CONT, CONTINUE)                                                                        \
+    X(OPEN, OPEN)                                    /* tracer/notify/notify_open.c */       \
+    X(UNLINK, FS) X(RMDIR, FS) X(MKDIR, FS) X(MKNOD, FS) X(SYMLINK, FS) X(RENAME, FS)        \
+    X(LINK, FS) X(CHMOD, FS) X(CHOWN, FS) X(TRUNCATE, FS) X(UTIMENS, FS) X(UTIMES, FS)       \
+    X(UTIME, FS) X(SETXATTR, FS) X(RMXATTR, FS) X(READLINK, FS) X(GETXATTR, FS)              \
+    X(LISTXATTR, FS)                                 /* tracer/notify/notify_fs.c */         \
+    X(CONNECT, NET) X(BIND, NET) X(LISTEN, NET) X(SENDTO, NET) X(SENDMSG, NET)               \
+    X(SENDMMSG, NET)                                 /* tracer/notify/notify_net.c */
+#define VG_CARRY_ENUM(op, carrier) VG_CARRY_##op,
+enum vg_carry { VG_CARRY_OPS(VG_CARRY_ENUM) VG_CARRY_N };
+#undef VG_CARRY_ENUM
+enum vg_carrier { VG_CARRIER_CONTINUE, VG_CARRIER_OPEN, VG_CARRIER_FS, VG_CARRIER_NET };
+/* Which carrier takes op (VG_CARRIER_CONTINUE: none). */
+enum vg_carrier vg_carrier_of(enum vg_carry op);
+
 
 /* The decoders a row can name (ROW(..., decoder, ...)): the tracer has one
  * function per kind, vg_dec_<kind> (tracer/decode*.c), found through this
@@ -115,6 +148,7 @@ struct vg_sysent {
     enum vg_class cls;      /* class, or the default when CLASS_BY_ARGS */
     unsigned flags;         /* VG_SF_* */
     int deny_errno;         /* errno for a refused call (EACCES, EPERM, ...) */
+    enum vg_carry carry;    /* how the notify engine takes it, allowed */
     enum vg_dec decode;     /* how the tracer decodes it */
     struct vg_argpos pos;   /* where the decoder finds the arguments */
 };
@@ -122,6 +156,8 @@ struct vg_sysent {
 /* The rows vigil decodes (ROW), sorted by nr; vg_sys_lookup is O(1) and
  * NULL for every other number, harmless and refused rows included. */
 extern const struct vg_sysent vg_sys_table[];
+/* Which carrier takes an allowed call of row e (NULL: none). */
+enum vg_carrier vg_sys_carrier(const struct vg_sysent *e);
 extern const unsigned vg_sys_count;
 const struct vg_sysent *vg_sys_lookup(int nr);
 const struct vg_sysent *vg_sys_by_name(const char *name);

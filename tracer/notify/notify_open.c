@@ -21,8 +21,6 @@
 
 #define PERM_BITS 07777u
 
-static const int carried_out[] = {VG_NR_open, VG_NR_openat, VG_NR_openat2, VG_NR_creat};
-
 bool vg_nt_carried_out(int nr, uint64_t flags)
 {
     /* openat2's flags are in its open_how, in memory: an O_PATH there,
@@ -41,10 +39,8 @@ bool vg_nt_carried_out(int nr, uint64_t flags)
      * docs/SECURITY.md lists it. */
     if (flags & O_PATH)
         return false;
-    for (size_t i = 0; i < VG_ARRAY_LEN(carried_out); i++)
-        if (carried_out[i] == nr)
-            return true;
-    return false;
+    /* which calls are opens is the syscall table's carry column */
+    return vg_sys_carrier(vg_sys_lookup(nr)) == VG_CARRIER_OPEN;
 }
 
 /* The errno of a path the decoder could not make absolute (decode.h). */
