@@ -3,6 +3,7 @@
  * number plus a constant by-number index, so that vg_sys_lookup (called on
  * every tracer stop) is one array access and nothing is built at run time. */
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/seccomp.h>
 #include <netinet/in.h>
 #include <sched.h>
@@ -35,6 +36,10 @@
 #define SA_ARGS VG_SA_ARGS
 #define SA_MSGHDR VG_SA_MSGHDR
 #define SA_MMSGHDR VG_SA_MMSGHDR
+#define V_NOFOLLOW AT_SYMLINK_NOFOLLOW
+#define V_FOLLOW AT_SYMLINK_FOLLOW
+#define V_EMPTY AT_EMPTY_PATH
+#define V_REMOVEDIR AT_REMOVEDIR
 #define FI VG_SF_FILE
 #define NE VG_SF_NET
 #define PR VG_SF_PROC

@@ -106,6 +106,10 @@ struct vg_argpos {
     uint8_t buf, size;     /* a buffer (setxattr's value; readlink's, getxattr's,
                             * listxattr's answer) and its size */
     uint8_t xflags;        /* setxattr's flags */
+    /* the bits of the flags argument the kernel accepts (any other fails
+     * EINVAL before a path is looked at), for a call whose flags vigil
+     * does not pass on as they are; 0: not checked */
+    uint16_t valid;
 };
 
 /* How the notify engine takes an allowed call (ROW's carry column, short

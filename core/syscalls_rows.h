@@ -19,7 +19,8 @@
  *            SENDTO, ...) are carried out by vigil (tracer/notify/)
  *   decoder  vg_dec_<decoder> (VG_DECODERS in syscalls.h, tracer/decode*.c)
  *   layout   designated initializers of struct vg_argpos: argument positions
- *            (A0..A5), symlink following (F_*), flag names (N_*)
+ *            (A0..A5), symlink following (F_*), flag names (N_*), the
+ *            flags the kernel accepts where vigil checks them (V_*)
  * Row flags: FI file, NE network, PR exec, BL baseline, BA class by args,
  * CO conditional baseline (the conditions are in syscalls_conds.h), AO address
  * optional, CN can connect, MV moves a tree (rename), LN links a file, LK
@@ -313,12 +314,12 @@ HARMLESS(256, migrate_pages,     "NUMA placement within the sandbox (others need
 ROW(257, openat,            READ,   FI | BA, EACCES, OPEN,      open,    .fd = A0, .path = A1, .flags = A2, .mode = A3, .follow = F_OPEN, .names = N_OPEN)
 ROW(258, mkdirat,           WRITE,  FI,      EACCES, MKDIR,     path,    .fd = A0, .path = A1, .mode = A2, .follow = F_NO)
 ROW(259, mknodat,           WRITE,  FI,      EACCES, MKNOD,     path,    .fd = A0, .path = A1, .mode = A2, .follow = F_NO, .dev = A3)
-ROW(260, fchownat,          WRITE,  FI,      EPERM,  CHOWN,     path,    .fd = A0, .path = A1, .flags = A4, .follow = F_AT, .names = N_AT, .uid = A2, .gid = A3)
+ROW(260, fchownat,          WRITE,  FI,      EPERM,  CHOWN,     path,    .fd = A0, .path = A1, .flags = A4, .follow = F_AT, .names = N_AT, .uid = A2, .gid = A3, .valid = V_NOFOLLOW | V_EMPTY)
 ROW(261, futimesat,         WRITE,  FI,      EACCES, UTIMES,    path,    .fd = A0, .path = A1, .follow = F_YES, .times = A2)
 ROW(262, newfstatat,        READ,   FI | LK, EACCES, CONT,      lookup,  .fd = A0, .path = A1, .flags = A3, .follow = F_AT, .names = N_AT)
-ROW(263, unlinkat,          WRITE,  FI,      EACCES, UNLINK,    path,    .fd = A0, .path = A1, .flags = A2, .follow = F_NO, .names = N_AT)
+ROW(263, unlinkat,          WRITE,  FI,      EACCES, UNLINK,    path,    .fd = A0, .path = A1, .flags = A2, .follow = F_NO, .names = N_AT, .valid = V_REMOVEDIR)
 ROW(264, renameat,          WRITE,  FI | MV, EACCES, RENAME,    path,    .fd = A0, .path = A1, .fd2 = A2, .path2 = A3, .follow = F_NO)
-ROW(265, linkat,            WRITE,  FI | LN, EACCES, LINK,      path,    .fd = A0, .path = A1, .fd2 = A2, .path2 = A3, .flags = A4, .follow = F_ATF, .names = N_AT)
+ROW(265, linkat,            WRITE,  FI | LN, EACCES, LINK,      path,    .fd = A0, .path = A1, .fd2 = A2, .path2 = A3, .flags = A4, .follow = F_ATF, .names = N_AT, .valid = V_FOLLOW | V_EMPTY)
 ROW(266, symlinkat,         WRITE,  FI,      EACCES, SYMLINK,   symlink, .fd = A1, .path = A2, .path2 = A0, .follow = F_NO)
 ROW(267, readlinkat,        READ,   FI,      EACCES, READLINK,  path,    .fd = A0, .path = A1, .follow = F_NO, .buf = A2, .size = A3)
 /* fchmodat(2) has no flags argument: it always follows (fchmodat2 adds them). */
@@ -335,7 +336,7 @@ HARMLESS(276, tee,               "copies between pipes")
 HARMLESS(277, sync_file_range,   "flushes a file whose open was decided")
 HARMLESS(278, vmsplice,          "moves the caller's own memory into a pipe")
 HARMLESS(279, move_pages,        "NUMA placement within the sandbox (others need CAP_SYS_NICE)")
-ROW(280, utimensat,         WRITE,  FI,      EACCES, UTIMENS,   path,    .fd = A0, .path = A1, .flags = A3, .follow = F_AT, .names = N_AT, .times = A2)
+ROW(280, utimensat,         WRITE,  FI,      EACCES, UTIMENS,   path,    .fd = A0, .path = A1, .flags = A3, .follow = F_AT, .names = N_AT, .times = A2, .valid = V_NOFOLLOW | V_EMPTY)
 HARMLESS(281, epoll_pwait,       "waits on the caller's own fds")
 HARMLESS(282, signalfd,          "the caller's own signals")
 HARMLESS(283, timerfd_create,    "a timer fd")
@@ -421,7 +422,7 @@ HARMLESS(448, process_mrelease,  "frees memory of a dying process within the san
 HARMLESS(449, futex_waitv,       "waits on the caller's own memory")
 HARMLESS(450, set_mempolicy_home_node, "NUMA policy of the caller's own memory")
 HARMLESS(451, cachestat,         "page cache figures of an fd whose open was decided")
-ROW(452, fchmodat2,         WRITE,  FI,      EPERM,  CHMOD,     path,    .fd = A0, .path = A1, .mode = A2, .flags = A3, .follow = F_AT, .names = N_AT)
+ROW(452, fchmodat2,         WRITE,  FI,      EPERM,  CHMOD,     path,    .fd = A0, .path = A1, .mode = A2, .flags = A3, .follow = F_AT, .names = N_AT, .valid = V_NOFOLLOW | V_EMPTY)
 HARMLESS(453, map_shadow_stack,  "the caller's own shadow stack")
 HARMLESS(454, futex_wake,        "the caller's own memory")
 HARMLESS(455, futex_wait,        "waits on the caller's own memory")

@@ -226,6 +226,9 @@ static void check_carrier(const struct vg_sysent *e)
     /* the filter refuses these: no carrier ever sees one */
     if (e->flags & VG_SF_BASELINE)
         check(k == VG_CARRIER_CONTINUE, e->name, "a baseline row has no carrier", 0);
+    /* the flags a carrier checks are the row's flags argument's */
+    if (e->pos.valid)
+        check(e->pos.flags && k == VG_CARRIER_FS, e->name, "valid flags of a carried flags argument", 0);
     check_copies(e);
 }
 

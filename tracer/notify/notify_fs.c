@@ -48,7 +48,6 @@ struct xattr_args {
 #define VG_AT_EMPTY_PATH 0x1000u
 #define VG_AT_NOFOLLOW 0x100u
 #define VG_AT_REMOVEDIR 0x200u
-#define VG_AT_SYMLINK_FOLLOW 0x400u
 #define VG_XATTR_NAME_MAX 255u
 #define VG_XATTR_SIZE_MAX 65536u
 #define VG_XATTR_LIST_MAX 65536u
@@ -86,26 +85,15 @@ static const struct fs_row ops[VG_CARRY_N] = {
 };
 #undef FS_OP
 
-/* The flags each *at call takes (the kernel fails any other bit EINVAL
- * before it looks at a path); the calls whose flags vigil passes on as
- * they are (renameat2, the xattr calls) have the kernel check them. */
-static const struct {
-    int nr;
-    uint32_t valid;
-} valid_flags[] = {
-    {VG_NR_unlinkat, VG_AT_REMOVEDIR},
-    {VG_NR_fchmodat2, VG_AT_NOFOLLOW | VG_AT_EMPTY_PATH},
-    {VG_NR_fchownat, VG_AT_NOFOLLOW | VG_AT_EMPTY_PATH},
-    {VG_NR_utimensat, VG_AT_NOFOLLOW | VG_AT_EMPTY_PATH},
-    {VG_NR_linkat, VG_AT_SYMLINK_FOLLOW | VG_AT_EMPTY_PATH},
-};
-
+/* The flags an *at call takes (the row's pos.valid): the kernel fails any
+ * other bit EINVAL before it looks at a path; the calls whose flags vigil
+ * passes on as they are (renameat2, the xattr calls) have the kernel
+ * check them. */
 static int check_flags(const struct vg_call *c)
 {
-    for (size_t i = 0; i < VG_ARRAY_LEN(valid_flags); i++)
-        if (valid_flags[i].nr == c->nr && c->ent->pos.flags &&
-            ((uint32_t)vg_arg(c, c->ent->pos.flags) & ~valid_flags[i].valid))
-            return -EINVAL;
+    const struct vg_argpos *p = &c->ent->pos;
+    if (p->valid && p->flags && ((uint32_t)vg_arg(c, p->flags) & ~(uint32_t)p->valid))
+        return -EINVAL;
     return 0;
 }
 
