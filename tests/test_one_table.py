@@ -4,6 +4,9 @@ that makes a raw syscall uses VG_NR_<name>, made from the table's rows, so
 a call cannot be added in one place and forgotten in another (the filter,
 the decoders, the notify engine's carriers and the log all read the rows).
 
+Python tests that make raw calls in a candidate take the numbers from the
+table too (helpers.syscall_nr).
+
 Left out: the table itself; the candidates and workloads (programs run in
 the sandbox, which use the C library's SYS_ names as any program would);
 the fuzz inputs; and test_syscalls.c, which checks the table's numbers
@@ -20,13 +23,18 @@ EXEMPT = (
     ("bench/workloads/", "programs run in the sandbox"),
     ("fuzz/corpus/", "fuzz inputs"),
     ("tests/unit/test_syscalls.c", "checks the table against the C library's numbers"),
+    ("tests/test_one_table.py", "spells the patterns it looks for"),
 )
 SKIP_DIRS = {".git", "build", "build-san", "build-fuzz", "debian"}
-SOURCE = re.compile(r"\.(c|h)$")
+SOURCE = re.compile(r"\.(c|h|py)$")
 # A syscall's number or name from elsewhere: the C library's SYS_<name>
 # (lower case: SYS_SECCOMP is a signal's si_code), the kernel's
 # __NR_<name>, or a number given to syscall() itself.
-RAW = re.compile(r"\bSYS_[a-z]\w*|\b__NR_[a-z]\w*|\bsyscall\s*\(\s*[0-9]")
+RAW_C = re.compile(r"\bSYS_[a-z]\w*|\b__NR_[a-z]\w*|\bsyscall\s*\(\s*[0-9]")
+# Python tests run candidates that make raw calls (ctypes): the numbers
+# come from the table (helpers.syscall_nr), never a literal bound to a
+# SYS_ name or given to syscall().
+RAW_PY = re.compile(r"\bSYS_\w+[^=\n]*=\s*[0-9]|\b__NR_[a-z]\w*|\bsyscall\s*\(\s*[0-9]")
 
 
 def sources():
@@ -41,9 +49,10 @@ def sources():
 def raw_uses():
     found = []
     for path in sources():
+        raw = RAW_PY if path.endswith(".py") else RAW_C
         with open(os.path.join(ROOT, path), encoding="utf-8", errors="replace") as f:
             for n, line in enumerate(f, 1):
-                m = RAW.search(line)
+                m = raw.search(line)
                 if m:
                     found.append("%s:%d: %s" % (path, n, m.group(0)))
     return found
