@@ -243,8 +243,10 @@ static long on_name(const struct fs_job *j, int dfd, const char *name)
 {
     const struct vg_call *c = j->c;
     switch (j->row->op) {
-    case VG_CARRY_UNLINK:
-        return ret_of(unlinkat(dfd, name, c->ent->pos.flags ? (int)(vg_arg(c, c->ent->pos.flags) & VG_AT_REMOVEDIR) : 0));
+    case VG_CARRY_UNLINK: {
+        uint8_t at = c->ent->pos.flags; /* unlinkat's */
+        return ret_of(unlinkat(dfd, name, at ? (int)(vg_arg(c, at) & VG_AT_REMOVEDIR) : 0));
+    }
     case VG_CARRY_RMDIR:
         return ret_of(unlinkat(dfd, name, AT_REMOVEDIR));
     case VG_CARRY_MKDIR:
