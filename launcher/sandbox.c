@@ -27,10 +27,10 @@
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "core/syscalls.h"
 #include "launcher/landlock.h"
 #include "net/dns.h"
 #include "net/net.h"
@@ -113,7 +113,7 @@ static int drop_caps(void)
 {
     struct __user_cap_header_struct h = {.version = _LINUX_CAPABILITY_VERSION_3};
     struct __user_cap_data_struct d[2] = {{0}};
-    return (int)syscall(SYS_capset, &h, d);
+    return (int)syscall(VG_NR_capset, &h, d);
 }
 
 /* PATH lookup done before the filter is in place, so that the audited
@@ -165,7 +165,7 @@ static void default_signals(void)
     } dfl = {.handler = SIG_DFL};
     for (int sig = 1; sig < NSIG; sig++)
         if (sig != SIGKILL && sig != SIGSTOP)
-            syscall(SYS_rt_sigaction, sig, &dfl, NULL, sizeof dfl.mask);
+            syscall(VG_NR_rt_sigaction, sig, &dfl, NULL, sizeof dfl.mask);
 }
 
 /* The candidate's identity and restrictions: no capabilities, uid/gid
@@ -222,7 +222,7 @@ static _Noreturn void candidate_main(const struct vg_plan *plan, const struct vg
         report_exit(rep, VG_EXIT_SETUP, "dup2: %s", strerror(errno));
     /* Every inherited descriptor but 0, 1, 2 is gone at exec; the report
      * pipe among them, which is how the supervisor learns exec happened. */
-    if (syscall(SYS_close_range, 3, ~0u, CLOSE_RANGE_CLOEXEC) < 0)
+    if (syscall(VG_NR_close_range, 3, ~0u, CLOSE_RANGE_CLOEXEC) < 0)
         report_exit(rep, VG_EXIT_SETUP, "close_range: %s", strerror(errno));
     if (chdir(plan->cwd) < 0)
         report_exit(rep, VG_EXIT_SETUP, "chdir %s: %s", plan->cwd, strerror(errno));
@@ -416,7 +416,7 @@ int vg_sandbox_start(const struct vg_plan *plan, const struct vg_bpf *cand,
     unsigned long flags = CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNS | CLONE_NEWIPC |
                           CLONE_NEWUTS | CLONE_NEWCGROUP | CLONE_NEWNET | SIGCHLD;
     fflush(NULL);
-    pid_t pid = (pid_t)syscall(SYS_clone, flags, NULL, NULL, NULL, NULL);
+    pid_t pid = (pid_t)syscall(VG_NR_clone, flags, NULL, NULL, NULL, NULL);
     if (pid < 0) {
         int e = errno;
         vg_errf(err, "cannot create the sandbox's namespaces: %s%s", strerror(e), userns_hint(e));

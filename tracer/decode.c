@@ -9,7 +9,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -157,6 +156,11 @@ int vg_tracee_dup_fd(struct vg_tracee *t, int fd)
     return vg_thread_getfd(t->tid, t->pid, fd); /* the calling thread's table */
 }
 
+/* The decoder of each kind a row can name (core/syscalls.h). */
+#define VG_DEC_FN(k) [VG_DEC_##k] = vg_dec_##k,
+static const vg_decoder_fn decoders[VG_DEC_N] = {VG_DECODERS(VG_DEC_FN)};
+#undef VG_DEC_FN
+
 int vg_decode_call(struct vg_tracee *t, int nr, const uint64_t a[6],
                    struct vg_call *call)
 {
@@ -178,7 +182,7 @@ int vg_decode_call(struct vg_tracee *t, int nr, const uint64_t a[6],
     call->name = call->ent->name;
     call->cls = call->check_cls2 = call->ent->cls;
     call->deny_errno = call->ent->deny_errno;
-    int r = call->ent->decode(t, call);
+    int r = decoders[call->ent->decode](t, call);
     if (r < 0)  /* fail closed: what could not be read cannot be judged */
         vg_undecidable(call, VG_WHY_UNREADABLE, EFAULT);
     return r;

@@ -10,7 +10,7 @@
 
 #include "event/event.h"
 #include "tracer/canon.h"
-#include "tracer/syscalls.h"
+#include "core/syscalls.h"
 #include "util/util.h"
 
 /* What the decoder needs to know about the thread it decodes for. */

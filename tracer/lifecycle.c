@@ -11,11 +11,11 @@
 #include <string.h>
 #include <sys/ptrace.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/user.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "core/syscalls.h"
 #include "tracer/argv_rec.h"
 #include "tracer/decode.h"
 #include "tracer/py/pyframes.h"
@@ -71,7 +71,7 @@ void vg_sup_on_new_task(struct vg_sup *e, struct vg_task *parent_task, int event
     uint64_t flags = 0;
     struct user_regs_struct regs;
     if (ptrace(PTRACE_GETREGS, parent->tid, 0, &regs) == 0) {
-        if (regs.orig_rax == SYS_clone)
+        if (regs.orig_rax == VG_NR_clone)
             flags = regs.rdi;
         else if (event == PTRACE_EVENT_VFORK)
             flags = CLONE_VM | CLONE_VFORK | SIGCHLD;

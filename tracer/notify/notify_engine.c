@@ -19,11 +19,11 @@
 #include <sys/ioctl.h>
 #include <sys/ptrace.h>
 #include <sys/socket.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "core/syscalls.h"
 #include "launcher/limits.h"
 #include "tracer/notify/cmsg.h"
 #include "tracer/notify/notify_int.h"
@@ -73,7 +73,7 @@ static int recv_fd_numbers(int chan, pid_t *pid, int fdnum[2])
 /* A copy of the candidate's fd number fdnum, or -1 (errno). */
 static int take_fd(int pidfd, int fdnum)
 {
-    return pidfd < 0 ? -1 : (int)syscall(SYS_pidfd_getfd, pidfd, fdnum, 0);
+    return pidfd < 0 ? -1 : (int)syscall(VG_NR_pidfd_getfd, pidfd, fdnum, 0);
 }
 
 /* While the candidate waits for our ack, locked down, before its exec:
@@ -104,7 +104,7 @@ static int take_listener(struct nt *n, struct nt_rx *rx)
         return 1;
     if (recv_fd_numbers(chan, &pid, fdnum) < 0)
         return 1; /* EOF: it failed before installing the filter */
-    int pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+    int pidfd = (int)syscall(VG_NR_pidfd_open, pid, 0);
     n->listener = take_fd(pidfd, fdnum[0]);
     /* kept for every crew (each takes it), closed at teardown */
     n->ruleset = fdnum[1] < 0 ? -1 : take_fd(pidfd, fdnum[1]);
@@ -215,7 +215,7 @@ static int setup(struct nt *n, struct vg_engine_ctx *ctx)
     if (pthread_mutex_init(&n->lock, NULL) != 0 || sigaction(VG_NT_WAKE_SIG, &sa, NULL) < 0)
         return -1;
     n->stop_fd = eventfd(0, EFD_CLOEXEC);
-    if (n->stop_fd < 0 || syscall(SYS_seccomp, SECCOMP_GET_NOTIF_SIZES, 0, &n->sizes) < 0)
+    if (n->stop_fd < 0 || syscall(VG_NR_seccomp, SECCOMP_GET_NOTIF_SIZES, 0, &n->sizes) < 0)
         return -1;
     return 0;
 }

@@ -165,12 +165,17 @@ bool vg_nt_caller_signalled(pid_t tid);
 
 /* The calls vigil carries out itself besides opens: does it take c, and
  * carry out the allowed call c for the task t (a copy), returning the
- * call's result as the candidate gets it (>= 0) or -errno.
+ * call's result as the candidate gets it (>= 0) or -errno.  Which calls
+ * each takes is the syscall table's carry column (core/syscalls_rows.h).
  * notify_fs.c: the file-changing calls; notify_net.c: connect, bind, sends. */
 bool vg_nt_fs_takes(const struct vg_call *c);
 long vg_nt_fs(struct nt *n, struct nt_rx *rx, struct vg_task *t, struct vg_call *c,
               struct vg_call_verdict *v);
 bool vg_nt_net_takes(const struct vg_call *c);
+/* Does the carrier handle this op of the syscall table's carry column
+ * (a row that names it with no case here would be let through)? */
+bool vg_nt_fs_knows(enum vg_carry op);
+bool vg_nt_net_knows(enum vg_carry op);
 long vg_nt_net(struct nt *n, struct nt_rx *rx, struct vg_task *t, struct vg_call *c,
                struct vg_call_verdict *v);
 /* In a crew: an O_PATH fd of path inside root_fd with no symlink followed

@@ -1,12 +1,18 @@
 /* syscalls.c: the system call table and its lookups.  The rows live in
- * tracer/syscalls_rows.h; this file turns them into a table sorted by
+ * core/syscalls_rows.h; this file turns them into a table sorted by
  * number plus a constant by-number index, so that vg_sys_lookup (called on
  * every tracer stop) is one array access and nothing is built at run time. */
 #include <errno.h>
+#include <fcntl.h>
+#include <linux/seccomp.h>
+#include <netinet/in.h>
+#include <sched.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
 
-#include "tracer/decode_impl.h"
-#include "tracer/syscalls.h"
+#include "core/syscalls.h"
+#include "util/util.h"
 
 /* Short spellings for the rows. */
 #define A0 VG_ARG0
@@ -30,6 +36,10 @@
 #define SA_ARGS VG_SA_ARGS
 #define SA_MSGHDR VG_SA_MSGHDR
 #define SA_MMSGHDR VG_SA_MMSGHDR
+#define V_NOFOLLOW AT_SYMLINK_NOFOLLOW
+#define V_FOLLOW AT_SYMLINK_FOLLOW
+#define V_EMPTY AT_EMPTY_PATH
+#define V_REMOVEDIR AT_REMOVEDIR
 #define FI VG_SF_FILE
 #define NE VG_SF_NET
 #define PR VG_SF_PROC
@@ -49,14 +59,15 @@
 /* Position of each decoded row in vg_sys_table: VG_POS_open, ... */
 #define ROW(nr, name, ...) VG_POS_##name,
 enum { VG_POS_FIRST_UNUSED = -1,
-#include "tracer/syscalls_rows.h"
+#include "core/syscalls_rows.h"
        VG_NROWS };
 #undef ROW
 
-#define ROW(nr, name, cls, fl, err, dec, ...) \
-    { VG_NR_##name, #name, VG_CLASS_##cls, (fl), (err), vg_dec_##dec, { __VA_ARGS__ } },
+#define ROW(nr, name, cls, fl, err, carry, dec, ...) \
+    { VG_NR_##name, #name, VG_CLASS_##cls, (fl), (err), VG_CARRY_##carry, VG_DEC_##dec, \
+      { __VA_ARGS__ } },
 const struct vg_sysent vg_sys_table[] = {
-#include "tracer/syscalls_rows.h"
+#include "core/syscalls_rows.h"
 };
 #undef ROW
 const unsigned vg_sys_count = VG_NROWS;
@@ -69,7 +80,7 @@ const unsigned vg_sys_count = VG_NROWS;
  * part of -Wextra): the build fails. */
 #define ROW(nr, name, ...) [VG_NR_##name] = VG_POS_##name + 1,
 static const unsigned char vg_sys_index[VG_NR_LIMIT] = {
-#include "tracer/syscalls_rows.h"
+#include "core/syscalls_rows.h"
 };
 #undef ROW
 #undef HARMLESS
@@ -88,7 +99,7 @@ const struct vg_sysent *vg_sys_lookup(int nr)
 #define HARMLESS(nr, name, ...) VG_RPOS_##name,
 #define REFUSE(nr, name, ...) VG_RPOS_##name,
 enum { VG_RPOS_FIRST_UNUSED = -1,
-#include "tracer/syscalls_rows.h"
+#include "core/syscalls_rows.h"
        VG_NALLROWS };
 #undef ROW
 #undef HARMLESS
@@ -99,7 +110,7 @@ enum { VG_RPOS_FIRST_UNUSED = -1,
 #define HARMLESS(nr, name, why) { VG_NR_##name, #name, VG_SK_HARMLESS, 0, (why), NULL },
 #define REFUSE(nr, name, err, why) { VG_NR_##name, #name, VG_SK_REFUSED, (err), (why), NULL },
 const struct vg_sysrow vg_sys_rows[] = {
-#include "tracer/syscalls_rows.h"
+#include "core/syscalls_rows.h"
 };
 #undef ROW
 #undef HARMLESS
@@ -110,7 +121,7 @@ const unsigned vg_sys_nrows = VG_NALLROWS;
 #define HARMLESS(nr, name, ...) [VG_NR_##name] = VG_RPOS_##name + 1,
 #define REFUSE(nr, name, ...) [VG_NR_##name] = VG_RPOS_##name + 1,
 static const unsigned short vg_sys_row_index[VG_NR_LIMIT] = {
-#include "tracer/syscalls_rows.h"
+#include "core/syscalls_rows.h"
 };
 #undef ROW
 #undef HARMLESS
@@ -134,6 +145,20 @@ const struct vg_sysent *vg_sys_by_name(const char *name)
         if (strcmp(vg_sys_table[i].name, name) == 0)
             return &vg_sys_table[i];
     return NULL;
+}
+
+#define VG_CARRY_BY(op, carrier) [VG_CARRY_##op] = VG_CARRIER_##carrier,
+static const enum vg_carrier carriers[VG_CARRY_N] = {VG_CARRY_OPS(VG_CARRY_BY)};
+#undef VG_CARRY_BY
+
+enum vg_carrier vg_carrier_of(enum vg_carry op)
+{
+    return (unsigned)op < VG_CARRY_N ? carriers[op] : VG_CARRIER_CONTINUE;
+}
+
+enum vg_carrier vg_sys_carrier(const struct vg_sysent *e)
+{
+    return e ? vg_carrier_of(e->carry) : VG_CARRIER_CONTINUE;
 }
 
 /* Open-like rows change class with their flags, so they are traced when
@@ -180,4 +205,56 @@ unsigned vg_sys_baseline(int *nrs, unsigned max)
         n++;
     }
     return n;
+}
+
+/* ---- the rows' argument conditions ---- */
+
+#ifndef SECCOMP_FILTER_FLAG_NEW_LISTENER
+#define SECCOMP_FILTER_FLAG_NEW_LISTENER (1u << 3)
+#endif
+/* The int-typed arguments are compared on their low 32 bits only: the
+ * kernel ignores the upper half, so a filter must too. */
+#define LOW32 0xffffffffull
+#define IS(n, v) { (n), VG_CMP_MASKED_EQ, LOW32, (uint64_t)(v) }
+#define HAS(n, bit) { (n), VG_CMP_MASKED_EQ, (bit), (bit) }
+#define ABOVE(n, v) { (n), VG_CMP_GT, 0, (uint64_t)(v) }
+#define NONZERO(n) { (n), VG_CMP_NE, 0, 0 }
+#define COND(sys, ...) \
+    { VG_NR_##sys, VG_ARRAY_LEN(((struct vg_argcmp[]){__VA_ARGS__})), {__VA_ARGS__} },
+#define SOCKOPT(level, opt) COND(setsockopt, IS(1, level), IS(2, opt))
+const struct vg_cond vg_sys_conds[] = {
+#include "core/syscalls_conds.h"
+};
+#undef COND
+#undef SOCKOPT
+const unsigned vg_sys_nconds = VG_ARRAY_LEN(vg_sys_conds);
+
+static bool cmp_holds(const struct vg_argcmp *c, const uint64_t args[6])
+{
+    uint64_t a = args[c->arg];
+    switch (c->op) {
+    case VG_CMP_MASKED_EQ:
+        return (a & c->mask) == c->value;
+    case VG_CMP_GT:
+        return a > c->value;
+    case VG_CMP_NE:
+        return a != c->value;
+    }
+    return false;
+}
+
+bool vg_cond_holds(const struct vg_cond *c, const uint64_t args[6])
+{
+    for (unsigned i = 0; i < c->ncmp; i++)
+        if (!cmp_holds(&c->cmp[i], args))
+            return false;
+    return true;
+}
+
+bool vg_sys_has_conds(int nr)
+{
+    for (unsigned i = 0; i < vg_sys_nconds; i++)
+        if (vg_sys_conds[i].nr == nr)
+            return true;
+    return false;
 }

@@ -14,7 +14,7 @@
 #define HARMLESS(nr, name, ...) VG_NR_##name = (nr),
 #define REFUSE(nr, name, ...) VG_NR_##name = (nr),
 enum vg_nr {
-#include "tracer/syscalls_rows.h"
+#include "core/syscalls_rows.h"
 };
 #undef ROW
 #undef HARMLESS
@@ -30,7 +30,7 @@ enum vg_nr {
                               * argument is dangerous (ioctl TIOCSTI, socket of an
                               * odd family, clone with CLONE_NEW* or CLONE_UNTRACED,
                               * seccomp asking for a listener); the conditions are
-                              * data in launcher/filter.c */
+                              * data in core/syscalls_conds.h */
 #define VG_SF_ADDR_OPT 0x40u /* a call naming no address has nothing to decide
                               * (a send on a connected socket, listen on a
                               * bound one): not recorded */
@@ -97,16 +97,54 @@ struct vg_argpos {
     uint8_t sa_from;  /* enum vg_sa_from */
     uint8_t addr, addrlen; /* with VG_SA_ARGS */
     uint8_t msgflags;      /* send flags (MSG_FASTOPEN) */
+    /* the other arguments a carried-out file call copies (notify_fs.c) */
+    uint8_t dev;           /* mknod's device */
+    uint8_t uid, gid;      /* chown's ids */
+    uint8_t length;        /* truncate's */
+    uint8_t times;         /* the utime family's times */
+    uint8_t xname;         /* an xattr's name */
+    uint8_t buf, size;     /* a buffer (setxattr's value; readlink's, getxattr's,
+                            * listxattr's answer) and its size */
+    uint8_t xflags;        /* setxattr's flags */
+    /* the bits of the flags argument the kernel accepts (any other fails
+     * EINVAL before a path is looked at), for a call whose flags vigil
+     * does not pass on as they are; 0: not checked */
+    uint16_t valid;
 };
 
-struct vg_call;
-struct vg_tracee;
+/* How the notify engine takes an allowed call (ROW's carry column, short
+ * names below): the kernel runs it (CONT: CONTINUE, it reads the
+ * arguments again, docs/SECURITY.md says why that is safe for each), or
+ * vigil carries it out itself, with the decided copy of the arguments, by
+ * one of its carriers.  The ptrace engine decides every traced call at its
+ * stop and lets the kernel run it: it needs no column.
+ * X(op, carrier): VG_CARRY_<op>, carried out by VG_CARRIER_<carrier>. */
+#define VG_CARRY_OPS(X)                                                                     \
+    X(CONT, CONTINUE)                                                                        \
+    X(OPEN, OPEN)                                    /* tracer/notify/notify_open.c */       \
+    X(UNLINK, FS) X(RMDIR, FS) X(MKDIR, FS) X(MKNOD, FS) X(SYMLINK, FS) X(RENAME, FS)        \
+    X(LINK, FS) X(CHMOD, FS) X(CHOWN, FS) X(TRUNCATE, FS) X(UTIMENS, FS) X(UTIMES, FS)       \
+    X(UTIME, FS) X(SETXATTR, FS) X(RMXATTR, FS) X(READLINK, FS) X(GETXATTR, FS)              \
+    X(LISTXATTR, FS)                                 /* tracer/notify/notify_fs.c */         \
+    X(CONNECT, NET) X(BIND, NET) X(LISTEN, NET) X(SENDTO, NET) X(SENDMSG, NET)               \
+    X(SENDMMSG, NET)                                 /* tracer/notify/notify_net.c */
+#define VG_CARRY_ENUM(op, carrier) VG_CARRY_##op,
+enum vg_carry { VG_CARRY_OPS(VG_CARRY_ENUM) VG_CARRY_N };
+#undef VG_CARRY_ENUM
+enum vg_carrier { VG_CARRIER_CONTINUE, VG_CARRIER_OPEN, VG_CARRIER_FS, VG_CARRIER_NET };
+/* Which carrier takes op (VG_CARRIER_CONTINUE: none). */
+enum vg_carrier vg_carrier_of(enum vg_carry op);
 
-/* A decoder fills call->args, call->cls and call->check_path* from the
- * registers (call->a) and the tracee's memory.  0 on success; -1 when the
- * arguments cannot be read (bad pointer): the call is then decided on
- * what could be read, with the path recorded as "(unreadable)". */
-typedef int (*vg_decoder_fn)(struct vg_tracee *t, struct vg_call *call);
+
+/* The decoders a row can name (ROW(..., decoder, ...)): the tracer has one
+ * function per kind, vg_dec_<kind> (tracer/decode*.c), found through this
+ * list, so that the table names how a call is decoded without depending on
+ * the tracer. */
+#define VG_DECODERS(X) X(path) X(open) X(openat2) X(symlink) X(lookup) X(exec) \
+    X(net) X(listen) X(socket)
+#define VG_DEC_KIND(k) VG_DEC_##k,
+enum vg_dec { VG_DECODERS(VG_DEC_KIND) VG_DEC_N };
+#undef VG_DEC_KIND
 
 struct vg_sysent {
     int nr;                 /* x86_64 number */
@@ -114,13 +152,16 @@ struct vg_sysent {
     enum vg_class cls;      /* class, or the default when CLASS_BY_ARGS */
     unsigned flags;         /* VG_SF_* */
     int deny_errno;         /* errno for a refused call (EACCES, EPERM, ...) */
-    vg_decoder_fn decode;
+    enum vg_carry carry;    /* how the notify engine takes it, allowed */
+    enum vg_dec decode;     /* how the tracer decodes it */
     struct vg_argpos pos;   /* where the decoder finds the arguments */
 };
 
 /* The rows vigil decodes (ROW), sorted by nr; vg_sys_lookup is O(1) and
  * NULL for every other number, harmless and refused rows included. */
 extern const struct vg_sysent vg_sys_table[];
+/* Which carrier takes an allowed call of row e (NULL: none). */
+enum vg_carrier vg_sys_carrier(const struct vg_sysent *e);
 extern const unsigned vg_sys_count;
 const struct vg_sysent *vg_sys_lookup(int nr);
 const struct vg_sysent *vg_sys_by_name(const char *name);
@@ -159,4 +200,28 @@ bool vg_sys_row_traced(const struct vg_sysent *e, const struct vg_audit_set *set
 /* The rows the baseline always refuses (VG_SF_BASELINE without VG_SF_COND),
  * same conventions. */
 unsigned vg_sys_baseline(int *nrs, unsigned max);
+/* The rows' argument conditions (core/syscalls_conds.h): one comparison on
+ * a register argument, with libseccomp's meaning on a 64-bit ABI (whole
+ * registers, unsigned). */
+enum vg_cmp_op { VG_CMP_MASKED_EQ, VG_CMP_GT, VG_CMP_NE };
+struct vg_argcmp {
+    unsigned arg;             /* 0..5 */
+    enum vg_cmp_op op;
+    uint64_t mask, value;     /* (a & mask) == value; a > value; a != value */
+};
+/* A call the filter acts on only when every comparison holds.  A row with
+ * conditions is left alone when none of them holds; what is done when one
+ * does is the row's (baseline refusal, or a stop). */
+#define VG_COND_MAX_CMPS 2
+struct vg_cond {
+    int nr;
+    unsigned ncmp;
+    struct vg_argcmp cmp[VG_COND_MAX_CMPS];
+};
+extern const struct vg_cond vg_sys_conds[];
+extern const unsigned vg_sys_nconds;
+/* Does every comparison of c hold for these register arguments? */
+bool vg_cond_holds(const struct vg_cond *c, const uint64_t args[6]);
+/* Does row nr have conditions? */
+bool vg_sys_has_conds(int nr);
 #endif
