@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tracer/decode.h"
+#include "core/call.h"
 
 #define VG_ARENA_FIRST 4096u
 #define VG_ARENA_ALIGN 16u
