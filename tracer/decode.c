@@ -126,7 +126,7 @@ const char *vg_resolve_at(struct vg_tracee *t, struct vg_call *c, int dirfd,
             return r;
         }
     }
-    /* Only a lookup can be a probe (tracer/verdict.c): a write's walk is
+    /* Only a lookup can be a probe (core/decide.c): a write's walk is
      * not asked, which spares it a stat of a last component it does not
      * follow. */
     bool lookup = c->cls == VG_CLASS_READ || c->cls == VG_CLASS_EXEC;

@@ -12,7 +12,7 @@
 #include "tracer/decode.h"
 #include "tracer/supervisor.h"
 #include "tracer/py/pyframes.h"
-#include "tracer/verdict.h"
+#include "core/decide.h"
 
 uint64_t vg_sup_now(const struct vg_sup *e)
 {

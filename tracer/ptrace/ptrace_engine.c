@@ -28,7 +28,7 @@
 #include "tracer/tasks.h"
 #include "tracer/ptrace/unwind.h"
 #include "tracer/py/pyframes.h"
-#include "tracer/verdict.h"
+#include "tracer/views.h"
 
 /* ---- audited calls ---- */
 
