@@ -88,4 +88,6 @@ struct vg_call {
                                     * missing): what makes a lookup a probe */
     struct vg_arena arena;
 };
+/* Release what a call holds (its arena); it may be filled again. */
+void vg_call_free(struct vg_call *call);
 #endif

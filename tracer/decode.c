@@ -183,9 +183,3 @@ int vg_decode_call(struct vg_tracee *t, int nr, const uint64_t a[6],
         vg_undecidable(call, VG_WHY_UNREADABLE, EFAULT);
     return r;
 }
-
-void vg_call_free(struct vg_call *call)
-{
-    vg_arena_free(&call->arena);
-    memset(call, 0, sizeof(*call));
-}

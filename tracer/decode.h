@@ -29,7 +29,8 @@ struct vg_tracee {
 
 /* Decode syscall nr with raw args for thread t.  Always fills call (an
  * unknown number gets cls VG_CLASS_SYSTEM, name "syscall_<nr>" and deny
- * errno ENOSYS); call needs no initialization, and vg_call_free releases it.
+ * errno ENOSYS); call needs no initialization, and vg_call_free (core/call.h)
+ * releases it.
  * Returns -1 when an argument could not be read from the tracee: the paths
  * concerned are then "(unreadable)" (check_path too, which matches no
  * policy rule), and the call is undecidable (refused, EFAULT).  A path or
@@ -37,7 +38,6 @@ struct vg_tracee {
  * "(bad fd 7)" or "(too many links)", which no rule matches either. */
 int vg_decode_call(struct vg_tracee *t, int nr, const uint64_t a[6],
                    struct vg_call *call);
-void vg_call_free(struct vg_call *call);
 
 /* Helpers the decoders use; exposed for tests. */
 /* Read a NUL-terminated string of at most max bytes from the tracee. */
