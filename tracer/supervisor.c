@@ -135,6 +135,14 @@ void vg_sup_py_frames(struct vg_sup *e, const struct vg_task *t, struct vg_sysca
     ev->py = buf;
 }
 
+void vg_sup_tracee(const struct vg_sup *e, const struct vg_task *t, bool ptrace_stopped,
+                   struct vg_tracee *tr)
+{
+    *tr = (struct vg_tracee){.tid = t->tid, .pid = t->tgid, .nspid = t->nspid, .nstid = t->nstid,
+                             .root_fd = e->root_fd, .cache = e->canon, .pivoted = true,
+                             .ptrace_stopped = ptrace_stopped};
+}
+
 /* The one place decisions are counted (the trailer's and the result's
  * counts). */
 void vg_sup_count(struct vg_sup *e, enum vg_class cls, enum vg_decision d)
