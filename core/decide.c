@@ -8,9 +8,18 @@
 #include <stdio.h>
 #include <string.h>
 
-static const char *const default_text[] = {
-    [VG_ACT_ALLOW] = "default allow", [VG_ACT_DENY] = "default deny", [VG_ACT_KILL] = "default kill",
+static const struct vg_rule_src default_rule[] = {
+    [VG_ACT_ALLOW] = {.text = "default allow"},
+    [VG_ACT_DENY] = {.text = "default deny"},
+    [VG_ACT_KILL] = {.text = "default kill"},
 };
+
+/* A reason vigil gives for this call itself: the verdict's own rule. */
+static void say(struct vg_call_verdict *v, const char *file, uint32_t line, const char *text)
+{
+    v->own = (struct vg_rule_src){.file = file, .line = line, .text = text};
+    v->rule = &v->own;
+}
 
 static int severity(enum vg_action a)
 {
@@ -84,7 +93,7 @@ static struct vg_verdict ask_net(const struct vg_decide_ctx *ctx, enum vg_class 
 {
     bool out = cls == VG_CLASS_CONNECT || cls == VG_CLASS_SEND;
     if (out && to_resolver(ctx, proto, sa, len))
-        return (struct vg_verdict){.action = VG_ACT_ALLOW, .rule = &ctx->net->resolver->rule};
+        return (struct vg_verdict){.action = VG_ACT_ALLOW, .rule = ctx->net->resolver->rule};
     if (out && special(ctx, sa, len)) {
         /* only a rule naming it exactly decides: a wide rule (`*`, a
          * network, a name) or a default does not cover it */
@@ -277,13 +286,7 @@ static const struct vg_rule_src artifact_rule = {
 
 static void set_rule(struct vg_call_verdict *v, const struct vg_verdict *pv)
 {
-    if (pv->rule) {
-        v->rule_file = pv->rule->file;
-        v->rule_line = pv->rule->line;
-        v->rule_text = pv->rule->text;
-    } else {
-        v->rule_text = default_text[pv->action];
-    }
+    v->rule = pv->rule ? pv->rule : &default_rule[pv->action];
 }
 
 /* An exec whose argv or envp could not be read whole (decode_exec.c) is
@@ -298,7 +301,7 @@ static bool exec_unreadable(const struct vg_call *call, struct vg_call_verdict *
     v->err = call->deny_errno ? call->deny_errno : EFAULT;
     snprintf(v->text_buf, sizeof v->text_buf, "exec: argv or envp cannot be read whole (%s)",
              v->err == E2BIG ? "too long" : "unreadable");
-    v->rule_text = v->text_buf;
+    say(v, NULL, 0, v->text_buf);
     return true;
 }
 
@@ -332,7 +335,7 @@ void vg_decide_exec(const struct vg_decide_ctx *ctx, const struct vg_exec_image 
     if (!img->exe) {
         v->decision = VG_DEC_KILL;
         v->kill = true;
-        v->rule_text = "exec check: the running executable cannot be read";
+        say(v, NULL, 0, "exec check: the running executable cannot be read");
         return;
     }
     if (!ctx->audited[VG_CLASS_EXEC]) {
@@ -380,7 +383,7 @@ void vg_decide(const struct vg_decide_ctx *ctx, struct vg_call *call, struct vg_
         v->err = ent ? deny_errno : ENOSYS;
         snprintf(v->text_buf, sizeof v->text_buf, "baseline: %s is never allowed",
                  ent ? ent->name : call->name ? call->name : "this system call");
-        v->rule_text = v->text_buf;
+        say(v, NULL, 0, v->text_buf);
         return;
     }
     if (call->undecidable) {
@@ -389,7 +392,7 @@ void vg_decide(const struct vg_decide_ctx *ctx, struct vg_call *call, struct vg_
         v->decision = VG_DEC_DENY;
         v->refuse = true;
         v->err = deny_errno;
-        v->rule_text = call->undecidable;
+        say(v, NULL, 0, call->undecidable);
         return;
     }
     if (call->on_open_fd) {
@@ -419,7 +422,7 @@ void vg_decide(const struct vg_decide_ctx *ctx, struct vg_call *call, struct vg_
         v->decision = VG_DEC_DENY;
         v->refuse = true;
         v->err = unjudgeable_errno(call, deny_errno);
-        v->rule_text = "unresolvable path";
+        say(v, NULL, 0, "unresolvable path");
         return;
     }
     v->probe = is_probe(call);
@@ -435,9 +438,10 @@ void vg_decide(const struct vg_decide_ctx *ctx, struct vg_call *call, struct vg_
     }
     set_rule(v, &pv);
     if (moved) {
+        /* the rule that differs, in vigil's words */
         snprintf(v->text_buf, sizeof v->text_buf, "new name decided more leniently than %s",
-                 v->rule_text);
-        v->rule_text = v->text_buf;
+                 v->rule->text);
+        say(v, v->rule->file, v->rule->line, v->text_buf);
     }
     bool dry = ctx->dry_run;
     if (pv.action != VG_ACT_ALLOW && target_missing(ctx, call->cls, path))
@@ -460,6 +464,8 @@ void vg_decide(const struct vg_decide_ctx *ctx, struct vg_call *call, struct vg_
     }
 }
 
+static const struct vg_rule_src unnamed_host = {.text = "no allow rule names this host"};
+
 void vg_decide_name(const struct vg_decide_ctx *ctx, const char *name, struct vg_call_verdict *v)
 {
     memset(v, 0, sizeof *v);
@@ -467,18 +473,15 @@ void vg_decide_name(const struct vg_decide_ctx *ctx, const char *name, struct vg
     if (!name) {
         v->decision = VG_DEC_DENY;
         v->refuse = true;
-        v->rule_text = "malformed query";
+        say(v, NULL, 0, "malformed query");
         return;
     }
     struct vg_verdict pv = vg_policy_decide_name(ctx->pol, name);
-    if (pv.rule)
-        set_rule(v, &pv);
+    v->rule = pv.rule ? pv.rule : &unnamed_host;
     if (pv.action == VG_ACT_ALLOW) {
         v->decision = VG_DEC_ALLOW;
         return;
     }
-    if (!pv.rule)
-        v->rule_text = "no allow rule names this host";
     /* a name is only ever refused: no kill rule is about names */
     v->decision = ctx->dry_run ? VG_DEC_WOULD_DENY : VG_DEC_DENY;
     v->refuse = !ctx->dry_run;

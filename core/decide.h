@@ -37,10 +37,10 @@ struct vg_fs_view {
 };
 
 /* vigil's resolver as the sandbox reaches it: a send of udp to addr is
- * always allowed, by rule (net/dns.h). */
+ * always allowed, by rule (net/dns.h), which outlives every verdict. */
 struct vg_resolver {
     struct vg_sockaddr addr;
-    struct vg_rule_src rule;
+    const struct vg_rule_src *rule;
 };
 
 /* The run's network, as the decider may ask about it. */
@@ -93,10 +93,14 @@ struct vg_call_verdict {
     bool refuse;               /* make the call fail with err */
     bool kill;                 /* end the sandbox */
     int err;
-    const char *rule_file;     /* NULL: default or baseline */
-    uint32_t rule_line;
-    const char *rule_text;
-    char text_buf[96];         /* rule_text when vigil wrote it itself */
+    /* What decided, set whenever record is: the policy's rule itself (the
+     * value parsed, policy.h: one identity from the parse to the record),
+     * or one of vigil's (file NULL: a default, the baseline; "(command
+     * line)", "(vigil)"), own when vigil wrote it for this call.  A
+     * verdict is not copied: rule may point into it. */
+    const struct vg_rule_src *rule;
+    struct vg_rule_src own;
+    char text_buf[96];         /* own.text when vigil composed it */
     bool probe;                /* a lookup that found nothing (is_probe, decide.c) */
 };
 

@@ -192,12 +192,12 @@ static bool check_image(struct vg_sup *e, struct vg_task *t, const char *exe,
     char where[300], reason[sizeof e->ctx->out.kill_reason];
     const char *cmd = e->ctx->command_path;
     if (!image)
-        snprintf(reason, sizeof reason, "%s (pid %d)", v.rule_text, t->nspid);
+        snprintf(reason, sizeof reason, "%s (pid %d)", v.rule->text, t->nspid);
     else
         snprintf(reason, sizeof reason,
                  "exec check: %s is running but the policy does not allow executing it%s (%s)", exe,
                  cmd && !strcmp(exe, cmd) ? " (not the command file vigil checked: replaced)" : "",
-                 vg_sup_rule_where(where, sizeof where, v.rule_file, v.rule_line));
+                 vg_sup_rule_where(where, sizeof where, v.rule->file, v.rule->line));
     if (!v.kill) {
         /* A dry run ends nothing, but the reader must learn it would have. */
         vg_sup_note(e, "would-kill", reason, t->nspid);

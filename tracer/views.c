@@ -49,13 +49,17 @@ static const char *table_name(void *arg, const struct vg_ip *ip, struct vg_arena
     return vg_dns_table_name(ctx->dns, ip, name, sizeof name) ? vg_arena_strdup(a, name) : NULL;
 }
 
+static const struct vg_rule_src resolver_rule = {
+    .file = "(vigil)", .line = 0,
+    .text = "allow send udp " VG_DNS_ADDR ":53: vigil's resolver (net/dns.h)",
+};
+
 /* vigil's resolver in the sandbox's namespace (net/dns.h). */
 static bool resolver_of(struct vg_resolver *r)
 {
     *r = (struct vg_resolver){
         .addr = {.family = AF_INET, .port = VG_DNS_PORT, .ip = {.prefix = 32}},
-        .rule = {.file = "(vigil)", .line = 0,
-                 .text = "allow send udp " VG_DNS_ADDR ":53: vigil's resolver (net/dns.h)"},
+        .rule = &resolver_rule,
     };
     return inet_pton(AF_INET, VG_DNS_ADDR, r->addr.ip.a) == 1;
 }

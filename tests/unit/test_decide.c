@@ -228,9 +228,11 @@ static void world_open(struct world *w, const struct row *r)
     w->fs_view = (struct vg_fs_view){.stat = fake_stat, .arg = &w->fs};
     vg_dns_table_init(&w->names);
     add_names(&w->names, r->names);
+    static const struct vg_rule_src resolver_rule = {
+        .file = "(vigil)", .text = "allow send udp 127.0.0.53:53: vigil's resolver"};
     w->res = (struct vg_resolver){
         .addr = {.family = AF_INET, .port = 53, .ip = {.a = {127, 0, 0, 53}, .prefix = 32}},
-        .rule = {.file = "(vigil)", .text = "allow send udp 127.0.0.53:53: vigil's resolver"}};
+        .rule = &resolver_rule};
     w->net = (struct vg_net_view){.special = fake_special, .name_of = fake_name_of,
                                   .arg = &w->names, .names = &w->names, .resolver = &w->res};
     if (r->no_resolver)
@@ -314,9 +316,11 @@ static bool rule_is(const struct vg_call_verdict *v, const char *rule)
 {
     if (!rule)
         return true;
+    if (!v->rule)
+        return false;
     if (rule[0] == ':')
-        return streq(v->rule_file, "t.policy") && v->rule_line == (uint32_t)atoi(rule + 1);
-    return v->rule_text && strstr(v->rule_text, rule);
+        return streq(v->rule->file, "t.policy") && v->rule->line == (uint32_t)atoi(rule + 1);
+    return v->rule->text && strstr(v->rule->text, rule);
 }
 
 static bool refuses(enum vg_decision d)
@@ -341,7 +345,8 @@ static void check_row(const struct row *r)
     if (!check(ok, r->what, __FILE__, __LINE__))
         fprintf(stderr, "  got record %d decision %d refuse %d kill %d err %d rule %s:%u \"%s\" "
                 "probe %d masked %d host %s\n", v.record, v.decision, v.refuse, v.kill, v.err,
-                v.rule_file ? v.rule_file : "-", v.rule_line, v.rule_text ? v.rule_text : "-",
+                v.rule && v.rule->file ? v.rule->file : "-", v.rule ? v.rule->line : 0,
+                v.rule && v.rule->text ? v.rule->text : "-",
                 v.probe, c.args.masked, c.args.host ? c.args.host : "-");
     vg_call_free(&c);
     world_close(&w);
@@ -628,7 +633,7 @@ static void test_names(void)
         if (!CHECK(v.decision == names[i].want && v.refuse == (names[i].want == DENY) &&
                    rule_is(&v, names[i].rule)))
             fprintf(stderr, "  name %s: decision %d rule %s\n", names[i].name, v.decision,
-                    v.rule_text);
+                    v.rule ? v.rule->text : "-");
     }
     vg_policy_free(p);
 }
@@ -677,6 +682,23 @@ static void test_exec_image(void)
     }
 }
 
+/* A rule's identity is the value the parser made: the verdict points at
+ * it, it is not a copy. */
+static void test_rule_identity(void)
+{
+    const struct row r = {"identity", .nr = NR(openat), .path = "/etc/passwd"};
+    struct world w;
+    world_open(&w, &r);
+    struct vg_call c;
+    make_call(&r, &c);
+    struct vg_call_verdict v;
+    vg_decide(&w.d, &c, &v);
+    struct vg_verdict pv = vg_policy_decide_path(w.pol, VG_CLASS_READ, "/etc/passwd");
+    CHECK(pv.rule && v.rule == pv.rule);
+    vg_call_free(&c);
+    world_close(&w);
+}
+
 int main(void)
 {
     for (size_t i = 0; i < VG_ARRAY_LEN(rows); i++)
@@ -684,5 +706,6 @@ int main(void)
     test_every_table_row();
     test_names();
     test_exec_image();
+    test_rule_identity();
     return check_done();
 }

@@ -38,6 +38,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "net/dns_table.h"
 #include "tracer/decode.h"
 #include "tracer/supervisor.h"
 #include "tracer/views.h"
@@ -45,6 +46,7 @@
 #include "tests/unit/policy_text.h"
 
 enum { DIRFD = 50, TCPFD = 51, UDPFD = 52, MAX_CASES = 48, NOT_A_ROW = 400 };
+#define CHILD_SECONDS 60 /* a child left waiting (the parent failed) ends */
 #define REFUSED_WITH EPERM /* how every call is refused once compared */
 #define BAD_POINTER 8      /* never mapped */
 
@@ -55,7 +57,7 @@ static struct stat statbuf;
 static char byte = 'x';
 static const char *const argv_true[] = {"true", "-x", NULL};
 static const char *const envp[] = {"HOME=/root", "SECRET=1", NULL};
-static struct sockaddr_in lo9, ten80, any0;
+static struct sockaddr_in lo9, ten80, any0, resolver;
 static struct sockaddr_un unix_path;
 static struct iovec iov = {&byte, 1};
 static struct msghdr msg = {.msg_name = &lo9, .msg_namelen = sizeof lo9, .msg_iov = &iov,
@@ -65,6 +67,7 @@ struct raw_call {
     const char *what;
     int nr;
     uint64_t a[6];
+    const char *rule_file; /* the verdict's rule's file, when the case says */
 };
 static struct raw_call cases[MAX_CASES];
 static unsigned ncases;
@@ -78,7 +81,7 @@ static void add(const char *what, int nr, uint64_t a0, uint64_t a1, uint64_t a2,
         fprintf(stderr, "too many cases\n");
         exit(2);
     }
-    cases[ncases++] = (struct raw_call){what, nr, {a0, a1, a2, a3, a4, 0}};
+    cases[ncases++] = (struct raw_call){what, nr, {a0, a1, a2, a3, a4, 0}, NULL};
 }
 
 static void set_addrs(void)
@@ -88,6 +91,8 @@ static void set_addrs(void)
     any0 = (struct sockaddr_in){.sin_family = AF_INET};
     inet_pton(AF_INET, "127.0.0.1", &lo9.sin_addr);
     inet_pton(AF_INET, "10.0.0.1", &ten80.sin_addr);
+    resolver = (struct sockaddr_in){.sin_family = AF_INET, .sin_port = htons(53)};
+    inet_pton(AF_INET, "127.0.0.53", &resolver.sin_addr);
     unix_path.sun_family = AF_UNIX;
     snprintf(unix_path.sun_path, sizeof unix_path.sun_path, "/tmp/x.sock");
 }
@@ -117,11 +122,15 @@ static void set_cases(void)
     add("execve of nothing", SYS_execve, P("/nonexistent"), P(argv_true), P(envp), 0, 0);
     add("execve, argv unreadable", SYS_execve, P("/bin/true"), BAD_POINTER, P(envp), 0, 0);
     add("connect allowed", SYS_connect, TCPFD, P(&lo9), sizeof lo9, 0, 0);
+    cases[ncases - 1].rule_file = "t.policy";
     add("connect refused", SYS_connect, TCPFD, P(&ten80), sizeof ten80, 0, 0);
     add("connect a unix path", SYS_connect, TCPFD, P(&unix_path), sizeof unix_path, 0, 0);
     add("sendto an address", SYS_sendto, UDPFD, P(&byte), 1, 0, P(&lo9));
     cases[ncases - 1].a[5] = sizeof lo9;
     add("sendto, no address", SYS_sendto, UDPFD, P(&byte), 1, 0, 0);
+    add("sendto vigil's resolver", SYS_sendto, UDPFD, P(&byte), 1, 0, P(&resolver));
+    cases[ncases - 1].a[5] = sizeof resolver;
+    cases[ncases - 1].rule_file = "(vigil)";
     add("sendmsg", SYS_sendmsg, UDPFD, P(&msg), 0, 0, 0);
     add("bind", SYS_bind, UDPFD, P(&any0), sizeof any0, 0, 0);
     add("baseline ptrace", SYS_ptrace, PTRACE_TRACEME, 0, 0, 0, 0);
@@ -150,6 +159,7 @@ static int install_filter(uint32_t action, unsigned flags)
 
 static void make_calls(void)
 {
+    alarm(CHILD_SECONDS);
     for (unsigned i = 0; i < ncases; i++)
         syscall(cases[i].nr, cases[i].a[0], cases[i].a[1], cases[i].a[2], cases[i].a[3],
                 cases[i].a[4], cases[i].a[5]);
@@ -176,25 +186,36 @@ static pid_t start_traced(void)
     return pid;
 }
 
-/* The listener fd of the notified child, as the supervisor's. */
+/* The listener fd of the notified child, as the supervisor's: the child
+ * closes its own once the parent has it, so that its calls fail rather
+ * than wait should the parent be gone. */
 static pid_t start_notified(int *listener)
 {
-    int p[2];
-    if (pipe(p) < 0)
+    int p[2], go[2];
+    if (pipe(p) < 0 || pipe(go) < 0)
         exit(2);
     pid_t pid = fork();
     if (pid == 0) {
+        char byte_in;
         int fd = install_filter(SECCOMP_RET_USER_NOTIF, SECCOMP_FILTER_FLAG_NEW_LISTENER);
-        if (write(p[1], &fd, sizeof fd) != sizeof fd || fd < 0)
+        if (write(p[1], &fd, sizeof fd) != sizeof fd || fd < 0 ||
+            read(go[0], &byte_in, 1) != 1)
             _exit(3);
+        close(fd);
         make_calls();
     }
     int fd = -1;
     close(p[1]);
+    close(go[0]);
     int pidfd = pid < 0 ? -1 : (int)syscall(SYS_pidfd_open, pid, 0);
     bool ok = read(p[0], &fd, sizeof fd) == sizeof fd && fd >= 0 && pidfd >= 0;
     close(p[0]);
     *listener = ok ? (int)syscall(SYS_pidfd_getfd, pidfd, fd, 0) : -1;
+    if (*listener >= 0 && write(go[1], "g", 1) != 1) {
+        close(*listener);
+        *listener = -1;
+    }
+    close(go[1]);
     if (pidfd >= 0)
         close(pidfd);
     if (*listener < 0) {
@@ -302,12 +323,21 @@ static bool same_call(const struct vg_call *a, const struct vg_call *b)
            x->argv_unreadable == y->argv_unreadable && x->masked == y->masked;
 }
 
+/* A policy's rule is the very value parsed, whichever engine asked;
+ * vigil's own reasons are equal texts. */
+static bool same_rule(const struct vg_call_verdict *a, const struct vg_call_verdict *b)
+{
+    bool own = a->rule == &a->own || b->rule == &b->own;
+    if (!own || !a->rule || !b->rule)
+        return a->rule == b->rule;
+    return streq(a->rule->file, b->rule->file) && a->rule->line == b->rule->line &&
+           streq(a->rule->text, b->rule->text);
+}
+
 static bool same_verdict(const struct vg_call_verdict *a, const struct vg_call_verdict *b)
 {
     return a->record == b->record && a->decision == b->decision && a->refuse == b->refuse &&
-           a->kill == b->kill && a->err == b->err && streq(a->rule_file, b->rule_file) &&
-           a->rule_line == b->rule_line && streq(a->rule_text, b->rule_text) &&
-           a->probe == b->probe;
+           a->kill == b->kill && a->err == b->err && same_rule(a, b) && a->probe == b->probe;
 }
 
 static void compare(const struct raw_call *want, struct seen *pt, struct seen *regs,
@@ -322,10 +352,15 @@ static void compare(const struct raw_call *want, struct seen *pt, struct seen *r
                __FILE__, __LINE__))
         fprintf(stderr, "  decoded differently: %s / %s\n", pt->call.check_path ? pt->call.check_path : "-",
                 nt->call.check_path ? nt->call.check_path : "-");
+    /* the rule outlives the call that decided (a verdict is used after) */
+    if (want->rule_file && !check(pt->v.rule && streq(pt->v.rule->file, want->rule_file),
+                                  want->what, __FILE__, __LINE__))
+        fprintf(stderr, "  decided by %s\n", pt->v.rule ? pt->v.rule->file : "nothing");
     if (!check(same_verdict(&pt->v, &nt->v) && same_verdict(&pt->v, &regs->v), want->what,
                __FILE__, __LINE__))
         fprintf(stderr, "  decided differently: %d (%s) / %d (%s)\n", pt->v.decision,
-                pt->v.rule_text, nt->v.decision, nt->v.rule_text);
+                pt->v.rule ? pt->v.rule->text : "-", nt->v.decision,
+                nt->v.rule ? nt->v.rule->text : "-");
 }
 
 /* The comparison must not be vacuous: some calls allowed, some refused. */
@@ -397,11 +432,14 @@ int main(void)
     for (int c = 0; c < VG_CLASS_NCLASSES; c++)
         audited[c] = true;
     struct vg_run_opts opts = {0};
-    ctx = (struct vg_engine_ctx){.opts = &opts, .pol = p, .audited = audited};
+    struct vg_dns_table names; /* a run with vigil's resolver */
+    vg_dns_table_init(&names);
+    ctx = (struct vg_engine_ctx){.opts = &opts, .pol = p, .audited = audited, .dns = &names};
     sup.root_fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
     test_engines_agree();
     close(sup.root_fd);
     vg_policy_free(p);
+    vg_dns_table_free(&names);
     check_rmtree(tmpdir);
     return check_done();
 }
