@@ -8,7 +8,10 @@
  * What it weighs, in order: the baseline, what cannot be judged, the
  * artifacts named on the command line, the policy (both paths of a
  * two-path call, the stricter wins; renames and links: the new names), and
- * the run mode (dry-run turns refusals into would-*). */
+ * the run mode (dry-run turns refusals into would-*).  Limits are not
+ * decided per call: the kernel holds them (launcher/limits.c), and a call
+ * that meets one fails with the kernel's errno (run/result.c reports it).
+ * The control data of a send is judged by core/cmsg.h. */
 #ifndef VG_CORE_DECIDE_H
 #define VG_CORE_DECIDE_H
 #include <stdbool.h>

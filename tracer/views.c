@@ -58,7 +58,7 @@ static const struct vg_rule_src resolver_rule = {
 static bool resolver_of(struct vg_resolver *r)
 {
     *r = (struct vg_resolver){
-        .addr = {.family = AF_INET, .port = VG_DNS_PORT, .ip = {.prefix = 32}},
+        .addr = {.family = AF_INET, .port = VG_DNS_PORT},
         .rule = &resolver_rule,
     };
     return inet_pton(AF_INET, VG_DNS_ADDR, r->addr.ip.a) == 1;
