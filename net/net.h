@@ -47,7 +47,7 @@ void vg_net_plan_free(struct vg_net_plan *n);
 /* Is ip multicast, the limited broadcast, or (n not NULL, with egress)
  * one of the host's directed broadcasts or subnet-router anycast
  * addresses?  The supervisor refuses a connect or send to one unless a
- * rule names it exactly (tracer/verdict.c); the filter drops it. */
+ * rule names it exactly (core/decide.c); the filter drops it. */
 bool vg_net_special(const struct vg_net_plan *n, const struct vg_ip *ip);
 
 /* nft.c: in the sandbox's netns, with CAP_NET_ADMIN there (its pid 1):

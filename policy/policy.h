@@ -216,7 +216,7 @@ void vg_policy_list(void (*fn)(const char *name, const char *path, void *arg), v
 void vg_landlock_plan_exec_file(struct vg_landlock_plan *plan, const char *path);
 /* Also let the candidate read what vigil shows it on purpose (sandbox
  * view): a file named on the command line (tree false), which it may read
- * whatever the policy says (tracer/verdict.c), or a bind's destination
+ * whatever the policy says (core/decide.c), or a bind's destination
  * (tree true), which the user chose to show.  Layer 2 still judges each
  * read of a bind by the policy; this keeps a dry run of a task with bound
  * inputs from stopping at the kernel where the policy has no rule. */

@@ -146,7 +146,7 @@ char *vg_canon_cached(struct vg_canon_cache *cache, int root_fd, const char *bas
 
 /* A last component the kernel will not follow is never read as a link,
  * so whether it exists is asked separately, and only when the caller wants
- * to know (cx->missing: the probe mark of the log, tracer/verdict.c). */
+ * to know (cx->missing: the probe mark of the log, core/decide.c). */
 static void note_missing_last(struct walk *w)
 {
     struct stat st;

@@ -125,7 +125,7 @@ const char *vg_resolve_at(struct vg_tracee *t, struct vg_call *c, int dirfd,
             return r;
         }
     }
-    /* Only a lookup can be a probe (tracer/verdict.c): a write's walk is
+    /* Only a lookup can be a probe (core/decide.c): a write's walk is
      * not asked, which spares it a stat of a last component it does not
      * follow. */
     bool lookup = c->cls == VG_CLASS_READ || c->cls == VG_CLASS_EXEC;
@@ -186,10 +186,4 @@ int vg_decode_call(struct vg_tracee *t, int nr, const uint64_t a[6],
     if (r < 0)  /* fail closed: what could not be read cannot be judged */
         vg_undecidable(call, VG_WHY_UNREADABLE, EFAULT);
     return r;
-}
-
-void vg_call_free(struct vg_call *call)
-{
-    vg_arena_free(&call->arena);
-    memset(call, 0, sizeof(*call));
 }

@@ -12,6 +12,7 @@
 #include <sys/types.h>
 #include <time.h>
 
+#include "core/decide.h"
 #include "event/event.h"
 #include "event/writer.h"
 #include "policy/policy.h"
@@ -53,17 +54,9 @@ struct vg_engine_ctx {
     const char *const *artifacts;   /* sandbox paths */
     unsigned nartifacts;
     const char *command_path;       /* sandbox path of argv[0] if it is an artifact */
-    /* The command file as the kernel first ran it: the candidate's first
-     * exec is vigil's own, before any candidate code.  Any later exec of
-     * command_path is the command only if it is this very file (a
-     * candidate may replace what sits at the path); set by the engine. */
-    struct vg_command_id {
-        bool seen;                  /* the candidate's first exec is past */
-        bool known;                 /* it was command_path: dev/ino are set */
-        dev_t dev;
-        ino_t ino;
-        struct timespec ctime;      /* a rewrite in place keeps the inode, not this */
-    } command_id;
+    /* The command file as the kernel first ran it (core/decide.h); set
+     * by the engine at the candidate's first exec. */
+    struct vg_command_id command_id;
     const char *const *immutable;   /* trees nothing can change (see plan.h) */
     const bool *audited;            /* [class]: vg_policy_audits, computed once */
     const struct vg_audit_set *audit; /* the same, with `audit lookups`: what the filter stops */

@@ -69,6 +69,13 @@ int vg_sup_attach(pid_t pid, struct vg_err *err)
     return -1;
 }
 
+void vg_sup_regs_call(const struct user_regs_struct *regs, int *nr, uint64_t args[6])
+{
+    *nr = (int)regs->orig_rax; /* what the kernel and the filter go by: 32 bits */
+    const uint64_t a[6] = {regs->rdi, regs->rsi, regs->rdx, regs->r10, regs->r8, regs->r9};
+    memcpy(args, a, sizeof a);
+}
+
 /* Is tid stopped right after a call the candidate's filter refused as
  * baseline with SECCOMP_RET_TRAP?  Judged on what the kernel left in the
  * thread, never on the siginfo: a candidate may queue itself a SIGSYS with
@@ -89,9 +96,7 @@ static bool trapped_baseline(const struct vg_sup *e, pid_t tid, int *nr, uint64_
     if (ptrace(PTRACE_GET_SYSCALL_INFO, tid, sizeof info, &info) <= 0 ||
         info.arch != AUDIT_ARCH_X86_64 || ptrace(PTRACE_GETREGS, tid, 0, &regs) < 0)
         return false;
-    *nr = (int)regs.orig_rax; /* what the kernel and the filter go by: 32 bits */
-    const uint64_t a[6] = {regs.rdi, regs.rsi, regs.rdx, regs.r10, regs.r8, regs.r9};
-    memcpy(args, a, sizeof a);
+    vg_sup_regs_call(&regs, nr, args);
     return regs.rax == regs.orig_rax &&
            vg_filter_classify(e->ctx->audit, *nr, args) == VG_FILTER_BASELINE;
 }

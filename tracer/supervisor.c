@@ -12,7 +12,7 @@
 #include "tracer/decode.h"
 #include "tracer/supervisor.h"
 #include "tracer/py/pyframes.h"
-#include "tracer/verdict.h"
+#include "core/decide.h"
 
 uint64_t vg_sup_now(const struct vg_sup *e)
 {
@@ -94,7 +94,7 @@ void vg_sup_policy_kill(struct vg_sup *e, const struct vg_task *t, const struct 
     snprintf(e->ctx->out.kill_reason, sizeof e->ctx->out.kill_reason, "%s %s: %s",
              call->ent ? call->ent->name : "syscall",
              call->args.resolved ? call->args.resolved : call->args.addr ? call->args.addr : "",
-             vg_sup_rule_where(where, sizeof where, v->rule_file, v->rule_line));
+             vg_sup_rule_where(where, sizeof where, v->rule->file, v->rule->line));
     e->ctx->out.policy_kill = true;
     vg_sup_note(e, "kill", e->ctx->out.kill_reason, t->nspid);
     vg_sup_kill_sandbox(e);
@@ -106,8 +106,8 @@ void vg_sup_fill_event(struct vg_sup *e, const struct vg_task *t, const struct v
     *ev = (struct vg_syscall_ev){
         .ts_ns = vg_sup_now(e), .pid = t->nspid, .tid = t->nstid, .hpid = t->tgid, .htid = t->tid,
         .proc = t->proc, .nr = c->nr, .name = c->ent ? c->ent->name : "unknown", .cls = c->cls,
-        .args = c->args, .decision = v->decision, .rule_file = v->rule_file,
-        .rule_line = v->rule_line, .rule_text = v->rule_text, .err = v->refuse ? v->err : 0,
+        .args = c->args, .decision = v->decision, .rule_file = v->rule->file,
+        .rule_line = v->rule->line, .rule_text = v->rule->text, .err = v->refuse ? v->err : 0,
         .probe = v->probe,
     };
 }
@@ -133,6 +133,14 @@ void vg_sup_py_frames(struct vg_sup *e, const struct vg_task *t, struct vg_sysca
                            .nstid = t->nstid, .root_fd = e->root_fd};
     ev->npy = vg_py_stack(e->py, &tr, t->proc, buf, VG_PY_STACK_MAX, &ev->py_trunc, a);
     ev->py = buf;
+}
+
+void vg_sup_tracee(const struct vg_sup *e, const struct vg_task *t, bool ptrace_stopped,
+                   struct vg_tracee *tr)
+{
+    *tr = (struct vg_tracee){.tid = t->tid, .pid = t->tgid, .nspid = t->nspid, .nstid = t->nstid,
+                             .root_fd = e->root_fd, .cache = e->canon, .pivoted = true,
+                             .ptrace_stopped = ptrace_stopped};
 }
 
 /* The one place decisions are counted (the trailer's and the result's

@@ -77,6 +77,14 @@ struct vg_pyframe;
 struct vg_arena;
 void vg_sup_py_frames(struct vg_sup *e, const struct vg_task *t, struct vg_syscall_ev *ev,
                       struct vg_pyframe *buf, struct vg_arena *a);
+/* The thread t as the decoder reads it for either engine: the same
+ * sandbox root, cache and ids; ptrace_stopped says whether it is in a
+ * ptrace stop (the ptrace engine's seccomp stops, a SIGSYS), which is all
+ * that differs between the engines' decoding (tracer/mem.h). */
+struct vg_tracee;
+void vg_sup_tracee(const struct vg_sup *e, const struct vg_task *t, bool ptrace_stopped,
+                   struct vg_tracee *tr);
+
 /* A decision made without a call record (the exec check's kill). */
 void vg_sup_count(struct vg_sup *e, enum vg_class cls, enum vg_decision d);
 void vg_sup_policy_kill(struct vg_sup *e, const struct vg_task *t, const struct vg_call *call,
@@ -92,6 +100,12 @@ uint64_t vg_sup_spin_ns(void);
 pid_t vg_sup_wait_next(uint64_t spin_ns, int *status);
 /* A ptrace stop of tid (stops.c). */
 void vg_sup_on_stop(struct vg_sup *e, pid_t tid, int status);
+/* The call a thread stopped in or right after, from its registers (the
+ * baseline's SIGSYS, stops.c): its number as the kernel and the filter go
+ * by it, and the x86_64 argument registers, in the order seccomp_data
+ * gives them to the other stops (tests/unit/test_decide_engines.c). */
+struct user_regs_struct;
+void vg_sup_regs_call(const struct user_regs_struct *regs, int *nr, uint64_t args[6]);
 
 /* lifecycle.c */
 void vg_sup_log_start(struct vg_sup *e, struct vg_task *t, uint64_t flags);

@@ -311,8 +311,8 @@ void vg_nt_handle(struct nt *n, struct nt_rx *rx)
         }
     }
     vg_sup_log_start(&n->sup, t, 0);
-    struct vg_tracee tr = {.tid = t->tid, .pid = t->tgid, .nspid = t->nspid, .nstid = t->nstid,
-                           .root_fd = n->sup.root_fd, .cache = n->sup.canon, .pivoted = true};
+    struct vg_tracee tr;
+    vg_sup_tracee(&n->sup, t, false, &tr); /* blocked in its notification, not ptrace-stopped */
     struct vg_call call;
     uint64_t args[6];
     memcpy(args, d->args, sizeof args);

@@ -14,7 +14,7 @@
 #include "tracer/decode.h"
 #include "tracer/notify/crew.h"
 #include "tracer/supervisor.h"
-#include "tracer/verdict.h"
+#include "tracer/views.h"
 
 /* Where a notification thread may run (wake_here.c, below). */
 struct vg_nt_pin {

@@ -27,7 +27,7 @@
 #include "tracer/tasks.h"
 #include "tracer/ptrace/unwind.h"
 #include "tracer/py/pyframes.h"
-#include "tracer/verdict.h"
+#include "tracer/views.h"
 
 /* ---- audited calls ---- */
 
@@ -95,9 +95,8 @@ void vg_pt_judge(struct vg_sup *e, struct vg_task *t, int nr, const uint64_t arg
 {
     vg_task_identify(&e->tasks, t);
     vg_sup_log_start(e, t, 0);
-    struct vg_tracee tr = {.tid = t->tid, .pid = t->tgid, .nspid = t->nspid,
-                           .nstid = t->nstid, .root_fd = e->root_fd,
-                           .cache = e->canon, .pivoted = true, .ptrace_stopped = true};
+    struct vg_tracee tr;
+    vg_sup_tracee(e, t, true, &tr);
     struct vg_call call;
     vg_decode_call(&tr, nr, args, &call);
 

@@ -1,27 +1,32 @@
-/* verdict.c: see verdict.h. */
-#include "tracer/verdict.h"
+/* decide.c: see decide.h.  No I/O here: what the decision needs of the
+ * world it asks the views it is given. */
+#include "core/decide.h"
 
-#include <arpa/inet.h>
 #include <errno.h>
-#include <fcntl.h>
+#include <limits.h>
+#include <netinet/in.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/stat.h>
 
-#include "net/dns.h"
-#include "net/net.h"
-#include "policy/netpat.h"
-
-static const char *const default_text[] = {
-    [VG_ACT_ALLOW] = "default allow", [VG_ACT_DENY] = "default deny", [VG_ACT_KILL] = "default kill",
+static const struct vg_rule_src default_rule[] = {
+    [VG_ACT_ALLOW] = {.text = "default allow"},
+    [VG_ACT_DENY] = {.text = "default deny"},
+    [VG_ACT_KILL] = {.text = "default kill"},
 };
+
+/* A reason vigil gives for this call itself: the verdict's own rule. */
+static void say(struct vg_call_verdict *v, const char *file, uint32_t line, const char *text)
+{
+    v->own = (struct vg_rule_src){.file = file, .line = line, .text = text};
+    v->rule = &v->own;
+}
 
 static int severity(enum vg_action a)
 {
     return a == VG_ACT_KILL ? 2 : a == VG_ACT_DENY ? 1 : 0;
 }
 
-static bool is_artifact(const struct vg_engine_ctx *ctx, const char *path)
+static bool is_artifact(const struct vg_decide_ctx *ctx, const char *path)
 {
     for (unsigned i = 0; path && i < ctx->nartifacts; i++)
         if (!strcmp(ctx->artifacts[i], path))
@@ -47,21 +52,24 @@ static enum vg_decision decision_of(enum vg_action a, bool dry)
     return dry ? dry_run[a] : enforce[a];
 }
 
-static const struct vg_rule_src resolver_rule = {
-    .file = "(vigil)", .line = 0,
-    .text = "allow send udp " VG_DNS_ADDR ":53: vigil's resolver (net/dns.h)",
-};
+/* The bytes of an address of this kind (struct vg_ip keeps v4 in 4). */
+static size_t ip_bytes(const struct vg_ip *ip)
+{
+    return ip->v6 ? sizeof ip->a : sizeof(struct in_addr);
+}
 
 /* Is this the sandbox's way to vigil's resolver?  Only in a run that has
- * one: in the host's network namespace the address may be anyone's. */
-static bool to_resolver(const struct vg_engine_ctx *ctx, const char *proto,
+ * one (net->resolver): in the host's network namespace the address may be
+ * anyone's. */
+static bool to_resolver(const struct vg_decide_ctx *ctx, const char *proto,
                         const struct sockaddr *sa, socklen_t len)
 {
+    const struct vg_resolver *res = ctx->net ? ctx->net->resolver : NULL;
+    const struct vg_sockaddr *r = res ? &res->addr : NULL;
     struct vg_sockaddr a;
-    uint8_t want[4];
-    return ctx->dns && proto && !strcmp(proto, "udp") && vg_sockaddr_reduce(sa, len, &a) &&
-           a.family == AF_INET && !a.ip.v6 && a.port == VG_DNS_PORT &&
-           inet_pton(AF_INET, VG_DNS_ADDR, want) == 1 && !memcmp(a.ip.a, want, sizeof want);
+    return r && proto && !strcmp(proto, "udp") && vg_sockaddr_reduce(sa, len, &a) &&
+           a.family == r->family && a.ip.v6 == r->ip.v6 && a.port == r->port &&
+           !memcmp(a.ip.a, r->ip.a, ip_bytes(&r->ip));
 }
 
 static const struct vg_rule_src special_rule = {
@@ -71,20 +79,21 @@ static const struct vg_rule_src special_rule = {
 };
 
 /* A destination that is not one host (net/net.h)? */
-static bool special(const struct vg_engine_ctx *ctx, const struct sockaddr *sa, socklen_t len)
+static bool special(const struct vg_decide_ctx *ctx, const struct sockaddr *sa, socklen_t len)
 {
     struct vg_sockaddr a;
-    return vg_sockaddr_reduce(sa, len, &a) && (a.family == AF_INET || a.family == AF_INET6) &&
-           vg_net_special(ctx->net, &a.ip);
+    return ctx->net && ctx->net->special && vg_sockaddr_reduce(sa, len, &a) &&
+           (a.family == AF_INET || a.family == AF_INET6) &&
+           ctx->net->special(ctx->net->arg, &a.ip);
 }
 
 /* One address, as the policy and vigil's resolver see it. */
-static struct vg_verdict ask_net(const struct vg_engine_ctx *ctx, enum vg_class cls,
+static struct vg_verdict ask_net(const struct vg_decide_ctx *ctx, enum vg_class cls,
                                  const char *proto, const struct sockaddr *sa, socklen_t len)
 {
     bool out = cls == VG_CLASS_CONNECT || cls == VG_CLASS_SEND;
     if (out && to_resolver(ctx, proto, sa, len))
-        return (struct vg_verdict){.action = VG_ACT_ALLOW, .rule = &resolver_rule};
+        return (struct vg_verdict){.action = VG_ACT_ALLOW, .rule = ctx->net->resolver->rule};
     if (out && special(ctx, sa, len)) {
         /* only a rule naming it exactly decides: a wide rule (`*`, a
          * network, a name) or a default does not cover it */
@@ -93,31 +102,30 @@ static struct vg_verdict ask_net(const struct vg_engine_ctx *ctx, enum vg_class 
             return v;
         return (struct vg_verdict){.action = VG_ACT_DENY, .rule = &special_rule};
     }
-    return vg_policy_decide_net_names(ctx->pol, cls, proto, sa, len, ctx->dns);
+    return vg_policy_decide_net_names(ctx->pol, cls, proto, sa, len,
+                                      ctx->net ? ctx->net->names : NULL);
 }
 
 /* The name vigil's resolver gave an address out for, for the record
  * (args.host, dests[].host); NULL when none. */
-static const char *name_of(const struct vg_engine_ctx *ctx, struct vg_call *c,
+static const char *name_of(const struct vg_decide_ctx *ctx, struct vg_call *c,
                            const struct sockaddr *sa, socklen_t len)
 {
     struct vg_sockaddr a;
-    char name[VG_DNS_NAME_MAX + 1];
-    if (ctx->dns && len && vg_sockaddr_reduce(sa, len, &a) &&
-        (a.family == AF_INET || a.family == AF_INET6) &&
-        vg_dns_table_name(ctx->dns, &a.ip, name, sizeof name))
-        return vg_arena_strdup(&c->arena, name);
+    if (ctx->net && ctx->net->name_of && len && vg_sockaddr_reduce(sa, len, &a) &&
+        (a.family == AF_INET || a.family == AF_INET6))
+        return ctx->net->name_of(ctx->net->arg, &a.ip, &c->arena);
     return NULL;
 }
 
 /* sendmmsg: every destination is judged and keeps its decision; the
  * strictest decides the call (the engine cannot send part of it), and the
  * record's address becomes that destination's. */
-static struct vg_verdict ask_dests(const struct vg_engine_ctx *ctx, struct vg_call *c)
+static struct vg_verdict ask_dests(const struct vg_decide_ctx *ctx, struct vg_call *c)
 {
     struct vg_verdict worst = {0};
     uint32_t at = 0;
-    bool dry = ctx->opts->mode == VG_MODE_DRY_RUN;
+    bool dry = ctx->dry_run;
     for (uint32_t i = 0; i < c->ndests; i++) {
         struct vg_verdict v = ask_net(ctx, c->cls, c->proto,
                                       (const struct sockaddr *)&c->dest_sa[i].sa,
@@ -137,7 +145,7 @@ static struct vg_verdict ask_dests(const struct vg_engine_ctx *ctx, struct vg_ca
     return worst;
 }
 
-static struct vg_verdict ask_policy(const struct vg_engine_ctx *ctx, struct vg_call *c)
+static struct vg_verdict ask_policy(const struct vg_decide_ctx *ctx, struct vg_call *c)
 {
     const struct vg_policy *pol = ctx->pol;
     switch (c->cls) {
@@ -208,49 +216,57 @@ static int unjudgeable_errno(const struct vg_call *c, int deny_errno)
 
 #define VG_RENAME_EXCHANGE 2u /* linux/fs.h */
 
+/* Ask the view about path (absolute, not "/"): 0 or the errno; EINVAL
+ * for anything else, and when there is no view. */
+static int look(const struct vg_decide_ctx *ctx, const char *path, bool follow,
+                struct vg_fs_node *node)
+{
+    if (!ctx->fs || !ctx->fs->stat || !path || path[0] != '/' || !path[1])
+        return EINVAL;
+    return ctx->fs->stat(ctx->fs->arg, path, follow, node);
+}
+
 /* Is path a directory in the sandbox view (lstat now: the candidate can
  * swap it before the call, see docs/POLICY.md)?  Unknown counts as one,
  * the stricter check. */
-static bool is_tree(int root_fd, const char *path)
+static bool is_tree(const struct vg_decide_ctx *ctx, const char *path)
 {
-    struct stat st;
-    if (root_fd < 0 || !path || path[0] != '/' || !path[1])
-        return true;
-    return fstatat(root_fd, path + 1, &st, AT_SYMLINK_NOFOLLOW) < 0 || S_ISDIR(st.st_mode);
+    struct vg_fs_node node;
+    return look(ctx, path, false, &node) != 0 || node.dir;
 }
 
 /* rename and link: the names the objects get must not be decided more
  * leniently than the names they have (policy/move.c).  RENAME_EXCHANGE
  * moves both ways. */
-static struct vg_verdict check_move(const struct vg_policy *pol, const struct vg_call *c,
-                                    int root_fd)
+static struct vg_verdict check_move(const struct vg_decide_ctx *ctx, const struct vg_call *c)
 {
+    const struct vg_policy *pol = ctx->pol;
     const char *src = c->check_path, *dst = c->check_path2;
     if (c->ent->flags & VG_SF_LINK)
         return vg_policy_decide_move(pol, src, dst, false);
-    struct vg_verdict v = vg_policy_decide_move(pol, src, dst, is_tree(root_fd, src));
+    struct vg_verdict v = vg_policy_decide_move(pol, src, dst, is_tree(ctx, src));
     if (v.action == VG_ACT_ALLOW && c->args.flags > 0 && (c->args.flags & VG_RENAME_EXCHANGE))
-        v = vg_policy_decide_move(pol, dst, src, is_tree(root_fd, dst));
+        v = vg_policy_decide_move(pol, dst, src, is_tree(ctx, dst));
     return v;
 }
 
 /* Does path (absolute, sandbox view) exist?  For writes, its parent. */
-static bool target_missing(int root_fd, enum vg_class cls, const char *path)
+static bool target_missing(const struct vg_decide_ctx *ctx, enum vg_class cls, const char *path)
 {
-    if (root_fd < 0 || !path || path[0] != '/' || !path[1])
+    if (!path || path[0] != '/' || !path[1])
         return false;
-    char buf[4096];
-    snprintf(buf, sizeof buf, "%s", path + 1);
+    char buf[PATH_MAX];
+    snprintf(buf, sizeof buf, "%s", path);
     if (cls == VG_CLASS_WRITE) {
         char *slash = strrchr(buf, '/');
-        if (!slash)
-            return false;
+        if (slash == buf)
+            return false; /* the parent is "/" */
         *slash = 0;
     } else if (cls != VG_CLASS_READ && cls != VG_CLASS_EXEC) {
         return false;
     }
-    struct stat st;
-    return fstatat(root_fd, buf, &st, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT;
+    struct vg_fs_node node;
+    return look(ctx, buf, false, &node) == ENOENT;
 }
 
 /* A probe: a read or exec lookup (open without O_CREAT, stat, access,
@@ -270,13 +286,7 @@ static const struct vg_rule_src artifact_rule = {
 
 static void set_rule(struct vg_call_verdict *v, const struct vg_verdict *pv)
 {
-    if (pv->rule) {
-        v->rule_file = pv->rule->file;
-        v->rule_line = pv->rule->line;
-        v->rule_text = pv->rule->text;
-    } else {
-        v->rule_text = default_text[pv->action];
-    }
+    v->rule = pv->rule ? pv->rule : &default_rule[pv->action];
 }
 
 /* An exec whose argv or envp could not be read whole (decode_exec.c) is
@@ -291,42 +301,41 @@ static bool exec_unreadable(const struct vg_call *call, struct vg_call_verdict *
     v->err = call->deny_errno ? call->deny_errno : EFAULT;
     snprintf(v->text_buf, sizeof v->text_buf, "exec: argv or envp cannot be read whole (%s)",
              v->err == E2BIG ? "too long" : "unreadable");
-    v->rule_text = v->text_buf;
+    say(v, NULL, 0, v->text_buf);
     return true;
 }
 
-bool vg_is_command(const struct vg_engine_ctx *ctx, const char *path, const struct stat *st)
+bool vg_is_command(const struct vg_decide_ctx *ctx, const char *path, const struct vg_fs_node *node)
 {
-    const struct vg_command_id *id = &ctx->command_id;
+    const struct vg_command_id *id = ctx->command_id;
     if (!ctx->command_path || !path || strcmp(path, ctx->command_path))
         return false;
-    if (!id->seen)
+    if (!id || !id->seen)
         return true; /* vigil's own first exec: nothing of the candidate ran yet */
     /* the very file, unchanged: same inode, and no write, truncate or
      * chmod since (each sets the change time) */
-    return id->known && st && st->st_dev == id->dev && st->st_ino == id->ino &&
-           st->st_ctim.tv_sec == id->ctime.tv_sec && st->st_ctim.tv_nsec == id->ctime.tv_nsec;
+    const struct vg_fs_node *was = &id->node;
+    return id->known && node && node->dev == was->dev && node->ino == was->ino &&
+           node->ctime.tv_sec == was->ctime.tv_sec && node->ctime.tv_nsec == was->ctime.tv_nsec;
 }
 
 /* An exec call of the command: judged on the file now at its path. */
-static bool exec_of_command(const struct vg_engine_ctx *ctx, int root_fd, const char *path)
+static bool exec_of_command(const struct vg_decide_ctx *ctx, const char *path)
 {
-    struct stat st;
-    bool found = root_fd >= 0 && path && path[0] == '/' && path[1] &&
-                 fstatat(root_fd, path + 1, &st, 0) == 0;
-    return vg_is_command(ctx, path, found ? &st : NULL);
+    struct vg_fs_node node;
+    return vg_is_command(ctx, path, look(ctx, path, true, &node) == 0 ? &node : NULL);
 }
 
-void vg_decide_exec_image(const struct vg_engine_ctx *ctx, const struct vg_exec_image *img,
-                          struct vg_call_verdict *v)
+void vg_decide_exec(const struct vg_decide_ctx *ctx, const struct vg_exec_image *img,
+                    struct vg_call_verdict *v)
 {
     memset(v, 0, sizeof *v);
     v->record = true;
-    bool dry = ctx->opts->mode == VG_MODE_DRY_RUN;
+    bool dry = ctx->dry_run;
     if (!img->exe) {
         v->decision = VG_DEC_KILL;
         v->kill = true;
-        v->rule_text = "exec check: the running executable cannot be read";
+        say(v, NULL, 0, "exec check: the running executable cannot be read");
         return;
     }
     if (!ctx->audited[VG_CLASS_EXEC]) {
@@ -334,7 +343,7 @@ void vg_decide_exec_image(const struct vg_engine_ctx *ctx, const struct vg_exec_
         v->decision = VG_DEC_ALLOW;
         return;
     }
-    struct vg_verdict pv = vg_is_command(ctx, img->exe, img->st)
+    struct vg_verdict pv = vg_is_command(ctx, img->exe, img->node)
         ? (struct vg_verdict){.action = VG_ACT_ALLOW, .rule = &artifact_rule}
         : vg_policy_decide_path(ctx->pol, VG_CLASS_EXEC, img->exe);
     set_rule(v, &pv);
@@ -349,7 +358,7 @@ void vg_decide_exec_image(const struct vg_engine_ctx *ctx, const struct vg_exec_
 
 /* Is path at or under one of the plan's masks?  A fact for the record:
  * the call is decided as usual, and sees an empty file or directory. */
-static bool masked(const struct vg_engine_ctx *ctx, const char *path)
+static bool masked(const struct vg_decide_ctx *ctx, const char *path)
 {
     for (unsigned i = 0; path && i < ctx->nmasked; i++) {
         size_t n = strlen(ctx->masked[i]);
@@ -359,8 +368,7 @@ static bool masked(const struct vg_engine_ctx *ctx, const char *path)
     return false;
 }
 
-void vg_decide_call(const struct vg_engine_ctx *ctx, struct vg_call *call, int root_fd,
-                    struct vg_call_verdict *v)
+void vg_decide(const struct vg_decide_ctx *ctx, struct vg_call *call, struct vg_call_verdict *v)
 {
     call->args.masked = masked(ctx, call->args.resolved);
     memset(v, 0, sizeof *v);
@@ -375,7 +383,7 @@ void vg_decide_call(const struct vg_engine_ctx *ctx, struct vg_call *call, int r
         v->err = ent ? deny_errno : ENOSYS;
         snprintf(v->text_buf, sizeof v->text_buf, "baseline: %s is never allowed",
                  ent ? ent->name : call->name ? call->name : "this system call");
-        v->rule_text = v->text_buf;
+        say(v, NULL, 0, v->text_buf);
         return;
     }
     if (call->undecidable) {
@@ -384,7 +392,7 @@ void vg_decide_call(const struct vg_engine_ctx *ctx, struct vg_call *call, int r
         v->decision = VG_DEC_DENY;
         v->refuse = true;
         v->err = deny_errno;
-        v->rule_text = call->undecidable;
+        say(v, NULL, 0, call->undecidable);
         return;
     }
     if (call->on_open_fd) {
@@ -414,28 +422,29 @@ void vg_decide_call(const struct vg_engine_ctx *ctx, struct vg_call *call, int r
         v->decision = VG_DEC_DENY;
         v->refuse = true;
         v->err = unjudgeable_errno(call, deny_errno);
-        v->rule_text = "unresolvable path";
+        say(v, NULL, 0, "unresolvable path");
         return;
     }
     v->probe = is_probe(call);
     if ((call->cls == VG_CLASS_READ && is_artifact(ctx, path)) ||
-        (call->cls == VG_CLASS_EXEC && exec_of_command(ctx, root_fd, path)))
+        (call->cls == VG_CLASS_EXEC && exec_of_command(ctx, path)))
         pv = (struct vg_verdict){.action = VG_ACT_ALLOW, .rule = &artifact_rule};
     else
         pv = ask_policy(ctx, call);
     bool moved = false;
     if (pv.action == VG_ACT_ALLOW && (ent->flags & (VG_SF_MOVE | VG_SF_LINK))) {
-        pv = check_move(ctx->pol, call, root_fd);
+        pv = check_move(ctx, call);
         moved = pv.action != VG_ACT_ALLOW;
     }
     set_rule(v, &pv);
     if (moved) {
+        /* the rule that differs, in vigil's words */
         snprintf(v->text_buf, sizeof v->text_buf, "new name decided more leniently than %s",
-                 v->rule_text);
-        v->rule_text = v->text_buf;
+                 v->rule->text);
+        say(v, v->rule->file, v->rule->line, v->text_buf);
     }
-    bool dry = ctx->opts->mode == VG_MODE_DRY_RUN;
-    if (pv.action != VG_ACT_ALLOW && target_missing(root_fd, call->cls, path))
+    bool dry = ctx->dry_run;
+    if (pv.action != VG_ACT_ALLOW && target_missing(ctx, call->cls, path))
         deny_errno = ENOENT;
     switch (pv.action) {
     case VG_ACT_ALLOW:
@@ -453,4 +462,27 @@ void vg_decide_call(const struct vg_engine_ctx *ctx, struct vg_call *call, int r
         v->err = dry ? 0 : deny_errno;
         break;
     }
+}
+
+static const struct vg_rule_src unnamed_host = {.text = "no allow rule names this host"};
+
+void vg_decide_name(const struct vg_decide_ctx *ctx, const char *name, struct vg_call_verdict *v)
+{
+    memset(v, 0, sizeof *v);
+    v->record = true;
+    if (!name) {
+        v->decision = VG_DEC_DENY;
+        v->refuse = true;
+        say(v, NULL, 0, "malformed query");
+        return;
+    }
+    struct vg_verdict pv = vg_policy_decide_name(ctx->pol, name);
+    v->rule = pv.rule ? pv.rule : &unnamed_host;
+    if (pv.action == VG_ACT_ALLOW) {
+        v->decision = VG_DEC_ALLOW;
+        return;
+    }
+    /* a name is only ever refused: no kill rule is about names */
+    v->decision = ctx->dry_run ? VG_DEC_WOULD_DENY : VG_DEC_DENY;
+    v->refuse = !ctx->dry_run;
 }

@@ -1,10 +1,11 @@
-/* arena.c: the bump allocator behind one decoded call.  A decode makes a
- * few dozen small strings that all die together, so they are carved out of
- * a few chunks and released by one vg_arena_free. */
+/* arena.c: the bump allocator behind one decoded call, and the call's
+ * release.  A decode makes a few dozen small strings that all die
+ * together, so they are carved out of a few chunks and released by one
+ * vg_arena_free. */
 #include <stdlib.h>
 #include <string.h>
 
-#include "tracer/decode.h"
+#include "core/call.h"
 
 #define VG_ARENA_FIRST 4096u
 #define VG_ARENA_ALIGN 16u
@@ -49,4 +50,10 @@ void vg_arena_free(struct vg_arena *a)
     for (unsigned i = 0; i < a->n; i++)
         free(a->chunks[i]);
     memset(a, 0, sizeof(*a));
+}
+
+void vg_call_free(struct vg_call *call)
+{
+    vg_arena_free(&call->arena);
+    memset(call, 0, sizeof(*call));
 }
