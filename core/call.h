@@ -11,7 +11,7 @@
 #include <sys/types.h>
 
 #include "event/event.h"
-#include "tracer/syscalls.h" /* moving to core/ (issue 22) */
+#include "core/syscalls.h"
 #include "util/util.h"
 
 /* Small bump allocator: every string of one decoded call lives here and is
