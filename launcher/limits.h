@@ -1,4 +1,4 @@
-/* limits.h: how this run enforces each limit of the table (policy/limits.c):
+/* limits.h: how this run enforces each limit of the table (policy/limit_table.c):
  * which mechanism holds it (a cgroup where vigil may make one, else an
  * rlimit, the tmpfs size, the supervisor), set up before the sandbox
  * starts and undone after it ended. */

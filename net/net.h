@@ -2,7 +2,7 @@
  *
  * Every run gets a network namespace of its own: its loopback, up, and
  * nothing of the host's.  When the policy allows something beyond that
- * loopback (policy/egress.c), the namespace is connected to the outside
+ * loopback (policy/net_grants.c), the namespace is connected to the outside
  * by pasta (egress.c), and a packet filter vigil installs in the
  * namespace before the candidate runs (nft.c) rejects every packet that
  * would leave it for an address of the host's own (hostaddr.c), unless a

@@ -1,5 +1,5 @@
 /* policy.c: the policy object's life cycle, its getters, and the limit
- * (the limits' table is limits.c). */
+ * (the limits' table is limit_table.c). */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -31,7 +31,7 @@ struct vg_verdict {
 };
 
 /* Limit indices.  Everything else about a limit is its row in the one
- * table of limits (policy/limits.c). */
+ * table of limits (policy/limit_table.c). */
 enum vg_limit {
     VG_LIM_TIME, VG_LIM_CPU, VG_LIM_MEMORY, VG_LIM_PROCS, VG_LIM_FILES,
     VG_LIM_FSIZE, VG_LIM_OUTPUT, VG_LIM_TMPFS, VG_LIM_DISK, VG_LIM_CPUS, VG_LIM_COUNT

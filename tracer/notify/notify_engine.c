@@ -145,7 +145,7 @@ static void *primary_main(void *arg)
  * until vigil reaps it, so while a notification thread holds the lock a
  * caller whose NOTIF_ID_VALID it checked keeps its pid even if it is
  * killed meanwhile: what vigil does by tid with that pid as root (the
- * caller's CPUs, wake_here.c; a copy of its socket, notify_net.c) can
+ * caller's CPUs, cpu_pin.c; a copy of its socket, notify_net.c) can
  * never reach a task that took the pid over. */
 static pid_t next_event(struct nt *n, int *status)
 {

@@ -1,4 +1,4 @@
-/* limits.c: THE table of limits.  One row per limit says everything the
+/* limit_table.c: THE table of limits.  One row per limit says everything the
  * rest of vigil needs to know about it: its name (the policy's `limit`
  * word and the result's key), its `vigil run` flag, how its value is
  * written and kept, its default and accepted range, and what enforces
