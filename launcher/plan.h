@@ -15,7 +15,7 @@
 #include "policy/policy.h"
 #include "launcher/limits.h"
 #include "net/net.h"
-#include "run/run.h"
+#include "launcher/run_opts.h"
 #include "util/util.h"
 
 enum vg_op_kind {

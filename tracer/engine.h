@@ -16,7 +16,7 @@
 #include "event/writer.h"
 #include "policy/policy.h"
 #include "launcher/filter.h"
-#include "run/run.h"
+#include "launcher/run_opts.h"
 
 /* What the supervisor learned, for the trailer and the result record. */
 struct vg_outcome {
