@@ -61,6 +61,9 @@ struct vg_dns_config {
     const struct vg_dns_upstream *upstream;
     bool dry_run;                   /* refusals become would-deny, and are answered */
     uint64_t start_mono_ns;         /* record timestamps are relative to it */
+    /* moves the calling thread into the group that pays for the run (the
+     * launcher's vg_cgroup_bill_self, handed down); NULL: none */
+    int (*bill_self)(void);
 };
 /* Start the thread; NULL with err. */
 struct vg_dns_server *vg_dns_start(const struct vg_dns_config *cfg, struct vg_err *err);

@@ -55,4 +55,6 @@ bool vg_net_special(const struct vg_net_plan *n, const struct vg_ip *ip);
  * prohibited, so a connect fails at once) every packet for a blocked
  * prefix that does not go out on loopback.  -1 with err. */
 int vg_nft_block(const struct vg_net_plan *n, struct vg_err *err);
+/* loopback.c: bring up `lo` in the caller's network namespace (-1 with errno). */
+int vg_loopback_up(void);
 #endif
