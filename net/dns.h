@@ -7,7 +7,7 @@
  * docs/FORMAT.md), names the policy allows are resolved upstream
  * (net/dns_upstream.c) from the host's network namespace, others are
  * refused; the addresses handed out go into the run's table
- * (net/dns_table.h), which is what a host-name rule matches.
+ * (policy/dns_table.h), which is what a host-name rule matches.
  *
  * The address is THE one constant other helpers (docs, the netns setup)
  * rely on: an address of the sandbox's own loopback, so it needs no route
@@ -19,7 +19,7 @@
 #include <sys/socket.h>
 #include <sys/types.h>
 
-#include "net/dns_table.h"
+#include "policy/dns_table.h"
 #include "util/util.h"
 
 #define VG_DNS_ADDR "127.0.0.53"
