@@ -83,7 +83,7 @@ struct vg_call {
     uint32_t *msg_dest;
     uint32_t nmsgs;
     /* sendmsg, sendmmsg: some message carries control data (judged by the
-     * decoder, tracer/notify/cmsg.h; the notify engine carries such a send
+     * decoder, tracer/cmsg.h; the notify engine carries such a send
      * out even without an address, so that the kernel never reads the
      * control data again) */
     bool has_control;

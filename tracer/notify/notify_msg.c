@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #include "tracer/mem.h"
-#include "tracer/notify/cmsg.h"
+#include "tracer/cmsg.h"
 #include "util/util.h"
 
 static int keep_fd(struct vg_nt_msgs *ms, int fd)

@@ -1,5 +1,5 @@
 /* cmsg.c: see cmsg.h. */
-#include "tracer/notify/cmsg.h"
+#include "tracer/cmsg.h"
 
 #include <errno.h>
 #include <netinet/in.h>

@@ -2,8 +2,8 @@
  * known type (SCM_RIGHTS: an fd; SCM_CREDENTIALS: the sender), and judge
  * the control data of a send (both engines' decoders and the notify
  * engine's own copy). */
-#ifndef VG_NOTIFY_CMSG_H
-#define VG_NOTIFY_CMSG_H
+#ifndef VG_CMSG_H
+#define VG_CMSG_H
 #include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
