@@ -102,9 +102,6 @@ bool vg_plan_is_system_path(const char *path);
  * command line is copied there, never bound over it. */
 bool vg_plan_in_own_tree(const char *path);
 
-/* For --help and tests: print the plan in a bwrap-like notation. */
-void vg_plan_print(const struct vg_plan *p, FILE *out);
-
 /* Runs in the child, inside the new user+mount namespaces: builds the new
  * root and pivots into it.  -1 with err set on the first failing step. */
 int vg_setup_execute(const struct vg_plan *p, struct vg_err *err);

@@ -172,9 +172,8 @@ const struct vg_bind *vg_policy_bind(const struct vg_policy *p, uint32_t i);
 uint32_t vg_policy_nenv(const struct vg_policy *p);
 const struct vg_env *vg_policy_env(const struct vg_policy *p, uint32_t i);
 
-/* For the log header: path as given, sha256 of text, full text (includes
- * expanded, each file preceded by a "# file: PATH" line). */
-const char *vg_policy_path(const struct vg_policy *p);
+/* For the log header: sha256 of text, full text (includes expanded, each
+ * file preceded by a "# file: PATH" line). */
 const char *vg_policy_text(const struct vg_policy *p);
 const char *vg_policy_sha256(const struct vg_policy *p);
 
