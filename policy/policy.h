@@ -39,6 +39,18 @@ enum vg_limit {
 /* How a value is written and kept: time in ms, cpu in s, sizes in bytes,
  * counts, CPU bandwidth in thousandths of a CPU. */
 enum vg_limit_kind { VG_LK_MS, VG_LK_SECONDS, VG_LK_SIZE, VG_LK_COUNT, VG_LK_CPUS };
+/* What holds a limit in a run (launcher/limits.c picks one per run). */
+enum vg_limit_mech {
+    VG_MECH_NONE,        /* no limit of this kind in force */
+    VG_MECH_SUPERVISOR,  /* vigil watches and acts */
+    VG_MECH_RLIMIT,      /* per process, set right before exec */
+    VG_MECH_TMPFS,       /* the tmpfs's size= */
+    VG_MECH_CGROUP_V1,
+    VG_MECH_CGROUP_V2,
+    VG_MECH_AFFINITY,    /* CPU pinning, which the candidate could widen */
+};
+/* The cgroup controllers that can hold a limit (launcher/cgroup.c). */
+enum vg_cg_ctrl { VG_CG_MEMORY, VG_CG_PIDS, VG_CG_CPU, VG_CG_NCTRL };
 struct vg_limit_row {
     const char *name;       /* the policy's `limit NAME`, the result's key */
     const char *flag;       /* `vigil run --FLAG` */
@@ -48,6 +60,12 @@ struct vg_limit_row {
     const char *what;       /* what it bounds */
     const char *enforced;   /* by what, best first, then the fallback */
     const char *reported;   /* how a hit is seen */
+    /* what enforces it, as launcher/limits.c reads it: the controller
+     * that holds it where vigil has a cgroup (VG_CG_NCTRL: none), else
+     * the fallback, and the rlimit of a VG_MECH_RLIMIT fallback (-1: none) */
+    enum vg_cg_ctrl cgroup;
+    enum vg_limit_mech fallback;
+    int rlimit;
 };
 const struct vg_limit_row *vg_limit_row(enum vg_limit l);
 const char *vg_limit_name(enum vg_limit l); /* "time", "cpu", ... */
