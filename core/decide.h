@@ -55,7 +55,7 @@ struct vg_net_view {
      * when none (for the record: args.host, dests[].host). */
     const char *(*name_of)(void *arg, const struct vg_ip *ip, struct vg_arena *a);
     void *arg;
-    /* What the policy's host-name rules match against (net/dns_table.h);
+    /* What the policy's host-name rules match against (policy/dns_table.h);
      * NULL: the run has no resolver (the host's network namespace). */
     struct vg_dns_table *names;
     /* The sandbox's way to vigil's resolver; NULL when it has none: in

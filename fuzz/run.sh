@@ -13,7 +13,7 @@ CC=${FUZZ_CC:-clang}
 mkdir -p "$OUT/artifacts"
 
 ./scripts/embed.sh vg_default_policy_text policies/default.policy > "$OUT/default_policy.c"
-LIB="util/*.c event/*.c policy/*.c net/dns_wire.c net/dns_table.c"
+LIB="util/*.c event/*.c policy/*.c net/dns_wire.c"
 [ -f launcher/landlock.c ] && LIB="$LIB launcher/landlock.c"
 CFLAGS="-std=gnu11 -D_GNU_SOURCE -I. -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined"
 

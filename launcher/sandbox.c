@@ -60,22 +60,6 @@ static _Noreturn void report_exit(int fd, int code, const char *fmt, ...)
     _exit(code);
 }
 
-int vg_loopback_up(void)
-{
-    int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-    if (s < 0)
-        return -1;
-    struct ifreq ifr = {0};
-    strcpy(ifr.ifr_name, "lo");
-    int r = ioctl(s, SIOCGIFFLAGS, &ifr);
-    if (r == 0) {
-        ifr.ifr_flags |= IFF_UP | IFF_RUNNING;
-        r = ioctl(s, SIOCSIFFLAGS, &ifr);
-    }
-    close(s);
-    return r;
-}
-
 static int set_limit(int res, uint64_t v)
 {
     struct rlimit rl = {.rlim_cur = v, .rlim_max = v};
@@ -435,7 +419,7 @@ int vg_sandbox_start(const struct vg_plan *plan, const struct vg_bpf *cand,
     if (attach(pid, err) < 0)
         goto kill;
     /* pasta connects the namespace while pid 1 builds the mounts */
-    if (plan->net.egress && vg_egress_start(&sb->egress, pid, err) < 0)
+    if (plan->net.egress && vg_egress_start(&sb->egress, pid, vg_cgroup_bill_self, err) < 0)
         goto kill;
     if (write(p.go[1], "g", 1) != 1) {
         vg_errf(err, "start the sandbox: %s", strerror(errno));

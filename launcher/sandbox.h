@@ -50,6 +50,4 @@ int vg_sandbox_start(const struct vg_plan *plan, const struct vg_bpf *cand,
                      const struct vg_bpf *init, vg_attach_fn attach,
                      struct vg_sandbox *sb, struct vg_err *err);
 void vg_sandbox_close(struct vg_sandbox *sb);
-/* Bring up `lo` in the caller's network namespace (-1 with errno). */
-int vg_loopback_up(void);
 #endif

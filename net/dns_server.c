@@ -18,7 +18,6 @@
 
 #include "core/decide.h"
 #include "event/writer.h"
-#include "launcher/cgroup.h"
 #include "net/dns_int.h"
 
 struct vg_dns_server {
@@ -128,7 +127,8 @@ static void *server_main(void *arg)
 {
     struct vg_dns_server *s = arg;
     /* The run's quota pays for its queries (a thread leaves at its end). */
-    (void)vg_cgroup_bill_self();
+    if (s->cfg.bill_self)
+        (void)s->cfg.bill_self();
     for (;;) {
         struct pollfd p[2] = {{.fd = s->cfg.fd, .events = POLLIN}, {.fd = s->stop_fd, .events = POLLIN}};
         if (poll(p, 2, -1) < 0) {

@@ -19,7 +19,7 @@
 #include <unistd.h>
 
 #include "core/syscalls.h"
-#include "launcher/sandbox.h"
+#include "net/net.h"
 
 /* In the child: the bound socket, or -errno. */
 static int bind_inside(pid_t pid)

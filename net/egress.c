@@ -1,6 +1,5 @@
 /* egress.c: see egress.h. */
 #include "net/egress.h"
-#include "launcher/cgroup.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -61,7 +60,8 @@ static void pasta_argv(const char **av, size_t cap, char *pidfile, char *target)
     av[n] = NULL;
 }
 
-static _Noreturn void pasta_child(int ready_w, int err_w, pid_t init, pid_t vigil)
+static _Noreturn void pasta_child(const struct vg_egress *eg, int ready_w, int err_w, pid_t init,
+                                  pid_t vigil)
 {
     /* Dies with vigil: set before exec, kept by it (pasta keeps its uid).
      * If vigil is already gone, do not start at all. */
@@ -71,7 +71,8 @@ static _Noreturn void pasta_child(int ready_w, int err_w, pid_t init, pid_t vigi
      * cpu group before its exec (while the group's fd is still open).  A
      * move the kernel refuses leaves it where vigil's threads would stay
      * too: outside, as in a run without the group. */
-    (void)vg_cgroup_bill_self();
+    if (eg->bill_self)
+        (void)eg->bill_self();
     int null = open("/dev/null", O_RDWR | O_CLOEXEC);
     if (null < 0 || dup2(null, 0) < 0 || dup2(null, 1) < 0 || dup2(err_w, 2) < 0 ||
         dup2(ready_w, 3) < 0 || syscall(VG_NR_close_range, 4, ~0u, 0) < 0)
@@ -190,7 +191,7 @@ static int spawn(struct vg_egress *eg, pid_t init, int ready[2], int errp[2], st
         return -1;
     }
     if (pid == 0)
-        pasta_child(ready[1], errp[1], init, vigil);
+        pasta_child(eg, ready[1], errp[1], init, vigil);
     eg->pid = pid;
     eg->pidfd = (int)syscall(VG_NR_pidfd_open, pid, 0);
     if (eg->pidfd < 0) {
@@ -209,9 +210,11 @@ void vg_egress_init(struct vg_egress *eg)
                              .ready_fd = -1};
 }
 
-int vg_egress_start(struct vg_egress *eg, pid_t init, struct vg_err *err)
+int vg_egress_start(struct vg_egress *eg, pid_t init, int (*bill_self)(void),
+                    struct vg_err *err)
 {
     vg_egress_init(eg);
+    eg->bill_self = bill_self;
     int ready[2] = {-1, -1}, errp[2] = {-1, -1};
     eg->t0 = vg_now_mono_ns();
     if (pipe2(ready, O_CLOEXEC) < 0 || pipe2(errp, O_CLOEXEC) < 0) {

@@ -155,11 +155,6 @@ size_t vg_glob_literal_len(const char *p)
     return strcspn(p, "*?[\\");
 }
 
-bool vg_glob_has_meta(const char *p)
-{
-    return p[vg_glob_literal_len(p)] != 0;
-}
-
 void vg_glob_put_literal(struct vg_buf *b, const char *s)
 {
     for (; *s; s++) {

@@ -48,8 +48,6 @@ bool vg_glob_check(const char *pat, size_t *bad, const char **msg);
 /* Expand braces of a checked pattern: malloc'd array of *n malloc'd strings.
  * False (and nothing allocated) when there would be too many. */
 bool vg_glob_expand(const char *pat, char ***out, uint32_t *n);
-/* Does the pattern use any wildcard? (after brace expansion) */
-bool vg_glob_has_meta(const char *pat);
 /* Offset of the first wildcard character (or strlen). */
 size_t vg_glob_literal_len(const char *pat);
 

@@ -17,7 +17,7 @@
 #include "event/writer.h"
 #include "policy/policy.h"
 #include "launcher/filter.h"
-#include "run/run.h"
+#include "launcher/run_opts.h"
 
 /* What the supervisor learned, for the trailer and the result record. */
 struct vg_outcome {
@@ -63,7 +63,7 @@ struct vg_engine_ctx {
     unsigned nimmutable;
     const char *const *masked;      /* paths shown empty (see plan.h) */
     unsigned nmasked;
-    /* The addresses vigil's resolver handed out, by name (net/dns_table.h);
+    /* The addresses vigil's resolver handed out, by name (policy/dns_table.h);
      * NULL when the run has no resolver (the host's network namespace). */
     struct vg_dns_table *dns;
     /* The run's network plan (net/net.h): the host's broadcast and anycast

@@ -18,7 +18,7 @@
 #include "core/syscalls.h"
 #include "tracer/argv_rec.h"
 #include "tracer/decode.h"
-#include "tracer/py/pyframes.h"
+#include "tracer/unwind.h"
 #include "tracer/supervisor.h"
 #include "tracer/views.h"
 
@@ -234,7 +234,8 @@ bool vg_sup_on_exec(struct vg_sup *e, struct vg_task *t)
         }
     }
     vg_unwinder_forget(e->unw, t->tgid);
-    vg_py_forget(e->py, t->proc);
+    if (e->py_forget)
+        e->py_forget(e, t->proc);
     char exe[4096];
     struct stat st;
     int err = read_image(e, t, exe, sizeof exe, &st);
@@ -310,7 +311,8 @@ void vg_sup_on_exit(struct vg_sup *e, pid_t tid, int status)
     }
     if (t && !t->is_thread) {
         vg_unwinder_forget(e->unw, t->tgid);
-        vg_py_forget(e->py, t->proc);
+        if (e->py_forget)
+            e->py_forget(e, t->proc);
     }
     if (t && t->held)
         e->nheld--;

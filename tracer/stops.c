@@ -3,7 +3,7 @@
  * exec, exit events: lifecycle.c), and both see the kernel's SIGSYS for
  * the baseline's refusals, which are recorded here.  Seccomp stops are
  * the ptrace engine's RET_TRACE (and, under either engine, a candidate's
- * own filter's): tracer/ptrace/ decides them. */
+ * own filter's): stop_call.c decides them. */
 #include <errno.h>
 #include <sched.h>
 #include <signal.h>
@@ -14,7 +14,6 @@
 #include <linux/audit.h>
 
 #include "launcher/filter.h"
-#include "tracer/ptrace/ptrace_int.h"
 #include "tracer/supervisor.h"
 #include "util/util.h"
 
@@ -112,7 +111,7 @@ static bool on_sigsys(struct vg_sup *e, struct vg_task *t)
     uint64_t args[6];
     if (!trapped_baseline(e, t->tid, &nr, args))
         return false;
-    vg_pt_judge(e, t, nr, args);
+    vg_sup_judge_stopped(e, t, nr, args);
     return true;
 }
 
@@ -188,7 +187,7 @@ void vg_sup_on_stop(struct vg_sup *e, pid_t tid, int status)
     }
     switch (event) {
     case PTRACE_EVENT_SECCOMP:
-        vg_pt_on_seccomp(e, t);
+        vg_sup_on_seccomp(e, t);
         return;
     case PTRACE_EVENT_FORK:
     case PTRACE_EVENT_VFORK:

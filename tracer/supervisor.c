@@ -11,7 +11,6 @@
 #include "launcher/limits.h"
 #include "tracer/decode.h"
 #include "tracer/supervisor.h"
-#include "tracer/py/pyframes.h"
 #include "core/decide.h"
 
 uint64_t vg_sup_now(const struct vg_sup *e)
@@ -112,27 +111,11 @@ void vg_sup_fill_event(struct vg_sup *e, const struct vg_task *t, const struct v
     };
 }
 
-/* One unwind of the budget (launcher/limits.h) per record: a record
- * that has its native stack paid for its Python frames too, and one whose
- * native stack the budget refused gets none. */
-static bool py_budget(const struct vg_sup *e, const struct vg_syscall_ev *ev)
-{
-    if (ev->decision == VG_DEC_ALLOW && !e->ctx->opts->stacks_all)
-        return vg_unwind_budget_take(); /* no native stack wanted */
-    return ev->stack || vg_unwind_budget_refused() == 0;
-}
-
 void vg_sup_py_frames(struct vg_sup *e, const struct vg_task *t, struct vg_syscall_ev *ev,
-                      struct vg_pyframe *buf, struct vg_arena *a)
+                      struct vg_arena *a)
 {
-    enum vg_py_frames m = e->ctx->opts->py_frames;
-    if (m == VG_PYF_OFF || (m == VG_PYF_REFUSED && ev->decision == VG_DEC_ALLOW) ||
-        !py_budget(e, ev))
-        return;
-    struct vg_tracee tr = {.tid = t->tid, .pid = t->tgid, .nspid = t->nspid,
-                           .nstid = t->nstid, .root_fd = e->root_fd};
-    ev->npy = vg_py_stack(e->py, &tr, t->proc, buf, VG_PY_STACK_MAX, &ev->py_trunc, a);
-    ev->py = buf;
+    if (e->py_frames)
+        e->py_frames(e, t, ev, a);
 }
 
 void vg_sup_tracee(const struct vg_sup *e, const struct vg_task *t, bool ptrace_stopped,

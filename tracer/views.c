@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "net/dns.h"
-#include "net/dns_table.h"
+#include "policy/dns_table.h"
 #include "net/net.h"
 
 void vg_fs_node_of(const struct stat *st, struct vg_fs_node *node)

@@ -14,7 +14,7 @@
 #include <sys/un.h>
 
 #include "core/decide.h"
-#include "net/dns_table.h"
+#include "policy/dns_table.h"
 #include "tests/unit/check.h"
 #include "tests/unit/policy_text.h"
 

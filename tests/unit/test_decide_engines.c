@@ -31,14 +31,14 @@
 #include <sys/ptrace.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/uio.h>
 #include <sys/un.h>
 #include <sys/user.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "net/dns_table.h"
+#include "core/syscalls.h"
+#include "policy/dns_table.h"
 #include "tracer/decode.h"
 #include "tracer/supervisor.h"
 #include "tracer/views.h"
@@ -100,41 +100,41 @@ static void set_addrs(void)
 static void set_cases(void)
 {
     const uint64_t cwd = (uint64_t)AT_FDCWD;
-    add("openat relative", SYS_openat, cwd, P("sub/file"), O_RDONLY, 0, 0);
-    add("openat on a dirfd", SYS_openat, DIRFD, P("file"), O_RDONLY, 0, 0);
-    add("openat to create", SYS_openat, cwd, P("new.txt"), O_WRONLY | O_CREAT | O_TRUNC, 0644, 0);
-    add("open absolute", SYS_open, P("/etc/passwd"), O_RDONLY, 0, 0, 0);
-    add("through /proc/self/cwd", SYS_openat, cwd, P("/proc/self/cwd/sub/file"), O_RDONLY, 0, 0);
-    add("through /proc/self/fd/N", SYS_openat, cwd, P("/proc/self/fd/50/file"), O_RDONLY, 0, 0);
-    add("a missing file", SYS_openat, cwd, P("missing/x"), O_RDONLY, 0, 0);
-    add("an unreadable path", SYS_openat, cwd, BAD_POINTER, O_RDONLY, 0, 0);
-    add("a bad dirfd", SYS_openat, 77, P("x"), O_RDONLY, 0, 0);
-    add("rename a file", SYS_rename, P("sub/file"), P("sub/moved"), 0, 0, 0);
-    add("renameat2 a tree", SYS_renameat2, cwd, P("sub"), cwd, P("sub2"), 1 /* NOREPLACE */);
-    add("linkat", SYS_linkat, cwd, P("sub/file"), DIRFD, P("hard"), 0);
-    add("unlink outside", SYS_unlink, P("/etc/passwd"), 0, 0, 0, 0);
-    add("mkdir", SYS_mkdir, P("newdir"), 0755, 0, 0, 0);
-    add("symlinkat", SYS_symlinkat, P("target"), cwd, P("lnk"), 0, 0);
-    add("chmod", SYS_chmod, P("sub/file"), 0600, 0, 0, 0);
-    add("newfstatat a path", SYS_newfstatat, cwd, P("sub/file"), P(&statbuf), 0, 0);
-    add("newfstatat an fd", SYS_newfstatat, DIRFD, P(""), P(&statbuf), AT_EMPTY_PATH, 0);
-    add("execve", SYS_execve, P("/bin/true"), P(argv_true), P(envp), 0, 0);
-    add("execve of nothing", SYS_execve, P("/nonexistent"), P(argv_true), P(envp), 0, 0);
-    add("execve, argv unreadable", SYS_execve, P("/bin/true"), BAD_POINTER, P(envp), 0, 0);
-    add("connect allowed", SYS_connect, TCPFD, P(&lo9), sizeof lo9, 0, 0);
+    add("openat relative", VG_NR_openat, cwd, P("sub/file"), O_RDONLY, 0, 0);
+    add("openat on a dirfd", VG_NR_openat, DIRFD, P("file"), O_RDONLY, 0, 0);
+    add("openat to create", VG_NR_openat, cwd, P("new.txt"), O_WRONLY | O_CREAT | O_TRUNC, 0644, 0);
+    add("open absolute", VG_NR_open, P("/etc/passwd"), O_RDONLY, 0, 0, 0);
+    add("through /proc/self/cwd", VG_NR_openat, cwd, P("/proc/self/cwd/sub/file"), O_RDONLY, 0, 0);
+    add("through /proc/self/fd/N", VG_NR_openat, cwd, P("/proc/self/fd/50/file"), O_RDONLY, 0, 0);
+    add("a missing file", VG_NR_openat, cwd, P("missing/x"), O_RDONLY, 0, 0);
+    add("an unreadable path", VG_NR_openat, cwd, BAD_POINTER, O_RDONLY, 0, 0);
+    add("a bad dirfd", VG_NR_openat, 77, P("x"), O_RDONLY, 0, 0);
+    add("rename a file", VG_NR_rename, P("sub/file"), P("sub/moved"), 0, 0, 0);
+    add("renameat2 a tree", VG_NR_renameat2, cwd, P("sub"), cwd, P("sub2"), 1 /* NOREPLACE */);
+    add("linkat", VG_NR_linkat, cwd, P("sub/file"), DIRFD, P("hard"), 0);
+    add("unlink outside", VG_NR_unlink, P("/etc/passwd"), 0, 0, 0, 0);
+    add("mkdir", VG_NR_mkdir, P("newdir"), 0755, 0, 0, 0);
+    add("symlinkat", VG_NR_symlinkat, P("target"), cwd, P("lnk"), 0, 0);
+    add("chmod", VG_NR_chmod, P("sub/file"), 0600, 0, 0, 0);
+    add("newfstatat a path", VG_NR_newfstatat, cwd, P("sub/file"), P(&statbuf), 0, 0);
+    add("newfstatat an fd", VG_NR_newfstatat, DIRFD, P(""), P(&statbuf), AT_EMPTY_PATH, 0);
+    add("execve", VG_NR_execve, P("/bin/true"), P(argv_true), P(envp), 0, 0);
+    add("execve of nothing", VG_NR_execve, P("/nonexistent"), P(argv_true), P(envp), 0, 0);
+    add("execve, argv unreadable", VG_NR_execve, P("/bin/true"), BAD_POINTER, P(envp), 0, 0);
+    add("connect allowed", VG_NR_connect, TCPFD, P(&lo9), sizeof lo9, 0, 0);
     cases[ncases - 1].rule_file = "t.policy";
-    add("connect refused", SYS_connect, TCPFD, P(&ten80), sizeof ten80, 0, 0);
-    add("connect a unix path", SYS_connect, TCPFD, P(&unix_path), sizeof unix_path, 0, 0);
-    add("sendto an address", SYS_sendto, UDPFD, P(&byte), 1, 0, P(&lo9));
+    add("connect refused", VG_NR_connect, TCPFD, P(&ten80), sizeof ten80, 0, 0);
+    add("connect a unix path", VG_NR_connect, TCPFD, P(&unix_path), sizeof unix_path, 0, 0);
+    add("sendto an address", VG_NR_sendto, UDPFD, P(&byte), 1, 0, P(&lo9));
     cases[ncases - 1].a[5] = sizeof lo9;
-    add("sendto, no address", SYS_sendto, UDPFD, P(&byte), 1, 0, 0);
-    add("sendto vigil's resolver", SYS_sendto, UDPFD, P(&byte), 1, 0, P(&resolver));
+    add("sendto, no address", VG_NR_sendto, UDPFD, P(&byte), 1, 0, 0);
+    add("sendto vigil's resolver", VG_NR_sendto, UDPFD, P(&byte), 1, 0, P(&resolver));
     cases[ncases - 1].a[5] = sizeof resolver;
     cases[ncases - 1].rule_file = "(vigil)";
-    add("sendmsg", SYS_sendmsg, UDPFD, P(&msg), 0, 0, 0);
-    add("bind", SYS_bind, UDPFD, P(&any0), sizeof any0, 0, 0);
-    add("baseline ptrace", SYS_ptrace, PTRACE_TRACEME, 0, 0, 0, 0);
-    add("baseline mount", SYS_mount, P("none"), P("/mnt"), P("tmpfs"), 0, 0);
+    add("sendmsg", VG_NR_sendmsg, UDPFD, P(&msg), 0, 0, 0);
+    add("bind", VG_NR_bind, UDPFD, P(&any0), sizeof any0, 0, 0);
+    add("baseline ptrace", VG_NR_ptrace, PTRACE_TRACEME, 0, 0, 0, 0);
+    add("baseline mount", VG_NR_mount, P("none"), P("/mnt"), P("tmpfs"), 0, 0);
     add("a number without a row", NOT_A_ROW, 1, 2, 3, 4, 5);
 }
 
@@ -154,7 +154,7 @@ static int install_filter(uint32_t action, unsigned flags)
     struct sock_fprog prog = {.len = (unsigned short)n, .filter = f};
     if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
         _exit(3);
-    return (int)syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, flags, &prog);
+    return (int)syscall(VG_NR_seccomp, SECCOMP_SET_MODE_FILTER, flags, &prog);
 }
 
 static void make_calls(void)
@@ -207,10 +207,10 @@ static pid_t start_notified(int *listener)
     int fd = -1;
     close(p[1]);
     close(go[0]);
-    int pidfd = pid < 0 ? -1 : (int)syscall(SYS_pidfd_open, pid, 0);
+    int pidfd = pid < 0 ? -1 : (int)syscall(VG_NR_pidfd_open, pid, 0);
     bool ok = read(p[0], &fd, sizeof fd) == sizeof fd && fd >= 0 && pidfd >= 0;
     close(p[0]);
-    *listener = ok ? (int)syscall(SYS_pidfd_getfd, pidfd, fd, 0) : -1;
+    *listener = ok ? (int)syscall(VG_NR_pidfd_getfd, pidfd, fd, 0) : -1;
     if (*listener >= 0 && write(go[1], "g", 1) != 1) {
         close(*listener);
         *listener = -1;

@@ -21,7 +21,6 @@
 
 #include "launcher/limits.h"
 #include "tracer/notify/notify_int.h"
-#include "tracer/py/pyframes.h"
 
 static struct vg_task *caller(struct nt *n, pid_t tid)
 {
@@ -200,8 +199,7 @@ static void record(struct nt *n, struct vg_task *t, struct vg_call *c,
         ev.stack = stk->frames;
         ev.nstack = stk->n;
     }
-    struct vg_pyframe py[VG_PY_STACK_MAX];
-    vg_sup_py_frames(&n->sup, t, &ev, py, &c->arena);
+    vg_sup_py_frames(&n->sup, t, &ev, &c->arena);
     *ok = vg_sup_emit_call(&n->sup, &ev) == 0;
 }
 

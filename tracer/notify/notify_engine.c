@@ -25,7 +25,7 @@
 
 #include "core/syscalls.h"
 #include "launcher/limits.h"
-#include "tracer/notify/cmsg.h"
+#include "tracer/recv_cmsg.h"
 #include "tracer/notify/notify_int.h"
 #include "tracer/py/pyframes.h"
 #include "tracer/notify/probe.h"
@@ -145,7 +145,7 @@ static void *primary_main(void *arg)
  * until vigil reaps it, so while a notification thread holds the lock a
  * caller whose NOTIF_ID_VALID it checked keeps its pid even if it is
  * killed meanwhile: what vigil does by tid with that pid as root (the
- * caller's CPUs, wake_here.c; a copy of its socket, notify_net.c) can
+ * caller's CPUs, cpu_pin.c; a copy of its socket, notify_net.c) can
  * never reach a task that took the pid over. */
 static pid_t next_event(struct nt *n, int *status)
 {
@@ -198,7 +198,7 @@ static int setup(struct nt *n, struct vg_engine_ctx *ctx)
                      .ruleset = -1};
     vg_tasks_init(&n->sup.tasks);
     n->sup.unw = vg_unwinder_new();
-    n->sup.py = vg_py_new();
+    vg_py_plug(&n->sup);
     n->sup.canon = vg_canon_cache_new(ctx->immutable, ctx->nimmutable);
     n->sup.on_interrupt = vg_nt_stack_on_interrupt;
     n->sup.own_restart_stays = vg_nt_own_restart_stays;
@@ -234,7 +234,7 @@ static void teardown(struct nt *n)
     pthread_mutex_destroy(&n->lock);
     vg_nt_stacks_free(&n->stacks);
     vg_unwinder_free(n->sup.unw);
-    vg_py_free(n->sup.py);
+    vg_py_unplug(&n->sup);
     vg_canon_cache_free(n->sup.canon);
     vg_tasks_free(&n->sup.tasks);
 }

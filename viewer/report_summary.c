@@ -1,4 +1,4 @@
-/* summary.c: vw_report_summary, the whole run on one screen: what ran and
+/* report_summary.c: vw_report_summary, the whole run on one screen: what ran and
  * how it ended, the limits, counts per class and decision, and the lists
  * a reviewer scans first (denied paths, network, programs, notes). */
 #include <inttypes.h>
@@ -12,7 +12,7 @@
 #define TOP_PATHS 20
 
 /* How a limit's value reads: by its unit in the table of limits
- * (policy/limits.c); a name this vigil does not know is a plain number. */
+ * (policy/limit_table.c); a name this vigil does not know is a plain number. */
 enum unit { U_COUNT, U_MS, U_SECONDS, U_BYTES, U_MILLICPUS };
 
 static enum unit unit_of(const char *name)

@@ -1,4 +1,4 @@
-/* decode.c: one validated msgpack object -> struct vg_record, driven by the
+/* record_decode.c: one validated msgpack object -> struct vg_record, driven by the
  * same schema tables the writer uses.  Every string and array of the record
  * is copied into one arena owned by the vg_decoded, so a record outlives the
  * buffer it was read from and is released with one call.  The input has

@@ -7,8 +7,8 @@
  * call takes the lock.  Bounded: when full, nothing more is added, and the
  * resolver refuses to hand out an address it could not note (it answers
  * SERVFAIL), so a rule never sees an address it cannot account for. */
-#ifndef VG_NET_DNS_TABLE_H
-#define VG_NET_DNS_TABLE_H
+#ifndef VG_POLICY_DNS_TABLE_H
+#define VG_POLICY_DNS_TABLE_H
 #include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>

@@ -1,11 +1,11 @@
-/* filter.h: which records the event list shows, and moving through them.
+/* view_filter.h: which records the event list shows, and moving through them.
  * A filter is a conjunction of a decision set, a class, a process and a
  * text; the rows are the indices of matching records, in log order,
  * rebuilt when the filter changes and extended when follow mode adds
  * records.  Text matches the one-line summary, "smart case": ignoring case
  * unless the text has a capital letter. */
-#ifndef VW_FILTER_H
-#define VW_FILTER_H
+#ifndef VW_VIEW_FILTER_H
+#define VW_VIEW_FILTER_H
 
 #include <stdbool.h>
 #include <stddef.h>

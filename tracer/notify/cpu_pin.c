@@ -1,4 +1,4 @@
-/* wake_here.c: see notify_int.h (vg_nt_wake_here, vg_nt_pin). */
+/* cpu_pin.c: see notify_int.h (vg_nt_wake_here, vg_nt_pin). */
 #include <errno.h>
 #include <sched.h>
 #include <string.h>

@@ -1,5 +1,5 @@
-/* filter.c: see filter.h. */
-#include "viewer/filter.h"
+/* view_filter.c: see view_filter.h. */
+#include "viewer/view_filter.h"
 
 #include <ctype.h>
 #include <stdio.h>

@@ -1,5 +1,5 @@
 /* dns_table.c: see dns_table.h. */
-#include "net/dns_table.h"
+#include "policy/dns_table.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,13 +1,15 @@
-/* limits.c: THE table of limits.  One row per limit says everything the
+/* limit_table.c: THE table of limits.  One row per limit says everything the
  * rest of vigil needs to know about it: its name (the policy's `limit`
  * word and the result's key), its `vigil run` flag, how its value is
  * written and kept, its default and accepted range, and what enforces
- * and reports it.  The policy parser, the command line, `vigil run
+ * (the cgroup controller, else the fallback mechanism and its rlimit,
+ * which launcher/limits.c applies) and reports it.  The policy parser, the command line, `vigil run
  * --help`, the result record and docs/POLICY.md (checked by a test) all
  * read this table; nothing else holds a default or a unit. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include "policy/policy.h"
 
@@ -30,44 +32,54 @@ static const struct vg_limit_row rows[VG_LIM_COUNT] = {
     [VG_LIM_TIME] = {"time", "timeout", VG_LK_MS, 60 * 1000, 1, UINT64_MAX,
                      "wall-clock time of the whole run",
                      "supervisor: a timer, then SIGKILL to the sandbox",
-                     "status timeout, limit time, exit 124"},
+                     "status timeout, limit time, exit 124",
+                     .cgroup = VG_CG_NCTRL, .fallback = VG_MECH_SUPERVISOR, .rlimit = -1},
     [VG_LIM_CPU] = {"cpu", "cpu", VG_LK_SECONDS, 30, 1, UINT64_MAX,
                     "CPU time of each process",
                     "RLIMIT_CPU: SIGXCPU at the limit, SIGKILL 1s later",
-                    "status limit, limit cpu, exit 152 (SIGXCPU) or 137"},
+                    "status limit, limit cpu, exit 152 (SIGXCPU) or 137",
+                    .cgroup = VG_CG_NCTRL, .fallback = VG_MECH_RLIMIT, .rlimit = RLIMIT_CPU},
     [VG_LIM_MEMORY] = {"memory", "memory", VG_LK_SIZE, 1 * GIB, MEMORY_MIN, UINT64_MAX,
                        "the sandbox's memory: resident + swap + tmpfs files",
                        "cgroup (v1 memory.limit_in_bytes + memsw, v2 memory.max + swap.max 0); "
                        "else RLIMIT_AS per process (address space, not memory)",
-                       "cgroup OOM kills; under RLIMIT_AS an out-of-memory message"},
+                       "cgroup OOM kills; under RLIMIT_AS an out-of-memory message",
+                       .cgroup = VG_CG_MEMORY, .fallback = VG_MECH_RLIMIT, .rlimit = RLIMIT_AS},
     [VG_LIM_PROCS] = {"procs", "procs", VG_LK_COUNT, 64, 1, PROCS_MAX,
                       "processes and threads",
                       "cgroup pids.max; else RLIMIT_NPROC in the sandbox's user namespace",
-                      "pids.events max; under RLIMIT_NPROC the count reaching the cap"},
+                      "pids.events max; under RLIMIT_NPROC the count reaching the cap",
+                      .cgroup = VG_CG_PIDS, .fallback = VG_MECH_RLIMIT, .rlimit = RLIMIT_NPROC},
     [VG_LIM_FILES] = {"files", "files", VG_LK_COUNT, 256, 1, FILES_MAX,
                       "open files per process",
                       "RLIMIT_NOFILE",
-                      "not detected yet: the program sees EMFILE"},
+                      "not detected yet: the program sees EMFILE",
+                      .cgroup = VG_CG_NCTRL, .fallback = VG_MECH_RLIMIT, .rlimit = RLIMIT_NOFILE},
     [VG_LIM_FSIZE] = {"fsize", "fsize", VG_LK_SIZE, 64 * MIB, 1, UINT64_MAX,
                       "largest file a process may write",
                       "RLIMIT_FSIZE",
-                      "SIGXFSZ: exit 153, or EFBIG when the program ignores it"},
+                      "SIGXFSZ: exit 153, or EFBIG when the program ignores it",
+                      .cgroup = VG_CG_NCTRL, .fallback = VG_MECH_RLIMIT, .rlimit = RLIMIT_FSIZE},
     [VG_LIM_OUTPUT] = {"output", "output", VG_LK_SIZE, 1 * MIB, 1, UINT64_MAX,
                        "output passed on and kept, per stream",
                        "supervisor: the rest is counted and discarded",
-                       "bytes > cap: truncated true"},
+                       "bytes > cap: truncated true",
+                       .cgroup = VG_CG_NCTRL, .fallback = VG_MECH_SUPERVISOR, .rlimit = -1},
     [VG_LIM_TMPFS] = {"tmpfs", "tmpfs", VG_LK_SIZE, 64 * MIB, 1, UINT64_MAX,
                       "size of /tmp and of /dev/shm",
                       "tmpfs size=",
-                      "supervisor: /tmp seen full (sampled every 250 ms, and at the end)"},
+                      "supervisor: /tmp seen full (sampled every 250 ms, and at the end)",
+                      .cgroup = VG_CG_NCTRL, .fallback = VG_MECH_TMPFS, .rlimit = -1},
     [VG_LIM_DISK] = {"disk", "disk", VG_LK_SIZE, 1 * GIB, 1, UINT64_MAX,
                      "what a run may add to a host --workdir",
                      "supervisor: the workdir measured every second, SIGKILL past it",
-                     "status limit, limit disk (overshoot: what a second of writing adds)"},
+                     "status limit, limit disk (overshoot: what a second of writing adds)",
+                     .cgroup = VG_CG_NCTRL, .fallback = VG_MECH_SUPERVISOR, .rlimit = -1},
     [VG_LIM_CPUS] = {"cpus", "cpus", VG_LK_CPUS, 0, CPUS_MIN, CPUS_MAX,
                      "CPU bandwidth as docker's --cpus (1.5: 1.5 CPUs)",
                      "cgroup cpu.cfs_quota_us / cpu.max; else pinned to that many CPUs (rounded up)",
-                     "never a hit: the sandbox only runs slower"},
+                     "never a hit: the sandbox only runs slower",
+                     .cgroup = VG_CG_CPU, .fallback = VG_MECH_AFFINITY, .rlimit = -1},
 };
 
 static const char *const kind_syntax[] = {

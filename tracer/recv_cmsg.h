@@ -1,8 +1,8 @@
-/* cmsg.h: receive one message that may carry one control message of a
+/* recv_cmsg.h: receive one message that may carry one control message of a
  * known type (SCM_RIGHTS: an fd; SCM_CREDENTIALS: the sender).  Which
  * control data of a send is refused is a decision: core/cmsg.h. */
-#ifndef VG_NOTIFY_CMSG_H
-#define VG_NOTIFY_CMSG_H
+#ifndef VG_CMSG_H
+#define VG_CMSG_H
 #include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>

@@ -1,4 +1,4 @@
-/* status.c: what the notify engine reads of a caller in its /proc status
+/* proc_status.c: what the notify engine reads of a caller in its /proc status
  * (as vigil, in the host's /proc): its umask, which vigil's crew threads,
  * with a umask of 0 of their own, apply to each mode they create; and
  * whether a signal it catches waits for it (a blocked call vigil carries

@@ -19,7 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tracer/ptrace/unwind.h"
+#include "tracer/unwind.h"
 #include "util/util.h"
 
 #define VG_MAPS_MAX (16u << 20)

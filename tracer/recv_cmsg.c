@@ -1,5 +1,5 @@
-/* cmsg.c: see cmsg.h. */
-#include "tracer/notify/cmsg.h"
+/* recv_cmsg.c: see recv_cmsg.h. */
+#include "tracer/recv_cmsg.h"
 
 #include <string.h>
 #include <sys/socket.h>

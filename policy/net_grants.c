@@ -1,4 +1,4 @@
-/* egress.c: what the policy's network grants mean for the sandbox's own
+/* net_grants.c: what the policy's network grants mean for the sandbox's own
  * network namespace (net/): does anything allowed lie outside it, and
  * which host addresses does a rule name one by one. */
 #include <string.h>
