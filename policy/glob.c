@@ -169,17 +169,6 @@ void vg_glob_put_literal(struct vg_buf *b, const char *s)
     }
 }
 
-void vg_path_squash(char *s)
-{
-    char *w = s;
-    for (const char *r = s; *r; r++)
-        if (!(*r == '/' && w > s && w[-1] == '/'))
-            *w++ = *r;
-    if (w > s + 1 && w[-1] == '/')
-        w--;
-    *w = 0;
-}
-
 void vg_glob_compile(const char *text, struct vg_glob *g)
 {
     memset(g, 0, sizeof *g);
