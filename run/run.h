@@ -65,7 +65,8 @@ struct vg_run_opts {
     size_t argv_area_len;
 };
 
-/* Run the whole thing; returns vigil's exit status (see README). */
+/* Run the whole thing; returns vigil's exit status (docs/RUN.md, "Exit
+ * status and `status`"). */
 int vg_run(struct vg_run_opts *opts);
 
 /* With --result: write the record of a run that failed before it ran
