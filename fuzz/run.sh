@@ -19,10 +19,11 @@ LIB="util/*.c event/*.c policy/*.c net/dns_wire.c net/dns_table.c"
 CFLAGS="-std=gnu11 -D_GNU_SOURCE -I. -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined"
 
 # The seed folders of a target kept elsewhere, so that a file lives once:
-# the broken policies, each with the error tests/test_check.py expects of it.
+# the broken policies, each with the error tests/test_check.py expects of
+# it, and the shipped policies.
 extra_seeds() {
     case $1 in
-        policy) echo tests/policy ;;
+        policy) echo tests/policy policies ;;
     esac
 }
 
