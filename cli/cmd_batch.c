@@ -23,7 +23,7 @@ static const char usage_text[] =
     "record, its task_id and the sha256 of what ran.  A task whose result is\n"
     "complete is not run again: rerun the same command to finish a batch that\n"
     "was stopped.  Task keys: id, argv | code + language (python, shell, node),\n"
-    "inputs, policy, limits, env, dry_run (README, \"Many candidates\").\n"
+    "inputs, policy, limits, env, dry_run (docs/RUN.md, \"Many candidates\").\n"
     "\n"
     "  -o, --out DIR      the batch directory (created; vigil's own)\n"
     "  -j, --jobs N       runs at once (default 1)\n"

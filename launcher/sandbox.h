@@ -10,7 +10,8 @@
 #include "net/egress.h"
 #include "util/util.h"
 
-/* The candidate's exit code when vigil could not start it (see README). */
+/* The candidate's exit code when vigil could not start it (docs/RUN.md,
+ * "Exit status and `status`"). */
 #define VG_EXIT_SETUP 125
 #define VG_EXIT_NOEXEC 126
 #define VG_EXIT_NOTFOUND 127

@@ -11,6 +11,7 @@
 
 #include "launcher/limits.h"
 #include "run/run_int.h"
+#include "util/path.h"
 #include "util/sha256.h"
 
 /* Does the canonical path have a component starting with '.'?

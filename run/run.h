@@ -5,7 +5,8 @@
 
 #include "launcher/run_opts.h"
 
-/* Run the whole thing; returns vigil's exit status (see README). */
+/* Run the whole thing; returns vigil's exit status (docs/RUN.md, "Exit
+ * status and `status`"). */
 int vg_run(struct vg_run_opts *opts);
 
 /* With --result: write the record of a run that failed before it ran
