@@ -320,12 +320,6 @@ static _Noreturn void init_main(const struct vg_plan *plan, const struct vg_bpf 
     close(p->out[1]);
     close(p->err[1]);
     close(rep);
-    /* pid 1 never execs, so it held every file vigil had open at the
-     * clone (the log being written, the result, vigil's sockets): only
-     * Landlock's ptrace scoping kept pidfd_getfd off them for a candidate
-     * of an unprivileged vigil, which has init's uid.  It needs none. */
-    if (syscall(SYS_close_range, 3, ~0u, 0) < 0)
-        _exit(VG_EXIT_SETUP);
     /* pid 1 never execs, so its bounding set does not matter: emptying
      * its capability sets is enough. */
     if (drop_caps() < 0 || prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 || vg_filter_install(init) < 0)
