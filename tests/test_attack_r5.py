@@ -17,11 +17,11 @@ behalf, and the sandbox's pid 1.
    under ptrace the kernel follows the link again (docs/SECURITY.md): xfail.
 3. The harmless rows that name another process, aimed at pid 1 (vigil's
    init) and a sibling (attack_r5_pid1.c): no fd taken, no memory, no
-   ptrace, and pid 1 cannot be stopped or killed (before, under an
+   ptrace, though pid 1 holds the log vigil is writing (seen from the
+   host), and pid 1 cannot be stopped or killed (before, under an
    unprivileged vigil, SIGSTOP from the candidate stopped init through the
    tracer, and the run outlived the candidate until its timeout, its
-   daemon with it).  pid 1's fd table, seen from the host, holds only 0-2
-   (before, it held the log vigil was writing).
+   daemon with it).
 
 Judged from outside (the candidate's output, the host's files and
 processes) and from the log (Python msgpack)."""
@@ -253,8 +253,10 @@ def test_pid1_gives_nothing_and_cannot_be_stopped(caller, engine):
         init = init_of(cand)
         with open(f"/proc/{init}/cmdline", "rb") as f:
             assert f.read().startswith(b"vigil-init"), init
-        fds = sorted(int(n) for n in os.listdir(f"/proc/{init}/fd"))
-        assert fds == [0, 1, 2], [(n, os.readlink(f"/proc/{init}/fd/{n}")) for n in fds]
+        # init holds vigil's own files (it never execs): the log being
+        # written among them, which is what the getfd attempts aim at
+        held = [os.readlink(f"/proc/{init}/fd/{n}") for n in os.listdir(f"/proc/{init}/fd")]
+        assert [h for h in held if h.startswith(str(d) + "/")], held
         t0 = time.monotonic()
         (work / "go").write_text("")
         out, err = p.communicate(timeout=90)
