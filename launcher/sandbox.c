@@ -245,6 +245,24 @@ static void set_name(const struct vg_plan *plan, const char *name)
     memcpy(plan->argv_area, name, n);
 }
 
+/* pid 1 never execs, so it held every file vigil had open at the clone:
+ * the log being written, the result, vigil's sockets and pipes.  Only
+ * Landlock's ptrace scoping kept pidfd_getfd off them for a candidate of an
+ * unprivileged vigil, which has init's uid (a run without Landlock,
+ * --allow-degraded, had nothing else).  init needs one of them: the cgroup
+ * reaper's pipe, whose EOF must come only once the sandbox is gone
+ * (launcher/cgroup.c); 0-2 stay too (vigil's own stdin, stdout, stderr). */
+static int close_inherited(const struct vg_plan *plan)
+{
+    const struct vg_cgroup *cg = plan->enforce ? &plan->enforce->cg : NULL;
+    int keep = cg && cg->reaper ? cg->to_reaper : -1;
+    if (keep < 3)
+        return (int)syscall(SYS_close_range, 3, ~0u, 0);
+    if (keep > 3 && syscall(SYS_close_range, 3, (unsigned)keep - 1, 0) < 0)
+        return -1;
+    return (int)syscall(SYS_close_range, (unsigned)keep + 1, ~0u, 0);
+}
+
 /* pid 1: reap until the candidate is gone, then leave (which ends every
  * other process in the namespace). */
 static _Noreturn void init_wait(pid_t cand)
@@ -304,6 +322,8 @@ static _Noreturn void init_main(const struct vg_plan *plan, const struct vg_bpf 
     close(p->out[1]);
     close(p->err[1]);
     close(rep);
+    if (close_inherited(plan) < 0)
+        _exit(VG_EXIT_SETUP);
     /* pid 1 never execs, so its bounding set does not matter: emptying
      * its capability sets is enough. */
     if (drop_caps() < 0 || prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 || vg_filter_install(init) < 0)

@@ -148,6 +148,15 @@ static void restart_withdrawn_call(struct vg_sup *e, struct vg_task *t)
     ptrace(PTRACE_SETREGS, tid, 0, &regs); /* failing: the call fails EINTR, as before */
 }
 
+/* Did another process send the signal tid is stopped with (kill, tgkill,
+ * sigqueue: si_code <= 0), rather than the kernel (a fault, SIGCHLD)?  A
+ * task whose siginfo cannot be read is gone: nothing to pass on. */
+static bool sent_by_a_process(pid_t tid)
+{
+    siginfo_t si;
+    return ptrace(PTRACE_GETSIGINFO, tid, 0, &si) < 0 || si.si_code <= 0;
+}
+
 static bool is_stop_signal(int sig)
 {
     return sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU;
@@ -209,6 +218,16 @@ void vg_sup_on_stop(struct vg_sup *e, pid_t tid, int status)
     case 0:
         /* Signal-delivery stop: pass the signal on, unless it is the
          * kernel's report of a baseline refusal. */
+        if (tid == e->ctx->init_pid && sent_by_a_process(tid)) {
+            /* vigil's init handles no signal, and untraced the kernel
+             * would drop every one its own namespace sends it; traced,
+             * each one stops it here, and a SIGSTOP passed on stopped it
+             * for good (a candidate of an unprivileged vigil has init's
+             * uid): the candidate exited, init could not end the run,
+             * and its daemons ran on until the timeout. */
+            ptrace(PTRACE_CONT, tid, 0, 0);
+            return;
+        }
         if (sig == SIGSYS && on_sigsys(e, t))
             return;
         if (sig == SIGXFSZ)
