@@ -246,6 +246,8 @@ static void test_tables(void)
     check_table(&t_cmd);
     check_table(&vg_run_optcmd);
     check_table(&vg_batch_optcmd);
+    check_table(&vg_log_optcmd);
+    check_table(&vg_learn_optcmd);
 }
 
 /* The run's defaults apply, and the one the help shows for --tail is the
