@@ -71,5 +71,6 @@ int vg_opts_parse(const struct vg_optcmd *c, int argc, char **argv, void *dst, i
 void vg_opts_help(const struct vg_optcmd *c, FILE *f);
 
 /* Every command's rows (cli/cmd_*.c), for the unit test. */
-extern const struct vg_optcmd vg_run_optcmd, vg_batch_optcmd, vg_log_optcmd, vg_learn_optcmd;
+extern const struct vg_optcmd vg_run_optcmd, vg_batch_optcmd, vg_log_optcmd, vg_learn_optcmd,
+    vg_check_optcmd;
 #endif
