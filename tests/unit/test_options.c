@@ -224,6 +224,12 @@ static void check_table(const struct vg_optcmd *c)
             CHECK(r->letter != c->rows[j].letter);
         CHECK(r->kind == VG_OPT_LIMITS || (r->help && r->help[0]));
         CHECK(!(r->def && r->def_text));
+        /* a value where it goes somewhere, none where it does not */
+        bool takes = r->kind != VG_OPT_FLAG && r->kind != VG_OPT_SET && r->kind != VG_OPT_STOP &&
+                     r->kind != VG_OPT_LIMITS;
+        CHECK(takes == (r->arg != NULL));
+        CHECK(r->kind != VG_OPT_CALL || r->set);
+        CHECK(r->kind != VG_OPT_CHOICE || r->choices);
         CHECK(r->kind != VG_OPT_UINT || r->max <= UINT_MAX);
         for (size_t k = 0; r->choices && r->choices[k]; k++)
             CHECK(strstr(r->help, r->choices[k]) != NULL);
