@@ -257,10 +257,10 @@ static int close_inherited(const struct vg_plan *plan)
     const struct vg_cgroup *cg = plan->enforce ? &plan->enforce->cg : NULL;
     int keep = cg && cg->reaper ? cg->to_reaper : -1;
     if (keep < 3)
-        return (int)syscall(SYS_close_range, 3, ~0u, 0);
-    if (keep > 3 && syscall(SYS_close_range, 3, (unsigned)keep - 1, 0) < 0)
+        return (int)syscall(VG_NR_close_range, 3, ~0u, 0);
+    if (keep > 3 && syscall(VG_NR_close_range, 3, (unsigned)keep - 1, 0) < 0)
         return -1;
-    return (int)syscall(SYS_close_range, (unsigned)keep + 1, ~0u, 0);
+    return (int)syscall(VG_NR_close_range, (unsigned)keep + 1, ~0u, 0);
 }
 
 /* pid 1: reap until the candidate is gone, then leave (which ends every
