@@ -1,6 +1,6 @@
 /* options.c: the row machinery of cli/options.h.  A row stands for one
  * option, except a VG_OPT_LIMITS row, which stands for one option per limit
- * of policy/limits.c: a "slot" is one option either way. */
+ * of policy/limit_table.c: a "slot" is one option either way. */
 #include <getopt.h>
 #include <limits.h>
 #include <stdlib.h>

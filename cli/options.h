@@ -22,7 +22,7 @@ enum vg_opt_kind {
     VG_OPT_UINT,    /* unsigned := the value, from .min to .max */
     VG_OPT_SIZE,    /* uint64_t := the value as a size (4k, 1M) */
     VG_OPT_CHOICE,  /* int (an enum) := the value's index in .choices */
-    VG_OPT_LIMITS,  /* one option per limit of policy/limits.c; struct vg_limits */
+    VG_OPT_LIMITS,  /* one option per limit of policy/limit_table.c; struct vg_limits */
     VG_OPT_CALL,    /* .set(dst, value, err): the odd ones */
     VG_OPT_STOP,    /* parsing stops and returns the row's value (--help) */
 };

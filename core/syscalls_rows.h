@@ -41,8 +41,9 @@
  * How to add a syscall (or change how one is handled): edit its row here
  * and nothing else names it.  A new kernel's call gets a row at its
  * number (HARMLESS, REFUSE, or ROW with a decoder); its number is then
- * VG_NR_<name> everywhere (tests/test_one_table.py fails on a SYS_<name>
- * or __NR_<name> outside this file).  An argument the filter must look at
+ * VG_NR_<name> in C and helpers.syscall_nr("<name>") in the Python tests
+ * (tests/test_one_table.py fails on a SYS_<name> or __NR_<name> outside
+ * this file).  An argument the filter must look at
  * is a COND in syscalls_conds.h (with CO in the row when it is a baseline
  * refusal).  A call the notify engine should carry out names its carrier's
  * op in the carry column, and the positions of the arguments that carrier
@@ -106,7 +107,8 @@ HARMLESS(51,  getsockname,       "the caller's own socket's address")
 HARMLESS(52,  getpeername,       "the caller's own socket's peer")
 HARMLESS(53,  socketpair,        "a connected pair of sockets, no address")
 /* options that change where a packet goes (source routes, IP options), or
- * need a capability the candidate never has: the conditions are in filter.c */
+ * need a capability the candidate never has: the conditions are in
+ * syscalls_conds.h */
 ROW(54,  setsockopt,        SYSTEM, BL | CO, EPERM,  CONT,      path,    .fd = A0, .flags = A2)
 HARMLESS(55,  getsockopt,        "reads the caller's own socket's options")
 ROW(56,  clone,             SYSTEM, BL | CO, EPERM,  CONT,      path,    .flags = A0, .names = N_CLONE)
