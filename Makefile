@@ -48,7 +48,7 @@ Q =
 say =
 endif
 
-LAYERS  := util event policy net launcher tracer tracer/ptrace tracer/notify tracer/py insight run viewer batch cli
+LAYERS  := util event policy core net launcher tracer tracer/ptrace tracer/notify tracer/py insight run viewer batch cli
 SRCS    := $(foreach d,$(LAYERS),$(wildcard $(d)/*.c))
 OBJS    := $(SRCS:%.c=$(BUILD)/%.o) $(BUILD)/gen/default_policy.o
 LIBOBJS := $(filter-out $(BUILD)/cli/main.o,$(OBJS))
@@ -75,9 +75,16 @@ vigil: $(BUILD)/vigil
 $(BUILD)/vigil: $(OBJS)
 	$(call say,LD,$@)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
-$(BUILD)/%.o: %.c $(wildcard */*.h */*/*.h)
+# Each object depends on the headers it really includes: the compiler
+# writes them to a .d file beside it (-MMD), with an empty rule for each
+# header (-MP) so that removing or renaming one does not stop the build.
+# An object without its .d (built before this rule) is built again.
+DEPFLAGS = -MMD -MP
+DEPS    := $(filter-out $(BUILD)/gen/%,$(OBJS:.o=.d))
+
+$(BUILD)/%.o: %.c $(BUILD)/%.d
 	@mkdir -p $(dir $@)
-	$(call say,CC,$<)$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
+	$(call say,CC,$<)$(CC) $(DEPFLAGS) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
 
 # The installed binary finds shipped policies by name (-p python) in
 # POLDIR, so the one file that knows it is rebuilt when PREFIX changes.
@@ -95,6 +102,9 @@ $(BUILD)/gen/default_policy.c: policies/default.policy scripts/embed.sh
 
 $(BUILD)/gen/default_policy.o: $(BUILD)/gen/default_policy.c
 	$(call say,CC,$<)$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
+
+$(DEPS):
+-include $(DEPS)
 
 $(BUILD)/tests/%: tests/unit/%.c $(LIBOBJS)
 	@mkdir -p $(dir $@)

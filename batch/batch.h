@@ -5,7 +5,7 @@
  * (its log, its result, its work directory); results.c joins the results
  * into one JSON Lines file.  A task whose result is complete is never run
  * again, so a killed or retried batch (or shard) only runs what is
- * missing.  README, "Many candidates", is the user's side of this. */
+ * missing.  docs/RUN.md, "Many candidates", is the user's side of this. */
 #ifndef VG_BATCH_H
 #define VG_BATCH_H
 #include <stdbool.h>

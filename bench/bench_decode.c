@@ -14,10 +14,10 @@
 #include <stdlib.h>
 #include <sys/ptrace.h>
 #include <sys/socket.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "core/syscalls.h"
 #include "tracer/decode.h"
 
 static char p_abs[] = "/usr/lib/x86_64-linux-gnu/libc.so.6";
@@ -62,16 +62,16 @@ int main(int argc, char **argv)
     }
     struct vg_tracee t = { pid, pid, open("/", O_PATH | O_DIRECTORY) };
     const struct { const char *what; int nr; uint64_t a[6]; } cases[] = {
-        { "openat absolute", SYS_openat, { (uint64_t)AT_FDCWD, P(p_abs), O_RDONLY } },
-        { "openat relative", SYS_openat, { (uint64_t)AT_FDCWD, P(p_rel), O_RDONLY } },
-        { "open via symlinks", SYS_open, { P(p_link), O_RDONLY } },
-        { "unlink", SYS_unlink, { P(p_abs) } },
-        { "execve", SYS_execve, { P(p_abs), P(argv3), P(environ) } },
-        { "connect", SYS_connect, { 40, P(&sin), sizeof(sin) } },
-        { "ptrace (baseline)", SYS_ptrace, { 0 } },
+        { "openat absolute", VG_NR_openat, { (uint64_t)AT_FDCWD, P(p_abs), O_RDONLY } },
+        { "openat relative", VG_NR_openat, { (uint64_t)AT_FDCWD, P(p_rel), O_RDONLY } },
+        { "open via symlinks", VG_NR_open, { P(p_link), O_RDONLY } },
+        { "unlink", VG_NR_unlink, { P(p_abs) } },
+        { "execve", VG_NR_execve, { P(p_abs), P(argv3), P(environ) } },
+        { "connect", VG_NR_connect, { 40, P(&sin), sizeof(sin) } },
+        { "ptrace (baseline)", VG_NR_ptrace, { 0 } },
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-        long k = cases[i].nr == SYS_execve ? n / 10 : n;
+        long k = cases[i].nr == VG_NR_execve ? n / 10 : n;
         printf("%-18s %8.2f us per decode\n", cases[i].what,
                per_call_us(&t, cases[i].nr, cases[i].a, k));
     }

@@ -14,7 +14,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "viewer/filter.h"
+#include "viewer/view_filter.h"
 #include "viewer/model.h"
 #include "viewer/report.h"
 

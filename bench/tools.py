@@ -24,12 +24,13 @@ STRACE_CLASSES = "%file,%network,%process"
 def vigil_stopped_set(root):
     """The calls vigil's seccomp filter stops when a policy audits every
     class: the table rows that take a path, a socket address or exec
-    (tracer/syscalls_rows.h).  Baseline rows (mount, ptrace, ...) are
+    (core/syscalls_rows.h).  Baseline rows (mount, ptrace, ...) are
     refused outright and the workloads never make them."""
     names = []
-    with open(os.path.join(root, "tracer/syscalls_rows.h")) as f:
+    with open(os.path.join(root, "core/syscalls_rows.h")) as f:
         for line in f:
-            m = re.match(r"ROW\((\w+),\s*\w+,\s*([A-Z |]+),", line)
+            # ROW(nr, name, class, flags, ...)
+            m = re.match(r"ROW\(\d+,\s*(\w+),\s*\w+,\s*([A-Z |]+),", line)
             if m and set(re.split(r"\s*\|\s*", m.group(2).strip())) & {"FI", "NE", "PR"}:
                 names.append(m.group(1))
     return names

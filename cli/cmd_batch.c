@@ -1,6 +1,6 @@
 /* cmd_batch.c: `vigil batch TASKS.jsonl --out DIR [-j N] [--shard I/N]`:
  * the command line of batch/. */
-#include <getopt.h>
+#include <stddef.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,6 +9,7 @@
 
 #include "batch/batch.h"
 #include "cli/cli.h"
+#include "cli/options.h"
 #include "util/escape.h"
 
 #define MAX_JOBS 256
@@ -24,22 +25,52 @@ static const char usage_text[] =
     "complete is not run again: rerun the same command to finish a batch that\n"
     "was stopped.  Task keys: id, argv | code + language (python, shell, node),\n"
     "inputs, policy, limits, env, dry_run (README, \"Many candidates\").\n"
-    "\n"
-    "  -o, --out DIR      the batch directory (created; vigil's own)\n"
-    "  -j, --jobs N       runs at once (default 1)\n"
-    "      --shard I/N    run only shard I of N (0-based); default from\n"
-    "                     SLURM_ARRAY_TASK_ID/_COUNT/_MIN, or JOB_COMPLETION_INDEX\n"
-    "                     with --shards N (or VIGIL_SHARDS)\n"
-    "      --shards N     the shard count for JOB_COMPLETION_INDEX\n"
-    "  -p, --policy P     the policy of tasks that name none\n"
-    "      --merge        run nothing: join every shard's results into\n"
-    "                     OUT/results.jsonl\n"
-    "      --progress WHEN  a progress bar: auto (stderr is a terminal), always, never\n"
+    "\n";
+
+static const char usage_tail[] =
     "\n"
     "Exit status: 0 every task has a result; 1 some task's run could not be\n"
     "carried out (status error: a retry may help); 2 the batch is misconfigured\n"
     "(bad task file, flag or --out: do not retry); 3 interrupted or results\n"
     "missing (a retry resumes).\n";
+
+/* What the command line gives; the shard is worked out after it. */
+struct batch_args {
+    struct vg_batch_opts o;
+    const char *shard, *shards;
+    int progress;          /* PROGRESS_* */
+};
+
+enum { PROGRESS_AUTO, PROGRESS_ALWAYS, PROGRESS_NEVER };
+static const char *const progress_names[] = {
+    [PROGRESS_AUTO] = "auto", [PROGRESS_ALWAYS] = "always", [PROGRESS_NEVER] = "never", NULL,
+};
+
+#define AT(field) offsetof(struct batch_args, field)
+
+static const struct vg_opt rows[] = {
+    {"out", 'o', "DIR", "the batch directory (created; vigil's own)",
+     .kind = VG_OPT_STRING, .off = AT(o.out)},
+    {"jobs", 'j', "N", "runs at once", .def = "1",
+     .kind = VG_OPT_UINT, .off = AT(o.jobs), .min = 1, .max = MAX_JOBS},
+    {"shard", 0, "I/N", "run only shard I of N (0-based)", .def_text =
+     "from SLURM_ARRAY_TASK_ID/_COUNT/_MIN, or\nJOB_COMPLETION_INDEX with --shards N (or VIGIL_SHARDS)",
+     .kind = VG_OPT_STRING, .off = AT(shard)},
+    {"shards", 0, "N", "the shard count for JOB_COMPLETION_INDEX",
+     .kind = VG_OPT_STRING, .off = AT(shards)},
+    {"policy", 'p', "P", "the policy of tasks that name none",
+     .kind = VG_OPT_STRING, .off = AT(o.policy)},
+    {"merge", 0, NULL, "run nothing: join every shard's results into\nOUT/results.jsonl",
+     .kind = VG_OPT_FLAG, .off = AT(o.merge)},
+    {"progress", 0, "WHEN", "a progress bar: auto (stderr a terminal), always, never",
+     .def = "auto", .kind = VG_OPT_CHOICE, .off = AT(progress), .choices = progress_names},
+    {"help", 'h', NULL, "this text", .kind = VG_OPT_STOP, .value = VG_OPTS_HELP},
+};
+
+const struct vg_optcmd vg_batch_optcmd = {
+    .name = "batch", .usage = usage_text, .epilog = usage_tail,
+    .rows = rows, .n = VG_ARRAY_LEN(rows),
+};
 
 static int usage_error(const char *fmt, const char *arg)
 {
@@ -100,44 +131,23 @@ static int shard_from_env(const char *shards_flag, unsigned *i, unsigned *n)
 
 int vg_cmd_batch(int argc, char **argv)
 {
-    enum { OPT_SHARD = 256, OPT_SHARDS, OPT_MERGE, OPT_PROGRESS };
-    static const struct option longopts[] = {
-        {"out", required_argument, NULL, 'o'},   {"jobs", required_argument, NULL, 'j'},
-        {"policy", required_argument, NULL, 'p'}, {"shard", required_argument, NULL, OPT_SHARD},
-        {"shards", required_argument, NULL, OPT_SHARDS}, {"merge", no_argument, NULL, OPT_MERGE},
-        {"progress", required_argument, NULL, OPT_PROGRESS}, {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
-    struct vg_batch_opts o = {.jobs = 1, .nshards = 0, .progress = isatty(2)};
-    const char *shard = NULL, *shards = NULL;
-    int c;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "o:j:p:h", longopts, NULL)) != -1) {
-        switch (c) {
-        case 'o': o.out = optarg; break;
-        case 'j':
-            if (!parse_uint(optarg, MAX_JOBS, &o.jobs) || !o.jobs)
-                return usage_error("-j %s: give 1 to 256 runs at once", optarg);
-            break;
-        case 'p': o.policy = optarg; break;
-        case OPT_SHARD: shard = optarg; break;
-        case OPT_SHARDS: shards = optarg; break;
-        case OPT_MERGE: o.merge = true; break;
-        case OPT_PROGRESS:
-            if (strcmp(optarg, "auto") && strcmp(optarg, "always") && strcmp(optarg, "never"))
-                return usage_error("--progress %s: auto, always or never", optarg);
-            if (strcmp(optarg, "auto"))
-                o.progress = !strcmp(optarg, "always");
-            break;
-        case 'h': fputs(usage_text, stdout); return 0;
-        default: return VG_BATCH_CONFIG;
-        }
+    struct batch_args a = {.shard = NULL};
+    struct vg_err err;
+    int first, rc = vg_opts_parse(&vg_batch_optcmd, argc, argv, &a, &first, &err);
+    if (rc == VG_OPTS_HELP) {
+        vg_opts_help(&vg_batch_optcmd, stdout);
+        return 0;
     }
-    if (optind != argc - 1)
-        return usage_error("%s", optind >= argc ? "no task file given" : "one task file only");
+    if (rc < 0)
+        return usage_error("%s", err.msg);
+    struct vg_batch_opts o = a.o;
+    const char *shard = a.shard, *shards = a.shards;
+    o.progress = a.progress == PROGRESS_AUTO ? isatty(STDERR_FILENO) : a.progress == PROGRESS_ALWAYS;
+    if (first != argc - 1)
+        return usage_error("%s", first >= argc ? "no task file given" : "one task file only");
     if (!o.out)
         return usage_error("%s", "--out DIR is required");
-    o.tasks_path = argv[optind];
+    o.tasks_path = argv[first];
     if (shard) {
         if (!parse_shard(shard, &o.shard, &o.nshards))
             return usage_error("--shard %s: give I/N with 0 <= I < N", shard);
@@ -161,13 +171,12 @@ int vg_cmd_batch(int argc, char **argv)
     o.out = out;
 
     struct vg_batch_tasks ts;
-    struct vg_err err;
     if (vg_batch_load(o.tasks_path, &ts, &err) < 0) {
         vg_say(stderr, "vigil batch: %s", err.msg);
         free(out);
         return VG_BATCH_CONFIG;
     }
-    int rc = vg_batch_run(&o, &ts);
+    rc = vg_batch_run(&o, &ts);
     vg_batch_free(&ts);
     free(out);
     return rc;

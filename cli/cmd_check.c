@@ -3,11 +3,13 @@
  * names the shipped policies.  Exit 0 when all are
  * valid (warnings allowed unless --strict), 1 when any is not, 2 on usage
  * errors. */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli/cli.h"
+#include "cli/options.h"
 #include "policy/policy.h"
 #include "util/escape.h"
 
@@ -20,17 +22,34 @@ static const char usage_text[] =
     "rules in normalized form, one per line with the file:line it came from,\n"
     "then its defaults, limits, binds and environment.  Errors and warnings\n"
     "go to stderr as FILE:LINE:COL: message.\n"
-    "\n"
-    "  --strict   treat warnings (shadowed rules, dangerous grants) as errors\n"
-    "  --quiet    print only errors and warnings\n"
-    "  --list     the shipped policies, by name, with their files\n"
-    "  --help     this text\n"
+    "\n";
+
+static const char usage_tail[] =
     "\n"
     "Exit status: 0 all valid, 1 some policy is invalid, 2 usage error.\n"
     "The language is described in docs/POLICY.md.\n";
 
 struct check_opts {
     bool strict, quiet;
+};
+
+/* What parsing returns for --list (VG_OPTS_HELP for --help). */
+#define CHECK_LIST (VG_OPTS_HELP + 1)
+#define AT(field) offsetof(struct check_opts, field)
+
+static const struct vg_opt rows[] = {
+    {"strict", 0, NULL, "treat warnings (shadowed rules, dangerous grants) as errors",
+     .kind = VG_OPT_FLAG, .off = AT(strict)},
+    {"quiet", 'q', NULL, "print only errors and warnings", .kind = VG_OPT_FLAG, .off = AT(quiet)},
+    {"list", 0, NULL, "the shipped policies, by name, with their files",
+     .kind = VG_OPT_STOP, .value = CHECK_LIST},
+    {"help", 'h', NULL, "this text", .kind = VG_OPT_STOP, .value = VG_OPTS_HELP},
+};
+
+/* In order: POLICY... are the rest, even one that starts with "--". */
+const struct vg_optcmd vg_check_optcmd = {
+    .name = "check", .usage = usage_text, .epilog = usage_tail,
+    .rows = rows, .n = VG_ARRAY_LEN(rows), .in_order = true,
 };
 
 static void print_shipped(const char *name, const char *path, void *arg)
@@ -61,29 +80,19 @@ static int check_one(const char *arg, const struct check_opts *o)
 int vg_cmd_check(int argc, char **argv)
 {
     struct check_opts o = {false, false};
-    int first = 1;
-    for (; first < argc && argv[first][0] == '-' && argv[first][1]; first++) {
-        const char *a = argv[first];
-        if (!strcmp(a, "--")) {
-            first++;
-            break;
-        }
-        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-            fputs(usage_text, stdout);
-            return 0;
-        }
-        if (!strcmp(a, "--list")) {
-            vg_policy_list(print_shipped, NULL);
-            return 0;
-        }
-        if (!strcmp(a, "--strict"))
-            o.strict = true;
-        else if (!strcmp(a, "--quiet") || !strcmp(a, "-q"))
-            o.quiet = true;
-        else {
-            vg_say(stderr, "vigil check: unknown option '%s' (try 'vigil check --help')", a);
-            return 2;
-        }
+    struct vg_err err;
+    int first, r = vg_opts_parse(&vg_check_optcmd, argc, argv, &o, &first, &err);
+    if (r == VG_OPTS_HELP) {
+        vg_opts_help(&vg_check_optcmd, stdout);
+        return 0;
+    }
+    if (r == CHECK_LIST) {
+        vg_policy_list(print_shipped, NULL);
+        return 0;
+    }
+    if (r < 0) {
+        vg_say(stderr, "vigil check: %s (try 'vigil check --help')", err.msg);
+        return 2;
     }
     if (first >= argc) {
         vg_say(stderr, "vigil check: no policy given (usage: vigil check [--strict] [--quiet] POLICY...)");

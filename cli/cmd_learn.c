@@ -3,13 +3,14 @@
  * when the log or a policy cannot be read or the output not written, 2
  * for usage errors, 3 when the log is truncated or corrupt (the policy is
  * written all the same, for what its complete records did). */
-#include <getopt.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/options.h"
 #include "insight/learn.h"
 #include "util/outfile.h"
 #include "util/escape.h"
@@ -25,10 +26,9 @@ static const char usage_text[] =
     "rules.  When the run's policy was a shipped one, the result includes it\n"
     "and adds only what it did not allow.  The output passes 'vigil check':\n"
     "a line the checker would warn about is written as a comment saying why\n"
-    "(a rule an earlier one covers is left out).\n"
-    "  -o, --output POLICY  write it to POLICY (a new file, or one vigil wrote\n"
-    "                       before) instead of stdout\n"
-    "      --diff POLICY    print only the rules POLICY lacks for this run\n"
+    "(a rule an earlier one covers is left out).\n";
+
+static const char usage_tail[] =
     "Exit status: 0; 3 when LOG is truncated or corrupt (the policy covers its\n"
     "complete records); 1 when LOG or a policy cannot be read; 2 usage.\n";
 
@@ -51,29 +51,35 @@ static int usage_error(const char *fmt, const char *arg)
     return 2;
 }
 
+#define AT(field) offsetof(struct learn_args, field)
+
+static const struct vg_opt rows[] = {
+    {"output", 'o', "POLICY", "write it to POLICY (a new file, or one vigil wrote\n"
+     "before) instead of stdout", .kind = VG_OPT_STRING, .off = AT(out)},
+    {"diff", 0, "POLICY", "print only the rules POLICY lacks for this run",
+     .kind = VG_OPT_STRING, .off = AT(diff)},
+    {"help", 'h', NULL, "this text", .kind = VG_OPT_STOP, .value = VG_OPTS_HELP},
+};
+
+const struct vg_optcmd vg_learn_optcmd = {
+    .name = "learn", .usage = usage_text, .epilog = usage_tail,
+    .rows = rows, .n = VG_ARRAY_LEN(rows),
+};
+
 /* 0 to go on, 1 for --help, 2 for a usage error. */
 static int parse_args(int argc, char **argv, struct learn_args *a)
 {
-    static const struct option lopts[] = {
-        {"output", required_argument, 0, 'o'}, {"diff", required_argument, 0, 'D'},
-        {"help", no_argument, 0, 'h'}, {0, 0, 0, 0},
-    };
-    opterr = 0;
-    optind = 1;
-    int ch;
-    while ((ch = getopt_long(argc, argv, "ho:", lopts, NULL)) != -1) {
-        switch (ch) {
-        case 'o': a->out = optarg; break;
-        case 'D': a->diff = optarg; break;
-        case 'h': return 1;
-        default: return usage_error("unknown or incomplete option '%s'", argv[optind - 1]);
-        }
-    }
-    if (optind != argc - 1)
+    struct vg_err err;
+    int first, rc = vg_opts_parse(&vg_learn_optcmd, argc, argv, a, &first, &err);
+    if (rc == VG_OPTS_HELP)
+        return 1;
+    if (rc < 0)
+        return usage_error("%s", err.msg);
+    if (first != argc - 1)
         return usage_error("%s", "give exactly one LOG");
     if (a->out && a->diff)
         return usage_error("%s", "-o writes a policy, --diff prints rules: give one of them");
-    a->log = argv[optind];
+    a->log = argv[first];
     return 0;
 }
 
@@ -99,7 +105,7 @@ int vg_cmd_learn(int argc, char **argv)
     struct learn_args a = {0};
     int rc = parse_args(argc, argv, &a);
     if (rc == 1) {
-        fputs(usage_text, stdout);
+        vg_opts_help(&vg_learn_optcmd, stdout);
         return 0;
     }
     if (rc)

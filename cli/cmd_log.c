@@ -4,7 +4,8 @@
  * truncated (no trailer) or corrupt, 2 for usage errors and files that are
  * not vigil logs. */
 #include <errno.h>
-#include <getopt.h>
+#include <limits.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +13,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/options.h"
 #include "event/reader.h"
 #include "insight/probes.h"
 #include "insight/summary.h"
@@ -23,25 +25,11 @@
 
 static const char usage_text[] =
     "usage: vigil log [FILE] [--json] [--deny] [--class CLASS] [--pid PID]\n"
-    "                      [--follow] [--color auto|always|never] [--all] [--summary]\n"
+    "       [--follow] [--color auto|always|never] [--all] [--summary]\n"
     "Print a run log (run.msgpack) one record per line; without FILE, the\n"
-    "latest log vigil run wrote to its state directory (named on stderr).\n"
-    "  --json         JSON Lines, one object per record, keys as on disk\n"
-    "  --deny         only refused calls: deny, kill, would-deny, would-kill\n"
-    "  --class CLASS  only this class (read write exec connect bind send system,\n"
-    "                 or the record types proc note header trailer);\n"
-    "                 repeat it or give a comma list\n"
-    "  --pid PID      only records of this pid (as the candidate sees it)\n"
-    "  --follow       keep reading as the log grows, until its trailer\n"
-    "  --color WHEN   colour decisions: auto (a terminal, NO_COLOR unset), always, never\n"
-    "  --all          one line per probe too: the text groups consecutive probes\n"
-    "                 (lookups that found nothing) of one process for one name\n"
-    "                 into one line, \"probed 6 paths for curl: ...\"\n"
-    "  --summary      what the candidate tried, by category (secrets and home\n"
-    "                 paths, network, programs refused, writes and deletions\n"
-    "                 outside the workdir), each with a count, the first time,\n"
-    "                 the decisions and the source line when known; with --json\n"
-    "                 one JSON object, the result record's \"summary\"\n"
+    "latest log vigil run wrote to its state directory (named on stderr).\n";
+
+static const char usage_tail[] =
     "Exit status: 0 complete log, 3 truncated or corrupt, 2 usage or not a log.\n";
 
 /* What to print.  A filter given on the command line applies to every
@@ -54,6 +42,12 @@ struct log_opts {
     bool rtype[VG_REC_NTYPES];   /* --class proc / note / header / trailer */
     bool have_pid;
     int pid;
+    int color_when;              /* COLOR_* */
+};
+
+enum { COLOR_AUTO, COLOR_ALWAYS, COLOR_NEVER };
+static const char *const color_names[] = {
+    [COLOR_AUTO] = "auto", [COLOR_ALWAYS] = "always", [COLOR_NEVER] = "never", NULL,
 };
 
 static int usage_error(const char *fmt, const char *arg)
@@ -65,8 +59,9 @@ static int usage_error(const char *fmt, const char *arg)
     return 2;
 }
 
-static int add_classes(struct log_opts *o, const char *list)
+static int add_classes(void *dst, const char *list, struct vg_err *err)
 {
+    struct log_opts *o = dst;
     char *copy = vg_xstrdup(list), *save = NULL;
     int rc = 0;
     for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
@@ -76,7 +71,8 @@ static int add_classes(struct log_opts *o, const char *list)
         else if (rt >= 0 && rt != VG_REC_SYSCALL)
             o->rtype[rt] = true;
         else {
-            rc = usage_error("unknown class '%s'", t);
+            vg_errf(err, "unknown class '%s'", t);
+            rc = -1;
             break;
         }
         o->have_class = true;
@@ -85,63 +81,67 @@ static int add_classes(struct log_opts *o, const char *list)
     return rc;
 }
 
-static bool want_color(const char *when, bool *out)
+static int set_pid(void *dst, const char *arg, struct vg_err *err)
 {
-    if (!strcmp(when, "always"))
-        *out = true;
-    else if (!strcmp(when, "never"))
-        *out = false;
-    else if (!strcmp(when, "auto"))
-        *out = isatty(STDOUT_FILENO) && !getenv("NO_COLOR");
-    else
-        return false;
-    return true;
+    struct log_opts *o = dst;
+    uint64_t pid;
+    if (!vg_parse_u64(arg, &pid) || pid > INT_MAX) {
+        vg_errf(err, "--pid wants a process id, not '%s'", arg);
+        return -1;
+    }
+    o->have_pid = true;
+    o->pid = (int)pid;
+    return 0;
 }
+
+#define AT(field) offsetof(struct log_opts, field)
+
+static const struct vg_opt rows[] = {
+    {"json", 0, NULL, "JSON Lines, one object per record, keys as on disk",
+     .kind = VG_OPT_FLAG, .off = AT(json)},
+    {"deny", 0, NULL, "only refused calls: deny, kill, would-deny, would-kill",
+     .kind = VG_OPT_FLAG, .off = AT(deny)},
+    {"class", 0, "CLASS", "only this class (read write exec connect bind send\n"
+     "system, or the record types proc note header trailer);\n"
+     "repeat it or give a comma list", .kind = VG_OPT_CALL, .set = add_classes},
+    {"pid", 0, "PID", "only records of this pid (as the candidate sees it)",
+     .kind = VG_OPT_CALL, .set = set_pid},
+    {"follow", 'f', NULL, "keep reading as the log grows, until its trailer",
+     .kind = VG_OPT_FLAG, .off = AT(follow)},
+    {"color", 0, "WHEN", "colour decisions: auto (a terminal, NO_COLOR unset),\n"
+     "always, never", .def = "auto", .alias = "colour",
+     .kind = VG_OPT_CHOICE, .off = AT(color_when), .choices = color_names},
+    {"all", 0, NULL, "one line per probe too: the text groups consecutive probes\n"
+     "(lookups that found nothing) of one process for one name\n"
+     "into one line, \"probed 6 paths for curl: ...\"", .kind = VG_OPT_FLAG, .off = AT(all)},
+    {"summary", 0, NULL, "what the candidate tried, by category (secrets and home\n"
+     "paths, network, programs refused, writes and deletions\n"
+     "outside the workdir), each with a count, the first time,\n"
+     "the decisions and the source line when known; with --json\n"
+     "one JSON object, the result record's \"summary\"",
+     .kind = VG_OPT_FLAG, .off = AT(summary)},
+    {"help", 'h', NULL, "this text", .kind = VG_OPT_STOP, .value = VG_OPTS_HELP},
+};
+
+const struct vg_optcmd vg_log_optcmd = {
+    .name = "log", .usage = usage_text, .epilog = usage_tail,
+    .rows = rows, .n = VG_ARRAY_LEN(rows),
+};
 
 /* 0 to go on, 1 for --help, 2 for a usage error. */
 static int parse_args(int argc, char **argv, struct log_opts *o)
 {
-    static const struct option lopts[] = {
-        {"json", no_argument, 0, 'j'}, {"deny", no_argument, 0, 'd'},
-        {"class", required_argument, 0, 'c'}, {"pid", required_argument, 0, 'p'},
-        {"follow", no_argument, 0, 'f'}, {"color", required_argument, 0, 'C'},
-        {"colour", required_argument, 0, 'C'}, {"help", no_argument, 0, 'h'},
-        {"all", no_argument, 0, 'a'}, {"summary", no_argument, 0, 's'},
-        {0, 0, 0, 0},
-    };
-    const char *color = "auto";
-    uint64_t pid;
-    opterr = 0;
-    optind = 1;
-    int ch;
-    while ((ch = getopt_long(argc, argv, "hf", lopts, NULL)) != -1) {
-        switch (ch) {
-        case 'j': o->json = true; break;
-        case 'd': o->deny = true; break;
-        case 'f': o->follow = true; break;
-        case 'a': o->all = true; break;
-        case 's': o->summary = true; break;
-        case 'C': color = optarg; break;
-        case 'h': return 1;
-        case 'c':
-            if (add_classes(o, optarg))
-                return 2;
-            break;
-        case 'p':
-            if (!vg_parse_u64(optarg, &pid) || pid > 0x7fffffff)
-                return usage_error("--pid wants a process id, not '%s'", optarg);
-            o->have_pid = true;
-            o->pid = (int)pid;
-            break;
-        default:
-            return usage_error("unknown or incomplete option '%s'", argv[optind - 1]);
-        }
-    }
-    if (!want_color(color, &o->color))
-        return usage_error("--color wants auto, always or never, not '%s'", color);
-    if (optind < argc - 1)
+    struct vg_err err;
+    int first, rc = vg_opts_parse(&vg_log_optcmd, argc, argv, o, &first, &err);
+    if (rc == VG_OPTS_HELP)
+        return 1;
+    if (rc < 0)
+        return usage_error("%s", err.msg);
+    o->color = o->color_when == COLOR_AUTO ? isatty(STDOUT_FILENO) && !getenv("NO_COLOR")
+                                           : o->color_when == COLOR_ALWAYS;
+    if (first < argc - 1)
         return usage_error("%s", "give exactly one FILE");
-    o->file = optind < argc ? argv[optind] : NULL; /* NULL: the latest run */
+    o->file = first < argc ? argv[first] : NULL; /* NULL: the latest run */
     return 0;
 }
 
@@ -298,7 +298,7 @@ int vg_cmd_log(int argc, char **argv)
     struct log_opts o = {0};
     int rc = parse_args(argc, argv, &o);
     if (rc == 1) {
-        fputs(usage_text, stdout);
+        vg_opts_help(&vg_log_optcmd, stdout);
         return 0;
     }
     if (rc)

@@ -1,12 +1,13 @@
 /* cmd_run.c: `vigil run [OPTIONS] -- COMMAND [ARGS...]`: parse the command
  * line into a vg_run_opts and hand it to the tracer. */
 #include <errno.h>
-#include <getopt.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli/cli.h"
+#include "cli/options.h"
 #include "run/run.h"
 #include "launcher/sandbox.h"
 #include "util/escape.h"
@@ -16,147 +17,102 @@ static const char usage_text[] =
     "\n"
     "Run COMMAND in a fresh sandbox, decide every file, network and exec attempt\n"
     "against a policy, and record each decision in a msgpack log.\n"
-    "\n"
-    "  -p, --policy FILE|NAME policy file, or a shipped policy by name (python, c, ...:\n"
-    "                         'vigil check --list'); default: the built-in default.policy\n"
-    "  -o, --log FILE         event log (default: a new file in $XDG_STATE_HOME/vigil\n"
-    "                         or ~/.local/state/vigil)\n"
-    "      --result FILE      write a JSON result record (also when vigil fails)\n"
-    "      --task-id ID       recorded in the log and the result\n"
-    "      --mode MODE        enforce (default) or dry-run: record, refuse nothing\n"
-    "      --dry-run          same as --mode dry-run\n"
-    "      --stacks           record a stack for every audited call, not only refusals\n"
-    "      --py-frames WHICH  the Python stack of a CPython caller: refused (default:\n"
-    "                         refusals, would-deny/would-kill included), all, off\n"
-    "      --workdir DIR      the candidate's writable cwd (default: fresh scratch dir)\n"
-    "      --keep             keep the scratch dir after the run\n"
-    "      --bind SRC[:DST]   make SRC visible read-only (at DST)\n"
-    "      --bind-rw SRC[:DST] make SRC visible writable (at DST)\n"
-    "      --env NAME[=VALUE] pass NAME through, or set it\n"
-    "      --artifact PATH    hash PATH as an executed artifact (repeatable;\n"
-    "                         default: every argument naming a regular file)\n"
-    "      --tail SIZE        output kept in the result's tails, per stream (default 4k)\n"
-    "      --no-forward       do not pass the candidate's output on (still captured)\n"
-    "      --dns-upstream IP[:PORT]  where vigil's resolver asks the names the policy\n"
-    "                         allows (default: the host's /etc/resolv.conf)\n"
-    "  limits (override the policy's; one table, docs/POLICY.md):\n";
+    "\n";
 
 static const char usage_tail[] =
-    "      --cpuset LIST      run the sandbox and vigil on these CPUs (0-3,6; one CPU\n"
-    "                         halves the cost of audited calls on VMs)\n"
-    "      --no-cgroups       hold every limit by rlimits, as for an unprivileged\n"
-    "                         caller (memory: address space)\n"
-    "      --allow-degraded   run even if Landlock is unavailable\n"
-    "      --engine ENGINE    notify (default): seccomp user notification, opens\n"
-    "                         carried out by vigil (falls back to ptrace, with a\n"
-    "                         note, on a kernel without what it needs); ptrace:\n"
-    "                         seccomp RET_TRACE + ptrace stops\n"
-    "  -q, --quiet            no summary line\n"
     "\n"
     "Exit status: the candidate's; 124 time limit; 125 vigil failed; 126 cannot\n"
     "execute; 127 not found; 128+N killed by signal N (a CPU limit: 152, SIGXCPU;\n"
     "a memory limit under a cgroup: 137, SIGKILL).\n";
 
-enum {
-    OPT_RESULT = 256, OPT_TASK, OPT_MODE, OPT_DRY, OPT_STACKS, OPT_WORKDIR, OPT_KEEP,
-    OPT_BIND, OPT_BIND_RW, OPT_ENV, OPT_ARTIFACT, OPT_DEGRADED, OPT_CPUSET, OPT_DNS_UPSTREAM, OPT_TAIL,
-    OPT_NO_FORWARD, OPT_NO_CGROUPS, OPT_ENGINE, OPT_PY_FRAMES,
-    OPT_LIMIT_BASE = 512, /* + enum vg_limit */
-};
+/* VG_OPT_CHOICE and VG_OPT_SET write these enums as ints. */
+_Static_assert(sizeof(enum vg_mode) == sizeof(int), "--mode is kept as an int");
+_Static_assert(sizeof(enum vg_py_frames) == sizeof(int), "--py-frames is kept as an int");
 
+static const char *const mode_names[] = {
+    [VG_MODE_ENFORCE] = "enforce", [VG_MODE_DRY_RUN] = "dry-run", NULL,
+};
 static const char *const py_frames_names[] = {
-    [VG_PYF_REFUSED] = "refused", [VG_PYF_ALL] = "all", [VG_PYF_OFF] = "off",
+    [VG_PYF_REFUSED] = "refused", [VG_PYF_ALL] = "all", [VG_PYF_OFF] = "off", NULL,
 };
 
-static int parse_py_frames(const char *s, enum vg_py_frames *out)
-{
-    for (size_t i = 0; i < VG_ARRAY_LEN(py_frames_names); i++)
-        if (strcmp(s, py_frames_names[i]) == 0) {
-            *out = (enum vg_py_frames)i;
-            return 0;
-        }
-    return -1;
-}
+static int set_bind(void *dst, const char *arg, struct vg_err *err);
+static int set_bind_rw(void *dst, const char *arg, struct vg_err *err);
+static int set_env(void *dst, const char *arg, struct vg_err *err);
+static int set_engine(void *dst, const char *arg, struct vg_err *err);
 
-/* The fixed options; the limits' flags are added from the table. */
-static const struct option fixed_options[] = {
-    {"policy", required_argument, NULL, 'p'},
-    {"log", required_argument, NULL, 'o'},
-    {"result", required_argument, NULL, OPT_RESULT},
-    {"task-id", required_argument, NULL, OPT_TASK},
-    {"mode", required_argument, NULL, OPT_MODE},
-    {"dry-run", no_argument, NULL, OPT_DRY},
-    {"stacks", no_argument, NULL, OPT_STACKS},
-    {"py-frames", required_argument, NULL, OPT_PY_FRAMES},
-    {"workdir", required_argument, NULL, OPT_WORKDIR},
-    {"keep", no_argument, NULL, OPT_KEEP},
-    {"bind", required_argument, NULL, OPT_BIND},
-    {"bind-rw", required_argument, NULL, OPT_BIND_RW},
-    {"env", required_argument, NULL, OPT_ENV},
-    {"artifact", required_argument, NULL, OPT_ARTIFACT},
-    {"allow-degraded", no_argument, NULL, OPT_DEGRADED},
-    {"cpuset", required_argument, NULL, OPT_CPUSET},
-    {"dns-upstream", required_argument, NULL, OPT_DNS_UPSTREAM},
-    {"tail", required_argument, NULL, OPT_TAIL},
-    {"no-forward", no_argument, NULL, OPT_NO_FORWARD},
-    {"no-cgroups", no_argument, NULL, OPT_NO_CGROUPS},
-    {"engine", required_argument, NULL, OPT_ENGINE},
-    {"quiet", no_argument, NULL, 'q'},
-    {"help", no_argument, NULL, 'h'},
+#define AT(field) offsetof(struct vg_run_opts, field)
+
+static const struct vg_opt rows[] = {
+    {"policy", 'p', "FILE|NAME", "policy file, or a shipped policy by name (python, c,\n"
+     "...: 'vigil check --list')", .def_text = "the built-in default.policy",
+     .kind = VG_OPT_STRING, .off = AT(policy_path)},
+    {"log", 'o', "FILE", "event log", .def_text = "a new file in\n"
+     "$XDG_STATE_HOME/vigil or ~/.local/state/vigil", .kind = VG_OPT_STRING, .off = AT(log_path)},
+    {"result", 0, "FILE", "write a JSON result record (also when vigil fails)",
+     .kind = VG_OPT_STRING, .off = AT(result_path)},
+    {"task-id", 0, "ID", "recorded in the log and the result",
+     .kind = VG_OPT_STRING, .off = AT(task_id)},
+    {"mode", 0, "MODE", "enforce, or dry-run: record, refuse nothing", .def = "enforce",
+     .kind = VG_OPT_CHOICE, .off = AT(mode), .choices = mode_names},
+    {"dry-run", 0, NULL, "same as --mode dry-run",
+     .kind = VG_OPT_SET, .off = AT(mode), .value = VG_MODE_DRY_RUN},
+    {"stacks", 0, NULL, "record each audited call's stack, not just refusals'",
+     .kind = VG_OPT_FLAG, .off = AT(stacks_all)},
+    {"py-frames", 0, "WHICH", "the Python stack of a CPython caller: refused\n"
+     "(refusals, would-deny/would-kill included), all, off", .def = "refused",
+     .kind = VG_OPT_CHOICE, .off = AT(py_frames), .choices = py_frames_names},
+    {"workdir", 0, "DIR", "the candidate's writable cwd: a host directory, kept",
+     .def_text = "/tmp/work in the sandbox's own /tmp,\n"
+     "gone with it; with --keep, a new host directory",
+     .kind = VG_OPT_STRING, .off = AT(workdir)},
+    {"keep", 0, NULL, "keep the working directory: without --workdir, make it\n"
+     "on the host (in $TMPDIR or /tmp) and say its path",
+     .kind = VG_OPT_FLAG, .off = AT(keep)},
+    {"bind", 0, "SRC[:DST]", "make SRC visible read-only (at DST)",
+     .kind = VG_OPT_CALL, .set = set_bind},
+    {"bind-rw", 0, "SRC[:DST]", "make SRC visible writable (at DST)",
+     .kind = VG_OPT_CALL, .set = set_bind_rw},
+    {"env", 0, "NAME[=VALUE]", "pass NAME through, or set it",
+     .kind = VG_OPT_CALL, .set = set_env},
+    {"artifact", 0, "PATH", "hash PATH as an executed artifact (repeatable)",
+     .def_text = "every argument naming a regular file",
+     .kind = VG_OPT_LIST, .off = AT(artifacts), .count = AT(nartifacts)},
+    {"tail", 0, "SIZE", "how much of each stream the result keeps", .def = "4k",
+     .kind = VG_OPT_SIZE, .off = AT(tail), .seen = VG_OPT_SEEN(struct vg_run_opts, tail_set)},
+    {"no-forward", 0, NULL, "do not pass the candidate's output on (still captured)",
+     .kind = VG_OPT_FLAG, .off = AT(no_forward)},
+    {"dns-upstream", 0, "IP[:PORT]", "where vigil's resolver asks the names the policy\n"
+     "allows", .def_text = "the host's /etc/resolv.conf",
+     .kind = VG_OPT_STRING, .off = AT(dns_upstream)},
+    {"allow-degraded", 0, NULL, "run even if Landlock is unavailable",
+     .kind = VG_OPT_FLAG, .off = AT(allow_no_landlock)},
+    {"engine", 0, "ENGINE", "notify: seccomp user notification, opens carried out\n"
+     "by vigil; ptrace: seccomp RET_TRACE + ptrace stops", .def_text = "notify, or ptrace with a note where the\n"
+     "kernel lacks what notify needs",
+     .kind = VG_OPT_CALL, .set = set_engine},
+    {"quiet", 'q', NULL, "no summary line", .kind = VG_OPT_FLAG, .off = AT(quiet)},
+    {"help", 'h', NULL, "this text", .kind = VG_OPT_STOP, .value = VG_OPTS_HELP},
+    {.heading = "limits (override the policy's; one table, docs/POLICY.md):",
+     .kind = VG_OPT_LIMITS, .off = AT(limits)},
+    {"cpuset", 0, "LIST", "run the sandbox and vigil on these CPUs (0-3,6; one\n"
+     "CPU halves the cost of audited calls on VMs)", .kind = VG_OPT_STRING, .off = AT(cpuset)},
+    {"no-cgroups", 0, NULL, "hold every limit by rlimits, as for an unprivileged\n"
+     "caller (memory: address space)", .kind = VG_OPT_FLAG, .off = AT(no_cgroups)},
 };
 
-struct all_options {
-    struct option o[VG_ARRAY_LEN(fixed_options) + VG_LIM_COUNT + 1];
+const struct vg_optcmd vg_run_optcmd = {
+    .name = "run", .usage = usage_text, .epilog = usage_tail,
+    .rows = rows, .n = VG_ARRAY_LEN(rows), .in_order = true,
 };
-
-static void build_options(struct all_options *all)
-{
-    size_t n = 0;
-    for (size_t i = 0; i < VG_ARRAY_LEN(fixed_options); i++)
-        all->o[n++] = fixed_options[i];
-    for (int l = 0; l < VG_LIM_COUNT; l++)
-        all->o[n++] = (struct option){vg_limit_row(l)->flag, required_argument, NULL,
-                                      OPT_LIMIT_BASE + l};
-    all->o[n] = (struct option){NULL, 0, NULL, 0};
-}
-
-/* One line per limit, from the table: flag, value, what, default. */
-static void print_usage(void)
-{
-    static const char *const metavar[] = {
-        [VG_LK_MS] = "DUR", [VG_LK_SECONDS] = "DUR", [VG_LK_SIZE] = "SIZE",
-        [VG_LK_COUNT] = "N", [VG_LK_CPUS] = "CPUS",
-    };
-    fputs(usage_text, stdout);
-    for (int l = 0; l < VG_LIM_COUNT; l++) {
-        const struct vg_limit_row *row = vg_limit_row(l);
-        char def[32], opt[32];
-        if (row->def)
-            vg_limit_format(l, row->def, def, sizeof def);
-        else
-            snprintf(def, sizeof def, "none");
-        snprintf(opt, sizeof opt, "--%s %s", row->flag, metavar[row->kind]);
-        printf("      %-18s %s (default %s)\n", opt, row->what, def);
-    }
-    fputs(usage_tail, stdout);
-}
 
 /* A usage error: the message goes into err (printed once by the caller,
  * and into the result record when --result came before it). */
-static int bad(struct vg_err *err, const char *fmt, const char *arg)
+static int bad(struct vg_err *err, const char *what)
 {
-    char what[sizeof err->msg];
-    snprintf(what, sizeof what, fmt, arg);
-    vg_errf(err, "%s (see 'vigil run --help')", what);
-    return VG_EXIT_SETUP;
-}
-
-static int bad_limit(struct vg_err *err, enum vg_limit l, const char *arg)
-{
-    char syntax[160];
-    vg_limit_syntax(l, syntax, sizeof syntax);
-    vg_errf(err, "--%s: '%s' is not %s (see 'vigil run --help')", vg_limit_row(l)->flag, arg,
-            syntax);
+    char copy[sizeof err->msg];
+    snprintf(copy, sizeof copy, "%s", what);
+    vg_errf(err, "%s (see 'vigil run --help')", copy);
     return VG_EXIT_SETUP;
 }
 
@@ -170,14 +126,51 @@ static void add_bind(struct vg_run_opts *o, const char *arg, bool rw)
     o->binds[o->nbinds++] = b;
 }
 
-static void add_env(struct vg_run_opts *o, const char *arg)
+/* The sources are checked when the sandbox is planned: here, only split. */
+static int set_bind(void *dst, const char *arg, struct vg_err *err)
 {
+    (void)err;
+    add_bind(dst, arg, false);
+    return 0;
+}
+
+static int set_bind_rw(void *dst, const char *arg, struct vg_err *err)
+{
+    (void)err;
+    add_bind(dst, arg, true);
+    return 0;
+}
+
+static int set_env(void *dst, const char *arg, struct vg_err *err)
+{
+    struct vg_run_opts *o = dst;
+    if (!arg[0] || arg[0] == '=') {
+        vg_errf(err, "--env needs NAME or NAME=VALUE, not '%s'", arg);
+        return -1;
+    }
     o->env = vg_xrealloc(o->env, (o->nenv + 1) * sizeof *o->env);
     const char *eq = strchr(arg, '=');
     struct vg_env e;
     e.name = eq ? vg_xstrndup(arg, (size_t)(eq - arg)) : vg_xstrdup(arg);
     e.value = eq ? vg_xstrdup(eq + 1) : NULL;
     o->env[o->nenv++] = e;
+    return 0;
+}
+
+/* Not a VG_OPT_CHOICE: not giving it (VG_ENGINE_DEFAULT) differs from
+ * giving notify, which says so when it cannot be had. */
+static int set_engine(void *dst, const char *arg, struct vg_err *err)
+{
+    struct vg_run_opts *o = dst;
+    if (!strcmp(arg, "ptrace"))
+        o->engine = VG_ENGINE_PTRACE;
+    else if (!strcmp(arg, "notify"))
+        o->engine = VG_ENGINE_NOTIFY;
+    else {
+        vg_errf(err, "--engine must be 'notify' or 'ptrace', not '%s'", arg);
+        return -1;
+    }
+    return 0;
 }
 
 static void free_opts(struct vg_run_opts *o)
@@ -195,84 +188,20 @@ static void free_opts(struct vg_run_opts *o)
     free((void *)o->artifacts);
 }
 
+/* 0 to run, -1 for --help, else the exit status of a usage error. */
 static int parse(struct vg_run_opts *o, int argc, char **argv, struct vg_err *err)
 {
-    struct all_options all;
-    build_options(&all);
-    opterr = 0;
-    optind = 1;
-    int c;
-    while ((c = getopt_long(argc, argv, "+p:o:qh", all.o, NULL)) != -1) {
-        switch (c) {
-        case 'p': o->policy_path = optarg; break;
-        case 'o': o->log_path = optarg; break;
-        case OPT_RESULT: o->result_path = optarg; break;
-        case OPT_TASK: o->task_id = optarg; break;
-        case OPT_MODE:
-            if (!strcmp(optarg, "enforce"))
-                o->mode = VG_MODE_ENFORCE;
-            else if (!strcmp(optarg, "dry-run"))
-                o->mode = VG_MODE_DRY_RUN;
-            else
-                return bad(err, "--mode must be 'enforce' or 'dry-run', not '%s'", optarg);
-            break;
-        case OPT_DRY: o->mode = VG_MODE_DRY_RUN; break;
-        case OPT_STACKS: o->stacks_all = true; break;
-        case OPT_PY_FRAMES:
-            if (parse_py_frames(optarg, &o->py_frames) < 0)
-                return bad(err, "--py-frames must be 'refused', 'all' or 'off', not '%s'", optarg);
-            break;
-        case OPT_WORKDIR: o->workdir = optarg; break;
-        case OPT_KEEP: o->keep = true; break;
-        case OPT_BIND: add_bind(o, optarg, false); break;
-        case OPT_BIND_RW: add_bind(o, optarg, true); break;
-        case OPT_ENV:
-            if (!optarg[0] || optarg[0] == '=')
-                return bad(err, "--env needs NAME or NAME=VALUE, not '%s'", optarg);
-            add_env(o, optarg);
-            break;
-        case OPT_ARTIFACT:
-            o->artifacts = vg_xrealloc((void *)o->artifacts, (o->nartifacts + 1) * sizeof(char *));
-            o->artifacts[o->nartifacts++] = optarg;
-            break;
-        case OPT_DEGRADED: o->allow_no_landlock = true; break;
-        case OPT_CPUSET: o->cpuset = optarg; break;
-        case OPT_DNS_UPSTREAM: o->dns_upstream = optarg; break;
-        case OPT_TAIL:
-            if (!vg_parse_size(optarg, &o->tail))
-                return bad(err, "--tail: '%s' is not a size (e.g. 4k, 0 for none)", optarg);
-            o->tail_set = true;
-            break;
-        case OPT_NO_FORWARD: o->no_forward = true; break;
-        case OPT_NO_CGROUPS: o->no_cgroups = true; break;
-        case OPT_ENGINE:
-            if (!strcmp(optarg, "ptrace"))
-                o->engine = VG_ENGINE_PTRACE;
-            else if (!strcmp(optarg, "notify"))
-                o->engine = VG_ENGINE_NOTIFY;
-            else
-                return bad(err, "--engine: '%s' is neither notify nor ptrace", optarg);
-            break;
-        case 'q': o->quiet = true; break;
-        case 'h': print_usage(); return -1;
-        case '?':
-            if (optopt)
-                return bad(err, "option '-%s' is unknown or needs a value", (char[]){(char)optopt, 0});
-            return bad(err, "option '%s' is unknown or needs a value", argv[optind - 1]);
-        default: {
-            enum vg_limit l = (enum vg_limit)(c - OPT_LIMIT_BASE);
-            uint64_t v;
-            if (!vg_limit_parse(l, optarg, &v))
-                return bad_limit(err, l, optarg);
-            o->limits.v[l] = v;
-            o->limits.set[l] = true;
-        }
-        }
+    int first, rc = vg_opts_parse(&vg_run_optcmd, argc, argv, o, &first, err);
+    if (rc == VG_OPTS_HELP) {
+        vg_opts_help(&vg_run_optcmd, stdout);
+        return -1;
     }
-    if (optind >= argc)
-        return bad(err, "%s", "missing COMMAND: usage is vigil run [OPTIONS] -- COMMAND [ARGS...]");
-    o->argv = argv + optind;
-    o->argc = argc - optind;
+    if (rc < 0)
+        return bad(err, err->msg);
+    if (first >= argc)
+        return bad(err, "missing COMMAND: usage is vigil run [OPTIONS] -- COMMAND [ARGS...]");
+    o->argv = argv + first;
+    o->argc = argc - first;
     return 0;
 }
 

@@ -1,7 +1,8 @@
 #!/bin/sh
 # fuzz/run.sh [SECONDS]: build every fuzz/fuzz_*.c as a libFuzzer target
 # (ASan + UBSan) into build-fuzz/ and run each for SECONDS (default 60) on a
-# scratch copy of its seed corpus fuzz/corpus/<name>/ (the repo is never
+# scratch copy of its seed corpus: fuzz/corpus/<name>/ and the folders
+# extra_seeds names, whose files have another use (the repo is never
 # written: new inputs and crash artifacts stay under build-fuzz/).  Exits
 # non-zero when a target fails to build or finds a crash, leak, timeout or
 # an allocation over 1 GB.
@@ -13,9 +14,18 @@ CC=${FUZZ_CC:-clang}
 mkdir -p "$OUT/artifacts"
 
 ./scripts/embed.sh vg_default_policy_text policies/default.policy > "$OUT/default_policy.c"
-LIB="util/*.c event/*.c policy/*.c net/dns_wire.c net/dns_table.c"
+LIB="util/*.c event/*.c policy/*.c net/dns_wire.c"
 [ -f launcher/landlock.c ] && LIB="$LIB launcher/landlock.c"
 CFLAGS="-std=gnu11 -D_GNU_SOURCE -I. -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined"
+
+# The seed folders of a target kept elsewhere, so that a file lives once:
+# the broken policies, each with the error tests/test_check.py expects of
+# it, and the shipped policies.
+extra_seeds() {
+    case $1 in
+        policy) echo tests/policy policies ;;
+    esac
+}
 
 status=0
 for src in fuzz/fuzz_*.c; do
@@ -35,7 +45,12 @@ for src in fuzz/fuzz_*.c; do
     if [ -d "fuzz/corpus/$name" ]; then
         cp -R "fuzz/corpus/$name/." "$work/corpus/"
     fi
-    echo "== run $bin for ${SECS}s (corpus fuzz/corpus/$name)"
+    extra=$(extra_seeds "$name")
+    for dir in $extra; do
+        mkdir -p "$work/corpus/$dir"      # libFuzzer reads a corpus recursively
+        cp -R "$dir/." "$work/corpus/$dir/"
+    done
+    echo "== run $bin for ${SECS}s (corpus fuzz/corpus/$name${extra:+ and $extra})"
     if ! "$bin" -max_total_time="$SECS" -timeout=10 -malloc_limit_mb=1024 \
             -rss_limit_mb=2048 -print_final_stats=1 \
             -artifact_prefix="$OUT/artifacts/$name-" "$work/corpus" \

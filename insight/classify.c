@@ -3,6 +3,7 @@
 #include <fnmatch.h>
 #include <string.h>
 
+#include "core/syscalls.h"
 #include "insight/summary.h"
 
 /* Secrets and home directories, as the sandbox names them.  Each row is
@@ -65,8 +66,6 @@ static const char *const harmless_write_globs[] = {
     "/proc/self/fd/[12]",
 };
 
-/* Calls that take a name away (rename moves it: a write, not a deletion). */
-static const char *const delete_calls[] = {"unlink", "unlinkat", "rmdir"};
 
 static bool matches_any(const char *const *globs, size_t n, const char *path)
 {
@@ -87,12 +86,12 @@ bool vg_sum_is_secret(const char *path)
     return false;
 }
 
+/* Calls that take a name away, as the syscall table says what each call
+ * does (rename moves it: a write, not a deletion). */
 static bool is_delete(const char *name)
 {
-    for (size_t i = 0; name && i < VG_ARRAY_LEN(delete_calls); i++)
-        if (!strcmp(name, delete_calls[i]))
-            return true;
-    return false;
+    const struct vg_sysent *e = name ? vg_sys_by_name(name) : NULL;
+    return e && (e->carry == VG_CARRY_UNLINK || e->carry == VG_CARRY_RMDIR);
 }
 
 /* Inside the workdir (or its own name)? */

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/syscalls.h"
 #include "event/reader.h"
 #include "insight/generalize.h"
 #include "insight/learn_int.h"
@@ -142,17 +143,14 @@ static void learn_net(struct vg_learn *L, const struct vg_syscall_ev *e)
 }
 
 /* Calls on a name rather than on what is below it: a directory opened to
- * be listed, a symlink read (realpath walks every ancestor that way). */
-static const char *const name_calls[] = {"readlink", "readlinkat"};
-
+ * be listed, a symlink read (realpath walks every ancestor that way; the
+ * syscall table says which calls read a link). */
 static bool names_itself(const struct vg_syscall_ev *e)
 {
     if (e->args.flags >= 0 && (e->args.flags & O_DIRECTORY) && e->cls == VG_CLASS_READ)
         return true;
-    for (size_t i = 0; e->name && i < VG_ARRAY_LEN(name_calls); i++)
-        if (!strcmp(e->name, name_calls[i]))
-            return true;
-    return false;
+    const struct vg_sysent *row = e->name ? vg_sys_by_name(e->name) : NULL;
+    return row && row->carry == VG_CARRY_READLINK;
 }
 
 static void learn_syscall(struct vg_learn *L, const struct vg_syscall_ev *e)

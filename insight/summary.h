@@ -65,7 +65,6 @@ int vg_summary_of_log(const char *path, struct vg_summary *s, struct vg_err *err
 void vg_summary_text(const struct vg_summary *s, struct vg_buf *out);
 struct vg_json;
 void vg_summary_json(const struct vg_summary *s, struct vg_json *j);
-const char *vg_sum_cat_name(enum vg_sum_cat c);
 /* classify.c.  Is path (sandbox view) a secret or a home path? */
 bool vg_sum_is_secret(const char *path);
 /* The category record e counts in, its item's name appended to what

@@ -22,11 +22,6 @@ static const struct {
 #define NS_PER_S 1000000000u
 #define NS_PER_US 1000u
 
-const char *vg_sum_cat_name(enum vg_sum_cat c)
-{
-    return (unsigned)c < VG_SUM_NCATS ? cats[c].key : "?";
-}
-
 static void put_decisions(struct vg_buf *b, unsigned mask, const char *sep)
 {
     bool first = true;

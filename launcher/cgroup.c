@@ -15,10 +15,10 @@
 #include <string.h>
 #include <signal.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include "core/syscalls.h"
 
 /* The kernel's CFS period, and the smallest quota it accepts. */
 #define CPU_PERIOD_US 100000
@@ -338,7 +338,7 @@ static _Noreturn void reaper_main(struct plan *p, int in, int out)
     int high_out = fcntl(out, F_DUPFD_CLOEXEC, REAPER_OUT + 1);
     if (null < 0 || high_in < 0 || high_out < 0 || dup2(null, 0) < 0 || dup2(null, 1) < 0 ||
         dup2(high_in, REAPER_IN) < 0 || dup2(high_out, REAPER_OUT) < 0 ||
-        syscall(SYS_close_range, REAPER_OUT + 1, ~0u, 0) < 0)
+        syscall(VG_NR_close_range, REAPER_OUT + 1, ~0u, 0) < 0)
         _exit(1);   /* no ready sign: vigil makes no group */
     struct vg_cgroup mine = {0};
     for (int k = 0; k < VG_CG_NCTRL; k++)

@@ -12,8 +12,6 @@
 #include "policy/policy.h"
 #include "util/util.h"
 
-enum vg_cg_ctrl { VG_CG_MEMORY, VG_CG_PIDS, VG_CG_CPU, VG_CG_NCTRL };
-
 struct vg_cgroup {
     char *dir[VG_CG_NCTRL];   /* the group vigil created; NULL: controller not used */
     int version[VG_CG_NCTRL]; /* 1 or 2 */

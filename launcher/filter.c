@@ -1,7 +1,8 @@
 /* filter.c: see filter.h.  The rules that depend on an argument (ioctl
  * request, socket family, clone flags, seccomp flags, sendto's address,
- * socket options) are data in the table below, read both to build the
- * filter and to answer vg_filter_classify.
+ * socket options) are the syscall table's conditions
+ * (core/syscalls_conds.h), read both to build the filter and to answer
+ * vg_filter_classify.
  *
  * The candidate's program is two parts, run one after the other:
  *  - the gate (built here): the native ABI only, and only the numbers the
@@ -19,121 +20,17 @@
 #include "launcher/filter.h"
 
 #include <errno.h>
-#include <sched.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
 #include <sys/mman.h>
 #include <linux/audit.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
 #include <unistd.h>
 
-#include "tracer/syscalls.h"
-
-/* The int-typed arguments are compared on their low 32 bits only: the
- * kernel ignores the upper half, so a filter must too. */
-#define LOW32 0xffffffffull
-
-#ifndef SECCOMP_FILTER_FLAG_NEW_LISTENER
-#define SECCOMP_FILTER_FLAG_NEW_LISTENER (1u << 3)
-#endif
-
-/* One comparison on a register argument, with libseccomp's meaning on a
- * 64-bit ABI (whole registers, unsigned). */
-enum cmp_op { CMP_MASKED_EQ, CMP_GT, CMP_NE };
-struct argcmp {
-    unsigned arg;             /* 0..5 */
-    enum cmp_op op;
-    uint64_t mask, value;     /* (a & mask) == value; a > value; a != value */
-};
-
-/* A call the filter acts on only when every comparison holds.  A row with
- * conditions here is left alone when none of them matches; what the filter
- * does when one matches is the row's (baseline refusal, or a stop). */
-#define MAX_CMPS 2
-struct cond {
-    int nr;
-    unsigned ncmp;
-    struct argcmp cmp[MAX_CMPS];
-};
-
-#define IS(n, v) { (n), CMP_MASKED_EQ, LOW32, (uint64_t)(v) }    /* int argument == v */
-#define HAS(n, bit) { (n), CMP_MASKED_EQ, (bit), (bit) }         /* flag bit set */
-#define ABOVE(n, v) { (n), CMP_GT, 0, (uint64_t)(v) }
-#define NONZERO(n) { (n), CMP_NE, 0, 0 }
-/* setsockopt(fd, level, optname, ...): level and optname are ints */
-#define SOCKOPT(level, opt) WHEN(setsockopt, IS(1, level), IS(2, opt))
-#define WHEN(sys, ...) { VG_NR_##sys, VG_ARRAY_LEN(((struct argcmp[]){__VA_ARGS__})), {__VA_ARGS__} }
-
-static const struct cond conds[] = {
-    /* pushing input into a terminal (TIOCSTI), the console's own requests */
-    WHEN(ioctl, IS(1, TIOCSTI)), WHEN(ioctl, IS(1, TIOCLINUX)),
-    /* socket families other than unix, inet and inet6 */
-    WHEN(socket, IS(0, AF_UNSPEC)), WHEN(socket, IS(0, 3)), WHEN(socket, IS(0, 4)),
-    WHEN(socket, IS(0, 5)), WHEN(socket, IS(0, 6)), WHEN(socket, IS(0, 7)),
-    WHEN(socket, IS(0, 8)), WHEN(socket, IS(0, 9)), WHEN(socket, ABOVE(0, AF_INET6)),
-    /* new namespaces, and children the tracer would not follow (the kernel
-     * takes clone's flags on their low 32 bits, where all of these are) */
-    WHEN(clone, HAS(0, CLONE_NEWNS)), WHEN(clone, HAS(0, CLONE_NEWUTS)),
-    WHEN(clone, HAS(0, CLONE_NEWIPC)), WHEN(clone, HAS(0, CLONE_NEWUSER)),
-    WHEN(clone, HAS(0, CLONE_NEWPID)), WHEN(clone, HAS(0, CLONE_NEWNET)),
-    WHEN(clone, HAS(0, CLONE_NEWCGROUP)), WHEN(clone, HAS(0, CLONE_UNTRACED)),
-    /* a filter with a user-notification listener: its RET_USER_NOTIF would
-     * outrank RET_TRACE and hide calls from vigil (prctl(PR_SET_SECCOMP)
-     * cannot ask for one) */
-    WHEN(seccomp, IS(0, SECCOMP_SET_MODE_FILTER), HAS(1, SECCOMP_FILTER_FLAG_NEW_LISTENER)),
-    /* sendto without an address is a plain send on a connected socket:
-     * nothing to decide */
-    WHEN(sendto, NONZERO(4)),
-    /* Socket options that change where a packet goes, so that it would not
-     * go (only) to the address connect or sendto was decided on: IPv6
-     * routing headers (source routes) and the hop-by-hop and destination
-     * options that go with them, in both the RFC 3542 and the RFC 2292
-     * spellings, and IPv4's options (LSRR/SSRR source routes).  Refused
-     * EPERM (the row's errno): what the kernel answers a caller without
-     * CAP_NET_RAW for all of these but IPV6_RTHDR. */
-    SOCKOPT(IPPROTO_IPV6, IPV6_RTHDR), SOCKOPT(IPPROTO_IPV6, IPV6_2292RTHDR),
-    SOCKOPT(IPPROTO_IPV6, IPV6_2292PKTOPTIONS), SOCKOPT(IPPROTO_IPV6, IPV6_DSTOPTS),
-    SOCKOPT(IPPROTO_IPV6, IPV6_RTHDRDSTOPTS), SOCKOPT(IPPROTO_IPV6, IPV6_2292DSTOPTS),
-    SOCKOPT(IPPROTO_IPV6, IPV6_HOPOPTS), SOCKOPT(IPPROTO_IPV6, IPV6_2292HOPOPTS),
-    SOCKOPT(IPPROTO_IP, IP_OPTIONS),
-    /* Options that pick the device, the routing mark or a foreign source
-     * address: they need CAP_NET_RAW or CAP_NET_ADMIN in the network
-     * namespace's owner, and the candidate, although root of the user
-     * namespace that owns its network namespace, has no capability left
-     * (launcher/sandbox.c empties every set): the kernel refuses them
-     * EPERM already; the filter does too, should a capability ever stay. */
-    SOCKOPT(SOL_SOCKET, SO_BINDTODEVICE), SOCKOPT(SOL_SOCKET, SO_BINDTOIFINDEX),
-    SOCKOPT(SOL_SOCKET, SO_MARK), SOCKOPT(IPPROTO_IP, IP_TRANSPARENT),
-    SOCKOPT(IPPROTO_IPV6, IPV6_TRANSPARENT),
-};
-
-static bool cmp_holds(const struct argcmp *c, const uint64_t args[6])
-{
-    uint64_t a = args[c->arg];
-    switch (c->op) {
-    case CMP_MASKED_EQ:
-        return (a & c->mask) == c->value;
-    case CMP_GT:
-        return a > c->value;
-    case CMP_NE:
-        return a != c->value;
-    }
-    return false;
-}
-
-static bool cond_holds(const struct cond *c, const uint64_t args[6])
-{
-    for (unsigned i = 0; i < c->ncmp; i++)
-        if (!cmp_holds(&c->cmp[i], args))
-            return false;
-    return true;
-}
+#include "core/syscalls.h"
 
 /* What the filter does with a row's calls when its conditions (if any)
  * match. */
@@ -163,10 +60,10 @@ enum vg_filter_act vg_filter_classify(const struct vg_audit_set *audit, int nr,
     if (act == VG_FILTER_ALLOW)
         return act;
     bool conditional = false;
-    for (size_t i = 0; i < VG_ARRAY_LEN(conds); i++) {
-        if (conds[i].nr != nr)
+    for (unsigned i = 0; i < vg_sys_nconds; i++) {
+        if (vg_sys_conds[i].nr != nr)
             continue;
-        if (cond_holds(&conds[i], args))
+        if (vg_cond_holds(&vg_sys_conds[i], args))
             return act;
         conditional = true;
     }
@@ -186,24 +83,26 @@ static int add(scmp_filter_ctx ctx, uint32_t act, int nr, unsigned n,
     return 0;
 }
 
-static struct scmp_arg_cmp to_scmp(const struct argcmp *c)
+static struct scmp_arg_cmp to_scmp(const struct vg_argcmp *c)
 {
-    if (c->op == CMP_MASKED_EQ)
+    if (c->op == VG_CMP_MASKED_EQ)
         return (struct scmp_arg_cmp){c->arg, SCMP_CMP_MASKED_EQ, c->mask, c->value};
-    return (struct scmp_arg_cmp){c->arg, c->op == CMP_GT ? SCMP_CMP_GT : SCMP_CMP_NE, c->value, 0};
+    return (struct scmp_arg_cmp){c->arg, c->op == VG_CMP_GT ? SCMP_CMP_GT : SCMP_CMP_NE,
+                                 c->value, 0};
 }
 
 /* The rules of one row: one per condition, or one for every call. */
 static int add_row(scmp_filter_ctx ctx, const struct vg_sysent *e, uint32_t act, struct vg_err *err)
 {
     unsigned n = 0;
-    for (size_t i = 0; i < VG_ARRAY_LEN(conds); i++) {
-        if (conds[i].nr != e->nr)
+    for (unsigned i = 0; i < vg_sys_nconds; i++) {
+        const struct vg_cond *c = &vg_sys_conds[i];
+        if (c->nr != e->nr)
             continue;
-        struct scmp_arg_cmp cmp[MAX_CMPS];
-        for (unsigned k = 0; k < conds[i].ncmp; k++)
-            cmp[k] = to_scmp(&conds[i].cmp[k]);
-        if (add(ctx, act, e->nr, conds[i].ncmp, cmp, err) < 0)
+        struct scmp_arg_cmp cmp[VG_COND_MAX_CMPS];
+        for (unsigned k = 0; k < c->ncmp; k++)
+            cmp[k] = to_scmp(&c->cmp[k]);
+        if (add(ctx, act, e->nr, c->ncmp, cmp, err) < 0)
             return -1;
         n++;
     }
@@ -229,11 +128,11 @@ static uint32_t action_of(enum vg_filter_act act, enum vg_baseline_how how, bool
  * or a number without a row, would be dropped without a word. */
 static int conds_on_rows(struct vg_err *err)
 {
-    for (size_t i = 0; i < VG_ARRAY_LEN(conds); i++) {
-        const struct vg_sysrow *r = vg_sys_row(conds[i].nr);
+    for (unsigned i = 0; i < vg_sys_nconds; i++) {
+        const struct vg_sysrow *r = vg_sys_row(vg_sys_conds[i].nr);
         if (!r || r->kind != VG_SK_DECODED) {
             vg_errf(err, "seccomp: a condition on syscall %d, which has no decoded row",
-                    conds[i].nr);
+                    vg_sys_conds[i].nr);
             return -1;
         }
     }

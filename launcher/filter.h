@@ -15,7 +15,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include "event/event.h"
-#include "tracer/syscalls.h"
+#include "core/syscalls.h"
 #include "util/util.h"
 
 /* A filter compiled to BPF by the supervisor, so the sandbox only has to
@@ -53,7 +53,7 @@ enum vg_filter_act {
 /* The candidate's filter, compiled: default-deny (a number without a
  * row in the syscall table fails ENOSYS, as does every call of another
  * ABI), then the rows' actions.  audit: which calls need per-call
- * decisions (tracer/syscalls.h).  notify: they go to a user-notification
+ * decisions (core/syscalls.h).  notify: they go to a user-notification
  * listener (SECCOMP_RET_USER_NOTIF) instead of the ptrace tracer.
  * 0, or -1 with err set. */
 int vg_filter_candidate(const struct vg_audit_set *audit, enum vg_baseline_how how, bool notify,

@@ -13,14 +13,9 @@
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/statvfs.h>
-#include <sys/syscall.h>
 #include <unistd.h>
+#include "core/syscalls.h"
 
-#ifndef SYS_landlock_create_ruleset
-#define SYS_landlock_create_ruleset 444
-#define SYS_landlock_add_rule 445
-#define SYS_landlock_restrict_self 446
-#endif
 
 /* The ruleset attribute as of ABI 4; older kernels are given the prefix
  * they know (the size passed says how much). */
@@ -49,7 +44,7 @@ static uint64_t fs_rights_of_abi(int abi)
 
 int vg_landlock_abi(void)
 {
-    long v = syscall(SYS_landlock_create_ruleset, NULL, 0, LANDLOCK_CREATE_RULESET_VERSION);
+    long v = syscall(VG_NR_landlock_create_ruleset, NULL, 0, LANDLOCK_CREATE_RULESET_VERSION);
     return v > 0 ? (int)v : 0;
 }
 
@@ -114,7 +109,7 @@ static int add_path_rule(int rfd, const struct vg_landlock_rule *r, uint64_t han
     int rc = 0;
     if (access) {
         struct landlock_path_beneath_attr pb = {.allowed_access = access, .parent_fd = fd};
-        rc = (int)syscall(SYS_landlock_add_rule, rfd, LANDLOCK_RULE_PATH_BENEATH, &pb, 0);
+        rc = (int)syscall(VG_NR_landlock_add_rule, rfd, LANDLOCK_RULE_PATH_BENEATH, &pb, 0);
         if (rc)
             vg_errf(err, "landlock: rule for %s: %s", r->path, strerror(errno));
     }
@@ -127,7 +122,7 @@ static int add_ports(int rfd, const uint16_t *ports, uint32_t n, uint64_t right,
 {
     for (uint32_t i = 0; i < n; i++) {
         struct ll_net_port_attr np = {.allowed_access = right, .port = ports[i]};
-        if (syscall(SYS_landlock_add_rule, rfd, VG_LANDLOCK_RULE_NET_PORT, &np, 0)) {
+        if (syscall(VG_NR_landlock_add_rule, rfd, VG_LANDLOCK_RULE_NET_PORT, &np, 0)) {
             vg_errf(err, "landlock: port rule %u: %s", ports[i], strerror(errno));
             return -1;
         }
@@ -162,7 +157,7 @@ int vg_landlock_apply(const struct vg_landlock_plan *plan, int abi, int *keep, s
     if (abi <= 0 || (!attr.handled_access_fs && !attr.handled_access_net))
         return 0;
     size_t size = abi >= 4 ? sizeof attr : sizeof attr.handled_access_fs;
-    int rfd = (int)syscall(SYS_landlock_create_ruleset, &attr, size, 0);
+    int rfd = (int)syscall(VG_NR_landlock_create_ruleset, &attr, size, 0);
     if (rfd < 0) {
         vg_errf(err, "landlock: create ruleset: %s", strerror(errno));
         return -1;
@@ -174,7 +169,7 @@ int vg_landlock_apply(const struct vg_landlock_plan *plan, int abi, int *keep, s
         vg_errf(err, "landlock: no_new_privs: %s", strerror(errno));
         rc = -1;
     }
-    if (!rc && syscall(SYS_landlock_restrict_self, rfd, 0)) {
+    if (!rc && syscall(VG_NR_landlock_restrict_self, rfd, 0)) {
         vg_errf(err, "landlock: restrict_self: %s", strerror(errno));
         rc = -1;
     }

@@ -20,31 +20,6 @@ static bool budget_on; /* a CPU quota the run cannot be billed for */
 _Static_assert(NS_PER_S % ((uint64_t)VG_UNWIND_PER_S * MILLI) == 0,
                "the budget grows by whole nanoseconds");
 
-/* Without a cgroup: the mechanism of each limit, and its rlimit. */
-static const struct {
-    enum vg_limit_mech how;
-    int rlimit;
-} fallback[VG_LIM_COUNT] = {
-    [VG_LIM_TIME] = {VG_MECH_SUPERVISOR, -1},
-    [VG_LIM_CPU] = {VG_MECH_RLIMIT, RLIMIT_CPU},
-    [VG_LIM_MEMORY] = {VG_MECH_RLIMIT, RLIMIT_AS},
-    [VG_LIM_PROCS] = {VG_MECH_RLIMIT, RLIMIT_NPROC},
-    [VG_LIM_FILES] = {VG_MECH_RLIMIT, RLIMIT_NOFILE},
-    [VG_LIM_FSIZE] = {VG_MECH_RLIMIT, RLIMIT_FSIZE},
-    [VG_LIM_OUTPUT] = {VG_MECH_SUPERVISOR, -1},
-    [VG_LIM_TMPFS] = {VG_MECH_TMPFS, -1},
-    [VG_LIM_DISK] = {VG_MECH_SUPERVISOR, -1},
-    [VG_LIM_CPUS] = {VG_MECH_AFFINITY, -1},
-};
-
-/* The limits a cgroup controller can hold instead. */
-static const enum vg_cg_ctrl by_cgroup[VG_LIM_COUNT] = {
-    [VG_LIM_TIME] = VG_CG_NCTRL, [VG_LIM_CPU] = VG_CG_NCTRL, [VG_LIM_MEMORY] = VG_CG_MEMORY,
-    [VG_LIM_PROCS] = VG_CG_PIDS, [VG_LIM_FILES] = VG_CG_NCTRL, [VG_LIM_FSIZE] = VG_CG_NCTRL,
-    [VG_LIM_OUTPUT] = VG_CG_NCTRL, [VG_LIM_TMPFS] = VG_CG_NCTRL, [VG_LIM_DISK] = VG_CG_NCTRL,
-    [VG_LIM_CPUS] = VG_CG_CPU,
-};
-
 const char *vg_limit_mech_name(enum vg_limit_mech m)
 {
     static const char *const names[] = {
@@ -58,7 +33,7 @@ const char *vg_limit_mech_name(enum vg_limit_mech m)
 
 int vg_limit_rlimit(enum vg_limit l)
 {
-    return l < VG_LIM_COUNT ? fallback[l].rlimit : -1;
+    return l < VG_LIM_COUNT ? vg_limit_row(l)->rlimit : -1;
 }
 
 /* The candidate sets its rlimits after it dropped every capability, so
@@ -69,7 +44,7 @@ static int check_rlimits(const struct vg_enforce *e, const struct vg_limits *l,
 {
     for (int i = 0; i < VG_LIM_COUNT; i++) {
         struct rlimit rl;
-        int res = fallback[i].rlimit;
+        int res = vg_limit_row(i)->rlimit;
         if (e->how[i] != VG_MECH_RLIMIT || res < 0)
             continue;
         if (getrlimit(res, &rl) < 0) {
@@ -98,13 +73,13 @@ int vg_enforce_setup(struct vg_enforce *e, const struct vg_limits *l,
     else
         memset(&e->cg, 0, sizeof e->cg);
     for (int i = 0; i < VG_LIM_COUNT; i++) {
-        enum vg_cg_ctrl c = by_cgroup[i];
+        enum vg_cg_ctrl c = vg_limit_row(i)->cgroup;
         if (!l->v[i])
             e->how[i] = VG_MECH_NONE;
         else if (c < VG_CG_NCTRL && e->cg.dir[c])
             e->how[i] = e->cg.version[c] == 2 ? VG_MECH_CGROUP_V2 : VG_MECH_CGROUP_V1;
         else
-            e->how[i] = fallback[i].how;
+            e->how[i] = vg_limit_row(i)->fallback;
     }
     budget_on = l->v[VG_LIM_CPUS] && !vg_cgroup_billed();
     /* The workdir in the sandbox's /tmp is bounded by the tmpfs already. */

@@ -1,4 +1,4 @@
-/* limits.h: how this run enforces each limit of the table (policy/limits.c):
+/* limits.h: how this run enforces each limit of the table (policy/limit_table.c):
  * which mechanism holds it (a cgroup where vigil may make one, else an
  * rlimit, the tmpfs size, the supervisor), set up before the sandbox
  * starts and undone after it ended. */
@@ -10,15 +10,6 @@
 #include "policy/policy.h"
 #include "launcher/cgroup.h"
 
-enum vg_limit_mech {
-    VG_MECH_NONE,        /* no limit of this kind in force */
-    VG_MECH_SUPERVISOR,  /* vigil watches and acts */
-    VG_MECH_RLIMIT,      /* per process, set right before exec */
-    VG_MECH_TMPFS,       /* the tmpfs's size= */
-    VG_MECH_CGROUP_V1,
-    VG_MECH_CGROUP_V2,
-    VG_MECH_AFFINITY,    /* CPU pinning, which the candidate could widen */
-};
 const char *vg_limit_mech_name(enum vg_limit_mech m);
 
 struct vg_enforce {

@@ -318,26 +318,6 @@ void vg_plan_free(struct vg_plan *p)
     memset(p, 0, sizeof *p);
 }
 
-void vg_plan_print(const struct vg_plan *p, FILE *out)
-{
-    static const char *const names[] = {
-        [VG_OP_TMPFS] = "tmpfs", [VG_OP_BIND_RO] = "ro-bind", [VG_OP_BIND_RW] = "bind",
-        [VG_OP_BIND_DEV] = "dev-bind", [VG_OP_MASK] = "mask", [VG_OP_PROC] = "proc",
-        [VG_OP_SYMLINK] = "symlink", [VG_OP_DIR] = "dir", [VG_OP_WORKDIR] = "workdir", [VG_OP_REMOUNT_RO] = "remount-ro",
-        [VG_OP_COPY] = "copy",
-        [VG_OP_DEVPTS] = "devpts", [VG_OP_FILE] = "file",
-    };
-    for (unsigned i = 0; i < p->nops; i++) {
-        const struct vg_op *op = &p->ops[i];
-        fprintf(out, "  --%s", names[op->kind]);
-        if (op->kind == VG_OP_FILE)
-            fprintf(out, " (%zu bytes of vigil's)", strlen(op->src));
-        else if (op->src)
-            fprintf(out, " %s", op->src);
-        fprintf(out, " %s%s\n", op->dst, op->optional ? " (if present)" : "");
-    }
-}
-
 static bool is_top_level(const char *path)
 {
     return path[0] == '/' && path[1] && !strchr(path + 1, '/');

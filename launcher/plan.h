@@ -15,7 +15,7 @@
 #include "policy/policy.h"
 #include "launcher/limits.h"
 #include "net/net.h"
-#include "run/run.h"
+#include "launcher/run_opts.h"
 #include "util/util.h"
 
 enum vg_op_kind {
@@ -101,9 +101,6 @@ bool vg_plan_is_system_path(const char *path);
  * /tmp, /dev/shm, and so the default workdir)?  A file named on the
  * command line is copied there, never bound over it. */
 bool vg_plan_in_own_tree(const char *path);
-
-/* For --help and tests: print the plan in a bwrap-like notation. */
-void vg_plan_print(const struct vg_plan *p, FILE *out);
 
 /* Runs in the child, inside the new user+mount namespaces: builds the new
  * root and pivots into it.  -1 with err set on the first failing step. */

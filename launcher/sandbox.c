@@ -27,10 +27,10 @@
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "core/syscalls.h"
 #include "launcher/landlock.h"
 #include "net/dns.h"
 #include "net/net.h"
@@ -58,22 +58,6 @@ static _Noreturn void report_exit(int fd, int code, const char *fmt, ...)
     va_end(ap);
     (void)!write(fd, &r, sizeof r);
     _exit(code);
-}
-
-int vg_loopback_up(void)
-{
-    int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-    if (s < 0)
-        return -1;
-    struct ifreq ifr = {0};
-    strcpy(ifr.ifr_name, "lo");
-    int r = ioctl(s, SIOCGIFFLAGS, &ifr);
-    if (r == 0) {
-        ifr.ifr_flags |= IFF_UP | IFF_RUNNING;
-        r = ioctl(s, SIOCSIFFLAGS, &ifr);
-    }
-    close(s);
-    return r;
 }
 
 static int set_limit(int res, uint64_t v)
@@ -113,7 +97,7 @@ static int drop_caps(void)
 {
     struct __user_cap_header_struct h = {.version = _LINUX_CAPABILITY_VERSION_3};
     struct __user_cap_data_struct d[2] = {{0}};
-    return (int)syscall(SYS_capset, &h, d);
+    return (int)syscall(VG_NR_capset, &h, d);
 }
 
 /* PATH lookup done before the filter is in place, so that the audited
@@ -165,7 +149,7 @@ static void default_signals(void)
     } dfl = {.handler = SIG_DFL};
     for (int sig = 1; sig < NSIG; sig++)
         if (sig != SIGKILL && sig != SIGSTOP)
-            syscall(SYS_rt_sigaction, sig, &dfl, NULL, sizeof dfl.mask);
+            syscall(VG_NR_rt_sigaction, sig, &dfl, NULL, sizeof dfl.mask);
 }
 
 /* The candidate's identity and restrictions: no capabilities, uid/gid
@@ -222,7 +206,7 @@ static _Noreturn void candidate_main(const struct vg_plan *plan, const struct vg
         report_exit(rep, VG_EXIT_SETUP, "dup2: %s", strerror(errno));
     /* Every inherited descriptor but 0, 1, 2 is gone at exec; the report
      * pipe among them, which is how the supervisor learns exec happened. */
-    if (syscall(SYS_close_range, 3, ~0u, CLOSE_RANGE_CLOEXEC) < 0)
+    if (syscall(VG_NR_close_range, 3, ~0u, CLOSE_RANGE_CLOEXEC) < 0)
         report_exit(rep, VG_EXIT_SETUP, "close_range: %s", strerror(errno));
     if (chdir(plan->cwd) < 0)
         report_exit(rep, VG_EXIT_SETUP, "chdir %s: %s", plan->cwd, strerror(errno));
@@ -259,6 +243,24 @@ static void set_name(const struct vg_plan *plan, const char *name)
         return;
     memset(plan->argv_area, 0, plan->argv_area_len);
     memcpy(plan->argv_area, name, n);
+}
+
+/* pid 1 never execs, so it held every file vigil had open at the clone:
+ * the log being written, the result, vigil's sockets and pipes.  Only
+ * Landlock's ptrace scoping kept pidfd_getfd off them for a candidate of an
+ * unprivileged vigil, which has init's uid (a run without Landlock,
+ * --allow-degraded, had nothing else).  init needs one of them: the cgroup
+ * reaper's pipe, whose EOF must come only once the sandbox is gone
+ * (launcher/cgroup.c); 0-2 stay too (vigil's own stdin, stdout, stderr). */
+static int close_inherited(const struct vg_plan *plan)
+{
+    const struct vg_cgroup *cg = plan->enforce ? &plan->enforce->cg : NULL;
+    int keep = cg && cg->reaper ? cg->to_reaper : -1;
+    if (keep < 3)
+        return (int)syscall(VG_NR_close_range, 3, ~0u, 0);
+    if (keep > 3 && syscall(VG_NR_close_range, 3, (unsigned)keep - 1, 0) < 0)
+        return -1;
+    return (int)syscall(VG_NR_close_range, (unsigned)keep + 1, ~0u, 0);
 }
 
 /* pid 1: reap until the candidate is gone, then leave (which ends every
@@ -320,6 +322,8 @@ static _Noreturn void init_main(const struct vg_plan *plan, const struct vg_bpf 
     close(p->out[1]);
     close(p->err[1]);
     close(rep);
+    if (close_inherited(plan) < 0)
+        _exit(VG_EXIT_SETUP);
     /* pid 1 never execs, so its bounding set does not matter: emptying
      * its capability sets is enough. */
     if (drop_caps() < 0 || prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 || vg_filter_install(init) < 0)
@@ -416,7 +420,7 @@ int vg_sandbox_start(const struct vg_plan *plan, const struct vg_bpf *cand,
     unsigned long flags = CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNS | CLONE_NEWIPC |
                           CLONE_NEWUTS | CLONE_NEWCGROUP | CLONE_NEWNET | SIGCHLD;
     fflush(NULL);
-    pid_t pid = (pid_t)syscall(SYS_clone, flags, NULL, NULL, NULL, NULL);
+    pid_t pid = (pid_t)syscall(VG_NR_clone, flags, NULL, NULL, NULL, NULL);
     if (pid < 0) {
         int e = errno;
         vg_errf(err, "cannot create the sandbox's namespaces: %s%s", strerror(e), userns_hint(e));
@@ -435,7 +439,7 @@ int vg_sandbox_start(const struct vg_plan *plan, const struct vg_bpf *cand,
     if (attach(pid, err) < 0)
         goto kill;
     /* pasta connects the namespace while pid 1 builds the mounts */
-    if (plan->net.egress && vg_egress_start(&sb->egress, pid, err) < 0)
+    if (plan->net.egress && vg_egress_start(&sb->egress, pid, vg_cgroup_bill_self, err) < 0)
         goto kill;
     if (write(p.go[1], "g", 1) != 1) {
         vg_errf(err, "start the sandbox: %s", strerror(errno));

@@ -10,7 +10,8 @@
 #include "net/egress.h"
 #include "util/util.h"
 
-/* The candidate's exit code when vigil could not start it (see README). */
+/* The candidate's exit code when vigil could not start it (docs/RUN.md,
+ * "Exit status and `status`"). */
 #define VG_EXIT_SETUP 125
 #define VG_EXIT_NOEXEC 126
 #define VG_EXIT_NOTFOUND 127
@@ -50,6 +51,4 @@ int vg_sandbox_start(const struct vg_plan *plan, const struct vg_bpf *cand,
                      const struct vg_bpf *init, vg_attach_fn attach,
                      struct vg_sandbox *sb, struct vg_err *err);
 void vg_sandbox_close(struct vg_sandbox *sb);
-/* Bring up `lo` in the caller's network namespace (-1 with errno). */
-int vg_loopback_up(void);
 #endif

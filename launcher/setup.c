@@ -13,8 +13,8 @@
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <unistd.h>
+#include "core/syscalls.h"
 
 #define BASE "/tmp"          /* where the staging tmpfs is mounted */
 #define OLDROOT "/oldroot"   /* the host root while we build */
@@ -69,7 +69,7 @@ static int make_ro_flags(const char *path, bool nodev, unsigned recursive)
     struct mount_attr attr = {
         .attr_set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | (nodev ? MOUNT_ATTR_NODEV : 0),
     };
-    return (int)syscall(SYS_mount_setattr, AT_FDCWD, path, recursive, &attr, sizeof attr);
+    return (int)syscall(VG_NR_mount_setattr, AT_FDCWD, path, recursive, &attr, sizeof attr);
 }
 
 static int make_ro(const char *path, bool nodev)
@@ -88,7 +88,7 @@ static int bind_mount(const char *src, const char *dst, bool is_dir, bool rw, bo
         return -1;
     if (rw) {
         struct mount_attr attr = {.attr_set = MOUNT_ATTR_NOSUID | (dev ? 0 : MOUNT_ATTR_NODEV)};
-        return (int)syscall(SYS_mount_setattr, AT_FDCWD, dst, AT_RECURSIVE, &attr, sizeof attr);
+        return (int)syscall(VG_NR_mount_setattr, AT_FDCWD, dst, AT_RECURSIVE, &attr, sizeof attr);
     }
     return make_ro(dst, !dev);
 }
@@ -196,13 +196,13 @@ static int do_file(const char *text, const char *dst, unsigned mode)
     int r = vg_write_all(fd, text, strlen(text)) < 0 || fchmod(fd, mode & 0777) < 0 ? -1 : 0;
     if (close(fd) < 0)
         r = -1;
-    int tree = r < 0 ? -1 : (int)syscall(SYS_open_tree, AT_FDCWD, name,
+    int tree = r < 0 ? -1 : (int)syscall(VG_NR_open_tree, AT_FDCWD, name,
                                          OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
     struct mount_attr attr = {
         .attr_set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC,
     };
-    if (tree < 0 || syscall(SYS_mount_setattr, tree, "", AT_EMPTY_PATH, &attr, sizeof attr) < 0 ||
-        syscall(SYS_move_mount, tree, "", AT_FDCWD, dst, MOVE_MOUNT_F_EMPTY_PATH) < 0)
+    if (tree < 0 || syscall(VG_NR_mount_setattr, tree, "", AT_EMPTY_PATH, &attr, sizeof attr) < 0 ||
+        syscall(VG_NR_move_mount, tree, "", AT_FDCWD, dst, MOVE_MOUNT_F_EMPTY_PATH) < 0)
         r = -1;
     int e = errno;
     if (tree >= 0)
@@ -309,7 +309,7 @@ int vg_setup_execute(const struct vg_plan *p, struct vg_err *err)
     if (mount("tmpfs", BASE, "tmpfs", MS_NOSUID | MS_NODEV, "size=64k,mode=0755") < 0 ||
         chdir(BASE) < 0 || mkdir("newroot", 0755) < 0 || mkdir("oldroot", 0755) < 0 ||
         mount("tmpfs", "newroot", "tmpfs", MS_NOSUID | MS_NODEV, "size=1m,mode=0755") < 0 ||
-        syscall(SYS_pivot_root, ".", "oldroot") < 0 || chdir("/") < 0) {
+        syscall(VG_NR_pivot_root, ".", "oldroot") < 0 || chdir("/") < 0) {
         vg_errf(err, "prepare the new root: %s", strerror(errno));
         return -1;
     }
@@ -325,7 +325,7 @@ int vg_setup_execute(const struct vg_plan *p, struct vg_err *err)
     }
     /* Leave the host root behind for good. */
     if (umount2(OLDROOT, MNT_DETACH) < 0 || chdir(NEWROOT) < 0 ||
-        syscall(SYS_pivot_root, ".", ".") < 0 || umount2(".", MNT_DETACH) < 0 ||
+        syscall(VG_NR_pivot_root, ".", ".") < 0 || umount2(".", MNT_DETACH) < 0 ||
         chdir("/") < 0) {
         vg_errf(err, "switch to the new root: %s", strerror(errno));
         return -1;

@@ -7,7 +7,7 @@
  * docs/FORMAT.md), names the policy allows are resolved upstream
  * (net/dns_upstream.c) from the host's network namespace, others are
  * refused; the addresses handed out go into the run's table
- * (net/dns_table.h), which is what a host-name rule matches.
+ * (policy/dns_table.h), which is what a host-name rule matches.
  *
  * The address is THE one constant other helpers (docs, the netns setup)
  * rely on: an address of the sandbox's own loopback, so it needs no route
@@ -19,7 +19,7 @@
 #include <sys/socket.h>
 #include <sys/types.h>
 
-#include "net/dns_table.h"
+#include "policy/dns_table.h"
 #include "util/util.h"
 
 #define VG_DNS_ADDR "127.0.0.53"
@@ -61,6 +61,9 @@ struct vg_dns_config {
     const struct vg_dns_upstream *upstream;
     bool dry_run;                   /* refusals become would-deny, and are answered */
     uint64_t start_mono_ns;         /* record timestamps are relative to it */
+    /* moves the calling thread into the group that pays for the run (the
+     * launcher's vg_cgroup_bill_self, handed down); NULL: none */
+    int (*bill_self)(void);
 };
 /* Start the thread; NULL with err. */
 struct vg_dns_server *vg_dns_start(const struct vg_dns_config *cfg, struct vg_err *err);

@@ -1,6 +1,6 @@
 /* dns_server.c: the thread that answers the sandbox's resolver socket.
  * For each query, in this order: decide the name (the policy's host-name
- * rules), ask upstream if it is allowed (or in a dry run), note the
+ * rules, by the one decider: core/decide.h), ask upstream if it is allowed (or in a dry run), note the
  * addresses in the run's table, write the record, and only then answer:
  * an address the candidate holds is always one the log and the rules know.
  * A query that cannot be recorded (the log is dead) gets no answer. */
@@ -16,10 +16,9 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include "core/decide.h"
 #include "event/writer.h"
-#include "launcher/cgroup.h"
 #include "net/dns_int.h"
-#include "policy/policy.h"
 
 struct vg_dns_server {
     struct vg_dns_config cfg;
@@ -28,11 +27,10 @@ struct vg_dns_server {
     uint64_t queries;
 };
 
-/* What one query came to. */
+/* What one query came to: the name's verdict (core/decide.h), then the
+ * answer. */
 struct outcome {
-    enum vg_decision decision;
-    struct vg_verdict pv;
-    const char *why;                /* rule_text when no rule decided (refusals) */
+    struct vg_call_verdict v;
     struct vg_dns_answer ans;
     char addrs[VG_DNS_MAX_ANSWERS][INET6_ADDRSTRLEN];
     const char *addrv[VG_DNS_MAX_ANSWERS];
@@ -61,17 +59,13 @@ static void decide(const struct vg_dns_server *s, const struct vg_dns_query *q,
                    enum vg_dns_parsed parsed, struct outcome *o)
 {
     memset(o, 0, sizeof *o);
+    struct vg_decide_ctx d = {.pol = s->cfg.pol, .dry_run = s->cfg.dry_run};
+    vg_decide_name(&d, parsed == VG_DNSQ_OK ? q->name : NULL, &o->v);
     if (parsed != VG_DNSQ_OK) {
-        o->decision = VG_DEC_DENY;
-        o->why = "malformed query";
         o->ans.rcode = VG_DNS_FORMERR;
         return;
     }
-    o->pv = vg_policy_decide_name(s->cfg.pol, q->name);
-    bool allow = o->pv.action == VG_ACT_ALLOW;
-    o->decision = allow ? VG_DEC_ALLOW : s->cfg.dry_run ? VG_DEC_WOULD_DENY : VG_DEC_DENY;
-    o->why = allow ? NULL : "no allow rule names this host";
-    if (o->decision == VG_DEC_DENY) {
+    if (o->v.refuse) {
         /* NXDOMAIN, not REFUSED: glibc takes REFUSED as "ask the next
          * server", waits out its timeouts (5 s, twice) and then fails with
          * a temporary error a program may retry forever.  Upstream never
@@ -96,14 +90,10 @@ static int record(const struct vg_dns_server *s, const struct vg_dns_query *q, s
     e->name = q->name;
     e->qtype = vg_dns_type_name(q->qtype, tbuf, sizeof tbuf);
     e->proto = "udp";
-    e->decision = o->decision;
-    if (o->pv.rule) {
-        e->rule_file = o->pv.rule->file;
-        e->rule_line = o->pv.rule->line;
-        e->rule_text = o->pv.rule->text;
-    }
-    else
-        e->rule_text = o->why;
+    e->decision = o->v.decision;
+    e->rule_file = o->v.rule->file;
+    e->rule_line = o->v.rule->line;
+    e->rule_text = o->v.rule->text;
     e->rcode = vg_dns_rcode_name(o->ans.rcode);
     e->answers = o->addrv;
     e->nanswers = o->ans.n;
@@ -137,7 +127,8 @@ static void *server_main(void *arg)
 {
     struct vg_dns_server *s = arg;
     /* The run's quota pays for its queries (a thread leaves at its end). */
-    (void)vg_cgroup_bill_self();
+    if (s->cfg.bill_self)
+        (void)s->cfg.bill_self();
     for (;;) {
         struct pollfd p[2] = {{.fd = s->cfg.fd, .events = POLLIN}, {.fd = s->stop_fd, .events = POLLIN}};
         if (poll(p, 2, -1) < 0) {

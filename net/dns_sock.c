@@ -15,16 +15,16 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "launcher/sandbox.h"
+#include "core/syscalls.h"
+#include "net/net.h"
 
 /* In the child: the bound socket, or -errno. */
 static int bind_inside(pid_t pid)
 {
-    int pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+    int pidfd = (int)syscall(VG_NR_pidfd_open, pid, 0);
     if (pidfd < 0)
         return -errno;
     /* One call: both namespaces of that very process (no pid reuse). */

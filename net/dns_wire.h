@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "net/dns_table.h"
+#include "policy/dns_table.h"
 #include "policy/netpat.h"
 
 #define VG_DNS_UDP_MAX 512        /* what a client without EDNS takes */

@@ -1,6 +1,5 @@
 /* egress.c: see egress.h. */
 #include "net/egress.h"
-#include "launcher/cgroup.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -12,9 +11,9 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/prctl.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include "core/syscalls.h"
 
 /* How long pasta may take to configure the namespace (it takes tens of
  * milliseconds). */
@@ -61,7 +60,8 @@ static void pasta_argv(const char **av, size_t cap, char *pidfile, char *target)
     av[n] = NULL;
 }
 
-static _Noreturn void pasta_child(int ready_w, int err_w, pid_t init, pid_t vigil)
+static _Noreturn void pasta_child(const struct vg_egress *eg, int ready_w, int err_w, pid_t init,
+                                  pid_t vigil)
 {
     /* Dies with vigil: set before exec, kept by it (pasta keeps its uid).
      * If vigil is already gone, do not start at all. */
@@ -71,10 +71,11 @@ static _Noreturn void pasta_child(int ready_w, int err_w, pid_t init, pid_t vigi
      * cpu group before its exec (while the group's fd is still open).  A
      * move the kernel refuses leaves it where vigil's threads would stay
      * too: outside, as in a run without the group. */
-    (void)vg_cgroup_bill_self();
+    if (eg->bill_self)
+        (void)eg->bill_self();
     int null = open("/dev/null", O_RDWR | O_CLOEXEC);
     if (null < 0 || dup2(null, 0) < 0 || dup2(null, 1) < 0 || dup2(err_w, 2) < 0 ||
-        dup2(ready_w, 3) < 0 || syscall(SYS_close_range, 4, ~0u, 0) < 0)
+        dup2(ready_w, 3) < 0 || syscall(VG_NR_close_range, 4, ~0u, 0) < 0)
         _exit(127);
     sigset_t none;
     sigemptyset(&none);
@@ -145,7 +146,7 @@ static void *watch(void *arg)
     }
     /* The sandbox is gone (or the run stops): so is its way out.  The
      * engine, which waits for all of vigil's children, reaps it. */
-    syscall(SYS_pidfd_send_signal, eg->pidfd, SIGKILL, NULL, 0);
+    syscall(VG_NR_pidfd_send_signal, eg->pidfd, SIGKILL, NULL, 0);
     return NULL;
 }
 
@@ -161,11 +162,11 @@ void vg_egress_stop(struct vg_egress *eg)
     if (eg->watching) {
         uint64_t one = 1;
         if (write(eg->stop_fd, &one, sizeof one) != sizeof one)
-            syscall(SYS_pidfd_send_signal, eg->pidfd, SIGKILL, NULL, 0);
+            syscall(VG_NR_pidfd_send_signal, eg->pidfd, SIGKILL, NULL, 0);
         pthread_join(eg->watcher, NULL);
         eg->watching = false;
     } else if (eg->pidfd >= 0) {
-        syscall(SYS_pidfd_send_signal, eg->pidfd, SIGKILL, NULL, 0);
+        syscall(VG_NR_pidfd_send_signal, eg->pidfd, SIGKILL, NULL, 0);
     }
     if (eg->pidfd >= 0) {
         /* Reaped here unless the engine did (then ECHILD). */
@@ -190,9 +191,9 @@ static int spawn(struct vg_egress *eg, pid_t init, int ready[2], int errp[2], st
         return -1;
     }
     if (pid == 0)
-        pasta_child(ready[1], errp[1], init, vigil);
+        pasta_child(eg, ready[1], errp[1], init, vigil);
     eg->pid = pid;
-    eg->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+    eg->pidfd = (int)syscall(VG_NR_pidfd_open, pid, 0);
     if (eg->pidfd < 0) {
         vg_errf(err, "pidfd_open pasta: %s", strerror(errno));
         kill(pid, SIGKILL);
@@ -209,9 +210,11 @@ void vg_egress_init(struct vg_egress *eg)
                              .ready_fd = -1};
 }
 
-int vg_egress_start(struct vg_egress *eg, pid_t init, struct vg_err *err)
+int vg_egress_start(struct vg_egress *eg, pid_t init, int (*bill_self)(void),
+                    struct vg_err *err)
 {
     vg_egress_init(eg);
+    eg->bill_self = bill_self;
     int ready[2] = {-1, -1}, errp[2] = {-1, -1};
     eg->t0 = vg_now_mono_ns();
     if (pipe2(ready, O_CLOEXEC) < 0 || pipe2(errp, O_CLOEXEC) < 0) {
@@ -234,7 +237,7 @@ int vg_egress_start(struct vg_egress *eg, pid_t init, struct vg_err *err)
 static void reap_now(struct vg_egress *eg)
 {
     siginfo_t si;
-    syscall(SYS_pidfd_send_signal, eg->pidfd, SIGKILL, NULL, 0);
+    syscall(VG_NR_pidfd_send_signal, eg->pidfd, SIGKILL, NULL, 0);
     while (waitid(P_PIDFD, (id_t)eg->pidfd, &si, WEXITED) < 0 && errno == EINTR)
         ;
 }
@@ -252,7 +255,7 @@ int vg_egress_ready(struct vg_egress *eg, struct vg_err *err)
         return -1;
     }
     eg->start_ns = vg_now_mono_ns() - eg->t0;
-    eg->init_pidfd = (int)syscall(SYS_pidfd_open, eg->init, 0);
+    eg->init_pidfd = (int)syscall(VG_NR_pidfd_open, eg->init, 0);
     eg->stop_fd = eventfd(0, EFD_CLOEXEC);
     if (eg->init_pidfd < 0 || eg->stop_fd < 0 || pthread_create(&eg->watcher, NULL, watch, eg)) {
         vg_errf(err, "watch pasta: %s", strerror(errno));

@@ -37,6 +37,7 @@ struct vg_egress {
     uint64_t start_ns;      /* pasta's start-up, for the note */
     atomic_uint_fast64_t died_mono_ns; /* pasta ended before the sandbox: when; 0 if not */
     char last_err[160];     /* pasta's last line on stderr (the watcher's) */
+    int (*bill_self)(void); /* see vg_egress_start */
 };
 
 /* No pasta yet: vg_egress_stop does nothing. */
@@ -45,8 +46,11 @@ void vg_egress_init(struct vg_egress *eg);
  * that needs egress fails with one line (fail closed: no egress, no run). */
 int vg_egress_check(struct vg_err *err);
 /* Start pasta on the sandbox whose pid 1 is init (host pid): it sets up
- * the namespace while pid 1 builds the mounts.  -1 with err. */
-int vg_egress_start(struct vg_egress *eg, pid_t init, struct vg_err *err);
+ * the namespace while pid 1 builds the mounts.  bill_self (the launcher's
+ * vg_cgroup_bill_self, handed down: net/ is below it; NULL: none) moves
+ * pasta into the group that pays for the run before its exec.  -1 with err. */
+int vg_egress_start(struct vg_egress *eg, pid_t init, int (*bill_self)(void),
+                    struct vg_err *err);
 /* Wait until pasta has configured the namespace (before the candidate
  * may start), and watch it from then on.  -1 with err (pasta's own
  * message when it said one), nothing left running. */

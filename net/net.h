@@ -2,7 +2,7 @@
  *
  * Every run gets a network namespace of its own: its loopback, up, and
  * nothing of the host's.  When the policy allows something beyond that
- * loopback (policy/egress.c), the namespace is connected to the outside
+ * loopback (policy/net_grants.c), the namespace is connected to the outside
  * by pasta (egress.c), and a packet filter vigil installs in the
  * namespace before the candidate runs (nft.c) rejects every packet that
  * would leave it for an address of the host's own (hostaddr.c), unless a
@@ -47,7 +47,7 @@ void vg_net_plan_free(struct vg_net_plan *n);
 /* Is ip multicast, the limited broadcast, or (n not NULL, with egress)
  * one of the host's directed broadcasts or subnet-router anycast
  * addresses?  The supervisor refuses a connect or send to one unless a
- * rule names it exactly (tracer/verdict.c); the filter drops it. */
+ * rule names it exactly (core/decide.c); the filter drops it. */
 bool vg_net_special(const struct vg_net_plan *n, const struct vg_ip *ip);
 
 /* nft.c: in the sandbox's netns, with CAP_NET_ADMIN there (its pid 1):
@@ -55,4 +55,6 @@ bool vg_net_special(const struct vg_net_plan *n, const struct vg_ip *ip);
  * prohibited, so a connect fails at once) every packet for a blocked
  * prefix that does not go out on loopback.  -1 with err. */
 int vg_nft_block(const struct vg_net_plan *n, struct vg_err *err);
+/* loopback.c: bring up `lo` in the caller's network namespace (-1 with errno). */
+int vg_loopback_up(void);
 #endif

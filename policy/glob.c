@@ -155,11 +155,6 @@ size_t vg_glob_literal_len(const char *p)
     return strcspn(p, "*?[\\");
 }
 
-bool vg_glob_has_meta(const char *p)
-{
-    return p[vg_glob_literal_len(p)] != 0;
-}
-
 void vg_glob_put_literal(struct vg_buf *b, const char *s)
 {
     for (; *s; s++) {
@@ -167,17 +162,6 @@ void vg_glob_put_literal(struct vg_buf *b, const char *s)
             vg_buf_put(b, "\\", 1);
         vg_buf_put(b, s, 1);
     }
-}
-
-void vg_path_squash(char *s)
-{
-    char *w = s;
-    for (const char *r = s; *r; r++)
-        if (!(*r == '/' && w > s && w[-1] == '/'))
-            *w++ = *r;
-    if (w > s + 1 && w[-1] == '/')
-        w--;
-    *w = 0;
 }
 
 void vg_glob_compile(const char *text, struct vg_glob *g)
@@ -194,17 +178,12 @@ void vg_glob_compile(const char *text, struct vg_glob *g)
     if (!g->exact && t[lit] == '*' && t[lit + 1] == '*' && lit > 0)
         g->prefix_len = lit - 1;
     g->comps = vg_xcalloc(len / 2 + 1, sizeof *g->comps);
-    for (size_t i = 0; i < len;) {
-        if (t[i] == '/') {
-            i++;
-            continue;
-        }
-        size_t e = i + strcspn(t + i, "/");
+    size_t n;
+    for (const char *p = vg_path_comp(t, &n); p; p = vg_path_comp(p + n, &n)) {
         struct vg_glob_comp *c = &g->comps[g->ncomps++];
-        c->dstar = (e - i == 2 && t[i] == '*' && t[i + 1] == '*');
-        c->off = (uint32_t)i;
-        c->len = c->dstar ? 0 : (uint32_t)(e - i);
-        i = e;
+        c->dstar = (n == 2 && p[0] == '*' && p[1] == '*');
+        c->off = (uint32_t)(p - t);
+        c->len = c->dstar ? 0 : (uint32_t)n;
     }
 }
 
@@ -225,15 +204,10 @@ bool vg_spath_split(struct vg_spath *sp, char *buf, const char *path)
     sp->s = buf;
     sp->len = strlen(buf);
     sp->n = 0;
-    for (size_t i = 0; i < sp->len;) {
-        if (buf[i] == '/') {
-            i++;
-            continue;
-        }
-        size_t e = i + strcspn(buf + i, "/");
-        sp->off[sp->n] = (uint16_t)i;
-        sp->clen[sp->n++] = (uint16_t)(e - i);
-        i = e;
+    size_t n;
+    for (const char *c = vg_path_comp(buf, &n); c; c = vg_path_comp(c + n, &n)) {
+        sp->off[sp->n] = (uint16_t)(c - buf);
+        sp->clen[sp->n++] = (uint16_t)n;
     }
     return true;
 }

@@ -17,6 +17,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "util/path.h"
+
 #define VG_GLOB_MAX_ALTS 64     /* brace alternatives of one pattern */
 #define VG_SPATH_MAX 4096       /* longest path matched component-wise */
 #define VG_SPATH_MAXC (VG_SPATH_MAX / 2 + 1)
@@ -48,8 +50,6 @@ bool vg_glob_check(const char *pat, size_t *bad, const char **msg);
 /* Expand braces of a checked pattern: malloc'd array of *n malloc'd strings.
  * False (and nothing allocated) when there would be too many. */
 bool vg_glob_expand(const char *pat, char ***out, uint32_t *n);
-/* Does the pattern use any wildcard? (after brace expansion) */
-bool vg_glob_has_meta(const char *pat);
 /* Offset of the first wildcard character (or strlen). */
 size_t vg_glob_literal_len(const char *pat);
 
@@ -57,14 +57,12 @@ size_t vg_glob_literal_len(const char *pat);
  * such as a home directory is matched literally. */
 struct vg_buf;
 void vg_glob_put_literal(struct vg_buf *b, const char *s);
-/* Collapse "//" and drop a trailing '/' (but keep "/"), in place. */
-void vg_path_squash(char *s);
 
 void vg_glob_compile(const char *text, struct vg_glob *g);
 void vg_glob_free(struct vg_glob *g);
 
-/* Lexically normalize path into sp (using buf, of VG_SPATH_MAX+1 bytes).
- * False when the path is too long to split. */
+/* Squash path (vg_path_squash) into sp (using buf, of VG_SPATH_MAX+1
+ * bytes).  False when the path is too long to split. */
 bool vg_spath_split(struct vg_spath *sp, char *buf, const char *path);
 bool vg_glob_match(const struct vg_glob *g, const struct vg_spath *sp);
 

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "policy/policy_int.h"
-#include "launcher/landlock.h"
+#include "policy/landlock_rights.h"
 
 #define MAX_LL_PORTS 64
 

@@ -10,7 +10,7 @@
 #include <strings.h>
 #include <sys/un.h>
 
-#include "net/dns_table.h"
+#include "policy/dns_table.h"
 #include "util/util.h"
 
 static const char *const proto_names[VG_PROTO_N] = {"tcp", "udp", "unix"};

@@ -2,7 +2,7 @@
  *   tcp 127.0.0.1:8000   tcp 10.0.0.0/8:*   tcp [::1]:80-90   udp *:53
  *   tcp pypi.org:443,8443   tcp *.example.org:443   unix /run/x.sock   unix @abstract*
  * A host name matches the addresses vigil's resolver handed out for it in
- * the run (net/dns_table.h), and nothing else (none is resolved ahead).
+ * the run (policy/dns_table.h), and nothing else (none is resolved ahead).
  * Ports: '*', or a comma list of N and LO-HI. */
 #ifndef VG_POLICY_NETPAT_H
 #define VG_POLICY_NETPAT_H

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "policy/policy_int.h"
+#include "util/path.h"
 #include "util/sha256.h"
 
 #define MAX_TOKENS 256
@@ -167,12 +168,10 @@ static int parse_place(struct parser *ps, const struct tok *t, bool abstract_ok,
 /* A component "." or "..": paths are canonical, so it could never match. */
 static bool has_dot_component(const char *s)
 {
-    for (const char *c = s; *c;) {
-        size_t n = strcspn(c, "/");
-        if ((n == 1 && c[0] == '.') || (n == 2 && c[0] == '.' && c[1] == '.'))
+    size_t n;
+    for (const char *c = vg_path_comp(s, &n); c; c = vg_path_comp(c + n, &n))
+        if (vg_path_kind(c, n) != VG_PATH_NAME)
             return true;
-        c += n + (c[n] == '/');
-    }
     return false;
 }
 

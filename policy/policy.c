@@ -1,5 +1,5 @@
 /* policy.c: the policy object's life cycle, its getters, and the limit
- * (the limits' table is limits.c). */
+ * (the limits' table is limit_table.c). */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -77,7 +77,6 @@ const struct vg_env *vg_policy_env(const struct vg_policy *p, uint32_t i)
     return i < p->nenv ? &p->env[i] : NULL;
 }
 
-const char *vg_policy_path(const struct vg_policy *p) { return p->path; }
 const char *vg_policy_text(const struct vg_policy *p) { return p->text.data; }
 const char *vg_policy_sha256(const struct vg_policy *p) { return p->sha256; }
 

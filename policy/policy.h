@@ -31,7 +31,7 @@ struct vg_verdict {
 };
 
 /* Limit indices.  Everything else about a limit is its row in the one
- * table of limits (policy/limits.c). */
+ * table of limits (policy/limit_table.c). */
 enum vg_limit {
     VG_LIM_TIME, VG_LIM_CPU, VG_LIM_MEMORY, VG_LIM_PROCS, VG_LIM_FILES,
     VG_LIM_FSIZE, VG_LIM_OUTPUT, VG_LIM_TMPFS, VG_LIM_DISK, VG_LIM_CPUS, VG_LIM_COUNT
@@ -39,6 +39,18 @@ enum vg_limit {
 /* How a value is written and kept: time in ms, cpu in s, sizes in bytes,
  * counts, CPU bandwidth in thousandths of a CPU. */
 enum vg_limit_kind { VG_LK_MS, VG_LK_SECONDS, VG_LK_SIZE, VG_LK_COUNT, VG_LK_CPUS };
+/* What holds a limit in a run (launcher/limits.c picks one per run). */
+enum vg_limit_mech {
+    VG_MECH_NONE,        /* no limit of this kind in force */
+    VG_MECH_SUPERVISOR,  /* vigil watches and acts */
+    VG_MECH_RLIMIT,      /* per process, set right before exec */
+    VG_MECH_TMPFS,       /* the tmpfs's size= */
+    VG_MECH_CGROUP_V1,
+    VG_MECH_CGROUP_V2,
+    VG_MECH_AFFINITY,    /* CPU pinning, which the candidate could widen */
+};
+/* The cgroup controllers that can hold a limit (launcher/cgroup.c). */
+enum vg_cg_ctrl { VG_CG_MEMORY, VG_CG_PIDS, VG_CG_CPU, VG_CG_NCTRL };
 struct vg_limit_row {
     const char *name;       /* the policy's `limit NAME`, the result's key */
     const char *flag;       /* `vigil run --FLAG` */
@@ -48,6 +60,12 @@ struct vg_limit_row {
     const char *what;       /* what it bounds */
     const char *enforced;   /* by what, best first, then the fallback */
     const char *reported;   /* how a hit is seen */
+    /* what enforces it, as launcher/limits.c reads it: the controller
+     * that holds it where vigil has a cgroup (VG_CG_NCTRL: none), else
+     * the fallback, and the rlimit of a VG_MECH_RLIMIT fallback (-1: none) */
+    enum vg_cg_ctrl cgroup;
+    enum vg_limit_mech fallback;
+    int rlimit;
 };
 const struct vg_limit_row *vg_limit_row(enum vg_limit l);
 const char *vg_limit_name(enum vg_limit l); /* "time", "cpu", ... */
@@ -172,9 +190,8 @@ const struct vg_bind *vg_policy_bind(const struct vg_policy *p, uint32_t i);
 uint32_t vg_policy_nenv(const struct vg_policy *p);
 const struct vg_env *vg_policy_env(const struct vg_policy *p, uint32_t i);
 
-/* For the log header: path as given, sha256 of text, full text (includes
- * expanded, each file preceded by a "# file: PATH" line). */
-const char *vg_policy_path(const struct vg_policy *p);
+/* For the log header: sha256 of text, full text (includes expanded, each
+ * file preceded by a "# file: PATH" line). */
 const char *vg_policy_text(const struct vg_policy *p);
 const char *vg_policy_sha256(const struct vg_policy *p);
 
@@ -216,7 +233,7 @@ void vg_policy_list(void (*fn)(const char *name, const char *path, void *arg), v
 void vg_landlock_plan_exec_file(struct vg_landlock_plan *plan, const char *path);
 /* Also let the candidate read what vigil shows it on purpose (sandbox
  * view): a file named on the command line (tree false), which it may read
- * whatever the policy says (tracer/verdict.c), or a bind's destination
+ * whatever the policy says (core/decide.c), or a bind's destination
  * (tree true), which the user chose to show.  Layer 2 still judges each
  * read of a bind by the policy; this keeps a dry run of a task with bound
  * inputs from stopping at the kernel where the policy has no rule. */

@@ -1,6 +1,6 @@
 /* artifacts.c: the files named on the command line.  They are what is
  * under test: hashed into the result and the log header, made visible in
- * the sandbox (plan.c), and readable whatever the policy says (verdict.c).
+ * the sandbox (plan.c), and readable whatever the policy says (core/decide.c).
  * Files in hidden directories and the system's own programs are not taken
  * in just because an argument names them; a file that is not shown is
  * named in a warning. */
@@ -11,6 +11,7 @@
 
 #include "launcher/limits.h"
 #include "run/run_int.h"
+#include "util/path.h"
 #include "util/sha256.h"
 
 /* Does the canonical path have a component starting with '.'?

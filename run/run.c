@@ -285,7 +285,7 @@ static int start_dns(struct run *r, struct vg_sandbox *sb, struct vg_dns_server 
     struct vg_dns_config cfg = {
         .fd = sb->dns_fd, .pol = r->pol, .log = r->log, .table = &r->dns_table,
         .upstream = &r->dns_upstream, .dry_run = r->o->mode == VG_MODE_DRY_RUN,
-        .start_mono_ns = r->start_mono,
+        .start_mono_ns = r->start_mono, .bill_self = vg_cgroup_bill_self,
     };
     sb->dns_fd = -1;
     *out = vg_dns_start(&cfg, &r->err);

@@ -13,7 +13,7 @@
 #include "net/dns.h"
 #include "run/result.h"
 #include "run/run.h"
-#include "tracer/syscalls.h"
+#include "core/syscalls.h"
 #include "util/outfile.h"
 
 struct run {

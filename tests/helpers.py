@@ -9,6 +9,7 @@ import glob
 import hashlib
 import json
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -34,6 +35,17 @@ ENGINE_OPTS = ["--engine", ENGINE] if ENGINE else []
 # (conftest.py, set per test): every `vigil run` of a Caller passes it,
 # unless the test gives --engine itself.
 TEST_ENGINE_OPTS = []
+
+
+def syscall_nr(name):
+    """A call's x86_64 number, from vigil's syscall table (the one place
+    numbers are written: tests/test_one_table.py)."""
+    with open(os.path.join(ROOT, "core", "syscalls_rows.h")) as f:
+        for line in f:
+            m = re.match(r"(?:ROW|HARMLESS|REFUSE)\((\d+),\s*(\w+),", line)
+            if m and m.group(2) == name:
+                return int(m.group(1))
+    raise KeyError(name)
 
 
 def marker():

@@ -11,7 +11,7 @@ import os
 
 import pytest
 
-from helpers import caller, marker, nobody_caller, root_caller, syscalls  # noqa: F401
+from helpers import caller, marker, nobody_caller, root_caller, syscall_nr, syscalls  # noqa: F401
 
 # the attacks target the engine's own filter: engine by engine (conftest.py: the rule)
 pytestmark = pytest.mark.engines
@@ -104,7 +104,7 @@ BASELINE = {  # attempt: (log name, errno)
     "unshare_user": ("unshare", "EPERM"), "clone_untraced": ("clone", "EPERM"),
     "seccomp_listener": ("seccomp", "EPERM"),
 }
-SYS_IOCTL, SYS_GETPPID, SYS_IO_URING_SETUP = 16, 110, 425
+SYS_IOCTL, SYS_GETPPID, SYS_IO_URING_SETUP = map(syscall_nr, ("ioctl", "getppid", "io_uring_setup"))
 
 
 def sigsys_lines(r):

@@ -21,7 +21,7 @@ import uuid
 
 import pytest
 
-from helpers import NOBODY, caller, nobody_caller, root_caller  # noqa: F401
+from helpers import NOBODY, caller, nobody_caller, root_caller, syscall_nr  # noqa: F401
 from outside import outside, tun_for_nobody  # noqa: F401
 from test_notify_carry import net_pair
 
@@ -72,13 +72,13 @@ def test_open_how_flip_with_reads_unaudited_never_writes(caller, engine, race):
 OPATH = r"""
 import ctypes, os, struct
 libc = ctypes.CDLL(None, use_errno=True)
-SYS_openat2, O_PATH = 437, 0o10000000
+SYS_openat2, O_PATH = %d, 0o10000000
 how = struct.pack("QQQ", O_PATH, 0, 0)
 fd = libc.syscall(SYS_openat2, -100, b"keep.txt", how, len(how))
 print("opath", fd if fd < 0 else "fd", ctypes.get_errno() if fd < 0 else 0)
 fd = os.open("keep.txt", os.O_PATH)
 print("openat", "fd" if fd >= 0 else fd)
-"""
+""" % syscall_nr("openat2")
 
 
 def test_openat2_o_path_is_refused_enosys(caller):

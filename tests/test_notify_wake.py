@@ -1,5 +1,5 @@
 """The notify engine keeps a caller on vigil's CPU while it installs an
-opened file (tracer/notify/wake_here.c): ADDFD wakes the caller with a
+opened file (tracer/notify/cpu_pin.c): ADDFD wakes the caller with a
 plain wake-up, which puts it on the idle CPU, and vigil then sleeps until
 it has installed the file, two wake-ups across CPUs per open (on this
 2-vCPU VM about 80 us an open against 35 us kept on one CPU).  What the
@@ -16,7 +16,7 @@ from test_notify_stacks import ENGINES, policy  # the same small policy
 @pytest.mark.parametrize("engine", ENGINES)
 def test_a_caller_never_sees_fewer_cpus(caller, engine):
     """While vigil installs an opened file the caller is kept on vigil's
-    CPU (tracer/notify/wake_here.c), and given its CPUs back before it
+    CPU (tracer/notify/cpu_pin.c), and given its CPUs back before it
     runs again: read right after 20,000 opens each in four threads, a
     thread's allowed CPUs are always all of them; a thread that chose one
     CPU keeps its choice through its opens.  (Given back after the

@@ -55,7 +55,8 @@ def test_host_file_is_not_written(caller, host_dirs, told_by):
         # every attempt on the file itself was made, and failed (a new
         # file next to it may be made in the sandbox's own /tmp: harmless;
         # and a file there named on the command line is the sandbox's own
-        # copy, README "command-line files": the candidate may change that)
+        # copy, docs/RUN.md "The workdir and the files named on the command
+        # line": the candidate may change that)
         copied = told_by == "argv" and f.startswith("/tmp/")
         for what in ("write", "append", "truncate", "replace", "unlink"):
             assert f"{what} {f} {'' if copied else 'failed'}" in r.stdout, r

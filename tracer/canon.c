@@ -35,31 +35,10 @@
 #include "tracer/canon.h"
 #include "tracer/canon_cache.h"
 #include "tracer/canon_int.h"
+#include "util/path.h"
 #include "util/util.h"
 
 #define VG_MAX_LINKS 40
-
-static int walk_push(struct walk *w, const char *c, size_t n)
-{
-    if (w->len + 1 + n >= sizeof(w->out)) {
-        errno = ENAMETOOLONG;
-        return -1;
-    }
-    w->out[w->len++] = '/';
-    memcpy(w->out + w->len, c, n);
-    w->len += n;
-    w->out[w->len] = '\0';
-    return 0;
-}
-
-static void walk_pop(struct walk *w)
-{
-    while (w->len > 0 && w->out[w->len - 1] != '/')
-        w->len--;
-    if (w->len > 0)
-        w->len--;            /* the separator; "/" stays the empty prefix */
-    w->out[w->len] = '\0';
-}
 
 /* The target of the component just pushed: length, 0 when it is not a
  * symlink, -1 when the path is unresolvable (w->why). */
@@ -114,24 +93,6 @@ static int walk_link(struct walk *w, bool in_proc, char *rest, size_t restsz,
     return 1;
 }
 
-/* Start from base (already canonical: it comes from the kernel), normalized
- * lexically so that the invariants of out hold whatever the caller passes. */
-static int walk_start(struct walk *w, const char *base)
-{
-    for (const char *p = base; *p;) {
-        while (*p == '/')
-            p++;
-        const char *end = strchrnul(p, '/');
-        size_t n = (size_t)(end - p);
-        if (n == 2 && p[0] == '.' && p[1] == '.')
-            walk_pop(w);
-        else if (n > 0 && !(n == 1 && p[0] == '.') && walk_push(w, p, n) < 0)
-            return -1;
-        p = end;
-    }
-    return 0;
-}
-
 char *vg_canon(int root_fd, const char *base, const char *path, bool follow_last)
 {
     return vg_canon_cached(NULL, root_fd, base, path, follow_last);
@@ -146,7 +107,7 @@ char *vg_canon_cached(struct vg_canon_cache *cache, int root_fd, const char *bas
 
 /* A last component the kernel will not follow is never read as a link,
  * so whether it exists is asked separately, and only when the caller wants
- * to know (cx->missing: the probe mark of the log, tracer/verdict.c). */
+ * to know (cx->missing: the probe mark of the log, core/decide.c). */
 static void note_missing_last(struct walk *w)
 {
     struct stat st;
@@ -167,7 +128,11 @@ char *vg_canon_at(const struct vg_canon_ctx *cx, const char *base, const char *p
 {
     struct walk w = {.len = 0, .cx = cx};
     char rest[2 * PATH_MAX];
-    if (path[0] != '/' && walk_start(&w, base ? base : "/") < 0)
+    /* base is already canonical (it comes from the kernel); normalised
+     * lexically anyway, so that the invariants of out hold whatever the
+     * caller passes */
+    if (path[0] != '/' &&
+        vg_path_lexical(w.out, sizeof(w.out), &w.len, base ? base : "/") < 0)
         return NULL;
     if (strlen(path) >= sizeof(rest)) {
         errno = ENAMETOOLONG;
@@ -175,25 +140,20 @@ char *vg_canon_at(const struct vg_canon_ctx *cx, const char *base, const char *p
     }
     strcpy(rest, path);
     const char *p = rest;
-    while (!w.why[0]) {
-        while (*p == '/')
-            p++;
-        if (*p == '\0')
-            break;
-        const char *end = strchrnul(p, '/');
-        size_t n = (size_t)(end - p);
-        if (n == 1 && p[0] == '.') {
-            p = end;
-            continue;
-        }
-        if (n == 2 && p[0] == '.' && p[1] == '.') {
-            walk_pop(&w);
+    size_t n;
+    while (!w.why[0] && (p = vg_path_comp(p, &n)) != NULL) {
+        const char *end = p + n;
+        enum vg_path_kind kind = vg_path_kind(p, n);
+        if (kind != VG_PATH_NAME) {
+            /* ".." on the text: every component before it is resolved */
+            if (kind == VG_PATH_DOTDOT)
+                vg_path_pop(w.out, &w.len);
             p = end;
             continue;
         }
         size_t prev_len = w.len;
         bool in_proc = vg_walk_in_proc(&w);
-        if (walk_push(&w, p, n) < 0)
+        if (vg_path_push(w.out, sizeof(w.out), &w.len, p, n) < 0)
             return NULL;
         /* A trailing slash makes the kernel follow the last component too. */
         bool last_unfollowed = *end == '\0' && !follow_last;

@@ -16,7 +16,7 @@
 /* Prefix of the result for a path that names nothing the policy can judge
  * (a magic link to a pipe, socket or deleted file, an unknown pid, a /proc
  * entry that cannot be read); the rest says why.  Not absolute, so no rule
- * matches it, and the verdict refuses it (tracer/verdict.c). */
+ * matches it, and the verdict refuses it (core/decide.c). */
 #define VG_CANON_UNRESOLVED "(unresolvable:"
 
 struct vg_canon_cache;

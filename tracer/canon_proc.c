@@ -84,6 +84,15 @@ static bool in_task_dir(const struct walk *w)
     return n > 0 && strspn(c, "0123456789") >= n;
 }
 
+/* Is the component just pushed (after prev_len) an entry of a task's
+ * map_files directory? */
+static bool in_map_files(const struct walk *w, size_t prev_len)
+{
+    static const char dir[] = "/map_files";
+    size_t n = sizeof dir - 1;
+    return in_task_dir(w) && prev_len >= n && !memcmp(w->out + prev_len - n, dir, n);
+}
+
 static bool ends_with(const char *s, size_t n, const char *suffix)
 {
     size_t k = strlen(suffix);
@@ -96,6 +105,14 @@ ssize_t vg_proc_link(struct walk *w, size_t prev_len, char *target, size_t cap)
     const char *name = w->out + prev_len + 1;
     if (top && (!strcmp(name, "self") || !strcmp(name, "thread-self")))
         return self_link(w, name[0] == 't', target, cap);
+    if (in_map_files(w, prev_len)) {
+        /* The kernel follows a map_files link only for a caller with
+         * CAP_CHECKPOINT_RESTORE in the initial user namespace (EPERM),
+         * which no candidate has; vigil, as root, could read it, and the
+         * notify engine then opened the mapped file by name. */
+        vg_walk_unresolvable(w, "%s: map_files links are not followed", w->out);
+        return -1;
+    }
     ssize_t n = readlinkat(w->cx->root_fd, w->out + 1, target, cap);
     if (n < 0 && errno == EINVAL)
         return 0;                        /* exists, not a link */

@@ -9,7 +9,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -126,7 +125,7 @@ const char *vg_resolve_at(struct vg_tracee *t, struct vg_call *c, int dirfd,
             return r;
         }
     }
-    /* Only a lookup can be a probe (tracer/verdict.c): a write's walk is
+    /* Only a lookup can be a probe (core/decide.c): a write's walk is
      * not asked, which spares it a stat of a last component it does not
      * follow. */
     bool lookup = c->cls == VG_CLASS_READ || c->cls == VG_CLASS_EXEC;
@@ -157,6 +156,11 @@ int vg_tracee_dup_fd(struct vg_tracee *t, int fd)
     return vg_thread_getfd(t->tid, t->pid, fd); /* the calling thread's table */
 }
 
+/* The decoder of each kind a row can name (core/syscalls.h). */
+#define VG_DEC_FN(k) [VG_DEC_##k] = vg_dec_##k,
+static const vg_decoder_fn decoders[VG_DEC_N] = {VG_DECODERS(VG_DEC_FN)};
+#undef VG_DEC_FN
+
 int vg_decode_call(struct vg_tracee *t, int nr, const uint64_t a[6],
                    struct vg_call *call)
 {
@@ -178,14 +182,8 @@ int vg_decode_call(struct vg_tracee *t, int nr, const uint64_t a[6],
     call->name = call->ent->name;
     call->cls = call->check_cls2 = call->ent->cls;
     call->deny_errno = call->ent->deny_errno;
-    int r = call->ent->decode(t, call);
+    int r = decoders[call->ent->decode](t, call);
     if (r < 0)  /* fail closed: what could not be read cannot be judged */
         vg_undecidable(call, VG_WHY_UNREADABLE, EFAULT);
     return r;
-}
-
-void vg_call_free(struct vg_call *call)
-{
-    vg_arena_free(&call->arena);
-    memset(call, 0, sizeof(*call));
 }

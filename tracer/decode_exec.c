@@ -6,7 +6,7 @@
  * the record keeps and how it says what it left out).  An argv or envp
  * that cannot be read whole (an unmapped pointer array or string, or a
  * page another thread made PROT_NONE, or longer than the kernel takes) is
- * marked argv_unreadable and the call is refused (tracer/verdict.c): no
+ * marked argv_unreadable and the call is refused (core/decide.c): no
  * exec is released with an argv the log could not show.  What the kernel
  * copies a moment later may still differ (another thread can rewrite the
  * strings after this read): the exec proc record, read from the new

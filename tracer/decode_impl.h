@@ -1,5 +1,5 @@
 /* decode_impl.h: what the decoder files share among themselves and with
- * the table (tracer/syscalls.c): the per-family decoders the rows name, the
+ * the table (core/syscalls.c): the per-family decoders the rows name, the
  * flag-name tables (tracer/flags.c) and the path helpers (tracer/decode.c).
  * Not for use outside the tracer's decoding. */
 #ifndef VG_DECODE_IMPL_H
@@ -9,7 +9,13 @@
 #include <stdint.h>
 
 #include "tracer/decode.h"
-#include "tracer/syscalls.h"
+#include "core/syscalls.h"
+
+/* A decoder fills call->args, call->cls and call->check_path* from the
+ * registers (call->a) and the tracee's memory.  0 on success; -1 when the
+ * arguments cannot be read (bad pointer): the call is then decided on
+ * what could be read, with the path recorded as "(unreadable)". */
+typedef int (*vg_decoder_fn)(struct vg_tracee *t, struct vg_call *call);
 
 /* Decoders named by the rows (ROW(..., decoder, ...) -> vg_dec_<decoder>). */
 int vg_dec_path(struct vg_tracee *t, struct vg_call *c);    /* generic: paths, fd, flags, mode */

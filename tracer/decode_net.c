@@ -19,7 +19,7 @@
 #include <unistd.h>
 
 #include "tracer/decode_impl.h"
-#include "tracer/notify/cmsg.h"
+#include "core/cmsg.h"
 
 #ifndef IPPROTO_MPTCP
 #define IPPROTO_MPTCP 262
@@ -333,7 +333,7 @@ static int msg_name(struct vg_call *c, const struct msghdr *m, uint64_t *addr, s
 }
 
 /* A message's control data, read as the kernel will read it: a routing
- * header, IPv6 options or an IPv4 source route (tracer/notify/cmsg.h)
+ * header, IPv6 options or an IPv4 source route (core/cmsg.h)
  * refuse the call in every mode, with or without an address (a send on a
  * connected socket is otherwise not decided: its peer was, at connect). */
 static int check_control(struct net_dec *x, const struct msghdr *m)

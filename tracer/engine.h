@@ -12,11 +12,12 @@
 #include <sys/types.h>
 #include <time.h>
 
+#include "core/decide.h"
 #include "event/event.h"
 #include "event/writer.h"
 #include "policy/policy.h"
 #include "launcher/filter.h"
-#include "run/run.h"
+#include "launcher/run_opts.h"
 
 /* What the supervisor learned, for the trailer and the result record. */
 struct vg_outcome {
@@ -53,24 +54,16 @@ struct vg_engine_ctx {
     const char *const *artifacts;   /* sandbox paths */
     unsigned nartifacts;
     const char *command_path;       /* sandbox path of argv[0] if it is an artifact */
-    /* The command file as the kernel first ran it: the candidate's first
-     * exec is vigil's own, before any candidate code.  Any later exec of
-     * command_path is the command only if it is this very file (a
-     * candidate may replace what sits at the path); set by the engine. */
-    struct vg_command_id {
-        bool seen;                  /* the candidate's first exec is past */
-        bool known;                 /* it was command_path: dev/ino are set */
-        dev_t dev;
-        ino_t ino;
-        struct timespec ctime;      /* a rewrite in place keeps the inode, not this */
-    } command_id;
+    /* The command file as the kernel first ran it (core/decide.h); set
+     * by the engine at the candidate's first exec. */
+    struct vg_command_id command_id;
     const char *const *immutable;   /* trees nothing can change (see plan.h) */
     const bool *audited;            /* [class]: vg_policy_audits, computed once */
     const struct vg_audit_set *audit; /* the same, with `audit lookups`: what the filter stops */
     unsigned nimmutable;
     const char *const *masked;      /* paths shown empty (see plan.h) */
     unsigned nmasked;
-    /* The addresses vigil's resolver handed out, by name (net/dns_table.h);
+    /* The addresses vigil's resolver handed out, by name (policy/dns_table.h);
      * NULL when the run has no resolver (the host's network namespace). */
     struct vg_dns_table *dns;
     /* The run's network plan (net/net.h): the host's broadcast and anycast

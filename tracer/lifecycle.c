@@ -11,16 +11,16 @@
 #include <string.h>
 #include <sys/ptrace.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/user.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "core/syscalls.h"
 #include "tracer/argv_rec.h"
 #include "tracer/decode.h"
-#include "tracer/py/pyframes.h"
+#include "tracer/unwind.h"
 #include "tracer/supervisor.h"
-#include "tracer/verdict.h"
+#include "tracer/views.h"
 
 #define CMDLINE_FIRST 4096 /* first read of /proc/PID/cmdline; grows as needed */
 
@@ -71,7 +71,7 @@ void vg_sup_on_new_task(struct vg_sup *e, struct vg_task *parent_task, int event
     uint64_t flags = 0;
     struct user_regs_struct regs;
     if (ptrace(PTRACE_GETREGS, parent->tid, 0, &regs) == 0) {
-        if (regs.orig_rax == SYS_clone)
+        if (regs.orig_rax == VG_NR_clone)
             flags = regs.rdi;
         else if (event == PTRACE_EVENT_VFORK)
             flags = CLONE_VM | CLONE_VFORK | SIGCHLD;
@@ -160,9 +160,10 @@ static int read_image(struct vg_sup *e, const struct vg_task *t, char *exe, size
     if (!id->seen && t->tgid == e->cand_pid) {
         id->seen = true;
         const char *cmd = e->ctx->command_path;
-        if (cmd && !strcmp(exe, cmd))
-            *id = (struct vg_command_id){.seen = true, .known = true, .dev = st->st_dev,
-                                         .ino = st->st_ino, .ctime = st->st_ctim};
+        if (cmd && !strcmp(exe, cmd)) {
+            *id = (struct vg_command_id){.seen = true, .known = true};
+            vg_fs_node_of(st, &id->node);
+        }
     }
     return 0;
 }
@@ -177,26 +178,26 @@ static void kill_at_exec(struct vg_sup *e, struct vg_task *t)
     vg_sup_kill_sandbox(e);
 }
 
-/* The exec check's verdict (tracer/verdict.c) carried out: counted, noted,
+/* The exec check's verdict (core/decide.c) carried out: counted, noted,
  * and the task killed where it stands unless this is a dry run. */
 static bool check_image(struct vg_sup *e, struct vg_task *t, const char *exe,
                         const struct stat *st)
 {
-    struct vg_exec_image img = {.exe = exe[0] ? exe : NULL, .st = exe[0] ? st : NULL};
+    const char *image = exe[0] ? exe : NULL;
     struct vg_call_verdict v;
-    vg_decide_exec_image(e->ctx, &img, &v);
+    vg_decide_exec_image(e->ctx, image, st, &v);
     if (!v.record || v.decision == VG_DEC_ALLOW)
         return false;
     vg_sup_count(e, VG_CLASS_EXEC, v.decision);
     char where[300], reason[sizeof e->ctx->out.kill_reason];
     const char *cmd = e->ctx->command_path;
-    if (!img.exe)
-        snprintf(reason, sizeof reason, "%s (pid %d)", v.rule_text, t->nspid);
+    if (!image)
+        snprintf(reason, sizeof reason, "%s (pid %d)", v.rule->text, t->nspid);
     else
         snprintf(reason, sizeof reason,
                  "exec check: %s is running but the policy does not allow executing it%s (%s)", exe,
                  cmd && !strcmp(exe, cmd) ? " (not the command file vigil checked: replaced)" : "",
-                 vg_sup_rule_where(where, sizeof where, v.rule_file, v.rule_line));
+                 vg_sup_rule_where(where, sizeof where, v.rule->file, v.rule->line));
     if (!v.kill) {
         /* A dry run ends nothing, but the reader must learn it would have. */
         vg_sup_note(e, "would-kill", reason, t->nspid);
@@ -233,7 +234,8 @@ bool vg_sup_on_exec(struct vg_sup *e, struct vg_task *t)
         }
     }
     vg_unwinder_forget(e->unw, t->tgid);
-    vg_py_forget(e->py, t->proc);
+    if (e->py_forget)
+        e->py_forget(e, t->proc);
     char exe[4096];
     struct stat st;
     int err = read_image(e, t, exe, sizeof exe, &st);
@@ -309,7 +311,8 @@ void vg_sup_on_exit(struct vg_sup *e, pid_t tid, int status)
     }
     if (t && !t->is_thread) {
         vg_unwinder_forget(e->unw, t->tgid);
-        vg_py_forget(e->py, t->proc);
+        if (e->py_forget)
+            e->py_forget(e, t->proc);
     }
     if (t && t->held)
         e->nheld--;

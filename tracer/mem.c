@@ -5,10 +5,10 @@
 #include <fcntl.h>
 #include <string.h>
 #include <sys/ptrace.h>
-#include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "core/syscalls.h"
 #include "tracer/decode.h"
 
 /* Word-by-word fallback for kernels or setups where process_vm_readv is
@@ -78,16 +78,16 @@ long vg_tracee_read_ahead(struct vg_tracee *t, const struct iovec *local,
 
 int vg_thread_pidfd(pid_t tid, pid_t tgid)
 {
-    int fd = (int)syscall(SYS_pidfd_open, tid, PIDFD_THREAD);
+    int fd = (int)syscall(VG_NR_pidfd_open, tid, PIDFD_THREAD);
     if (fd >= 0 || errno != EINVAL)
         return fd; /* ESRCH: gone */
     /* a kernel without PIDFD_THREAD: only the process's pidfd, which reads
      * the leader's table; right only when the thread's is that one */
-    if (tid != tgid && syscall(SYS_kcmp, tid, tgid, VG_KCMP_FILES, 0, 0) != 0) {
+    if (tid != tgid && syscall(VG_NR_kcmp, tid, tgid, VG_KCMP_FILES, 0, 0) != 0) {
         errno = ENOSYS;
         return -1;
     }
-    return (int)syscall(SYS_pidfd_open, tgid, 0);
+    return (int)syscall(VG_NR_pidfd_open, tgid, 0);
 }
 
 int vg_thread_getfd(pid_t tid, pid_t tgid, int fd)
@@ -95,7 +95,7 @@ int vg_thread_getfd(pid_t tid, pid_t tgid, int fd)
     int pidfd = vg_thread_pidfd(tid, tgid);
     if (pidfd < 0)
         return -1;
-    int dup = (int)syscall(SYS_pidfd_getfd, pidfd, fd, 0);
+    int dup = (int)syscall(VG_NR_pidfd_getfd, pidfd, fd, 0);
     int saved = errno;
     close(pidfd);
     errno = saved;

@@ -3,7 +3,7 @@
  * exec, exit events: lifecycle.c), and both see the kernel's SIGSYS for
  * the baseline's refusals, which are recorded here.  Seccomp stops are
  * the ptrace engine's RET_TRACE (and, under either engine, a candidate's
- * own filter's): tracer/ptrace/ decides them. */
+ * own filter's): stop_call.c decides them. */
 #include <errno.h>
 #include <sched.h>
 #include <signal.h>
@@ -14,7 +14,6 @@
 #include <linux/audit.h>
 
 #include "launcher/filter.h"
-#include "tracer/ptrace/ptrace_int.h"
 #include "tracer/supervisor.h"
 #include "util/util.h"
 
@@ -69,6 +68,13 @@ int vg_sup_attach(pid_t pid, struct vg_err *err)
     return -1;
 }
 
+void vg_sup_regs_call(const struct user_regs_struct *regs, int *nr, uint64_t args[6])
+{
+    *nr = (int)regs->orig_rax; /* what the kernel and the filter go by: 32 bits */
+    const uint64_t a[6] = {regs->rdi, regs->rsi, regs->rdx, regs->r10, regs->r8, regs->r9};
+    memcpy(args, a, sizeof a);
+}
+
 /* Is tid stopped right after a call the candidate's filter refused as
  * baseline with SECCOMP_RET_TRAP?  Judged on what the kernel left in the
  * thread, never on the siginfo: a candidate may queue itself a SIGSYS with
@@ -89,9 +95,7 @@ static bool trapped_baseline(const struct vg_sup *e, pid_t tid, int *nr, uint64_
     if (ptrace(PTRACE_GET_SYSCALL_INFO, tid, sizeof info, &info) <= 0 ||
         info.arch != AUDIT_ARCH_X86_64 || ptrace(PTRACE_GETREGS, tid, 0, &regs) < 0)
         return false;
-    *nr = (int)regs.orig_rax; /* what the kernel and the filter go by: 32 bits */
-    const uint64_t a[6] = {regs.rdi, regs.rsi, regs.rdx, regs.r10, regs.r8, regs.r9};
-    memcpy(args, a, sizeof a);
+    vg_sup_regs_call(&regs, nr, args);
     return regs.rax == regs.orig_rax &&
            vg_filter_classify(e->ctx->audit, *nr, args) == VG_FILTER_BASELINE;
 }
@@ -107,7 +111,7 @@ static bool on_sigsys(struct vg_sup *e, struct vg_task *t)
     uint64_t args[6];
     if (!trapped_baseline(e, t->tid, &nr, args))
         return false;
-    vg_pt_judge(e, t, nr, args);
+    vg_sup_judge_stopped(e, t, nr, args);
     return true;
 }
 
@@ -142,6 +146,15 @@ static void restart_withdrawn_call(struct vg_sup *e, struct vg_task *t)
         return;
     regs.rax = (uint64_t)-VG_ERESTARTNOINTR;
     ptrace(PTRACE_SETREGS, tid, 0, &regs); /* failing: the call fails EINTR, as before */
+}
+
+/* Did another process send the signal tid is stopped with (kill, tgkill,
+ * sigqueue: si_code <= 0), rather than the kernel (a fault, SIGCHLD)?  A
+ * task whose siginfo cannot be read is gone: nothing to pass on. */
+static bool sent_by_a_process(pid_t tid)
+{
+    siginfo_t si;
+    return ptrace(PTRACE_GETSIGINFO, tid, 0, &si) < 0 || si.si_code <= 0;
 }
 
 static bool is_stop_signal(int sig)
@@ -183,7 +196,7 @@ void vg_sup_on_stop(struct vg_sup *e, pid_t tid, int status)
     }
     switch (event) {
     case PTRACE_EVENT_SECCOMP:
-        vg_pt_on_seccomp(e, t);
+        vg_sup_on_seccomp(e, t);
         return;
     case PTRACE_EVENT_FORK:
     case PTRACE_EVENT_VFORK:
@@ -205,6 +218,16 @@ void vg_sup_on_stop(struct vg_sup *e, pid_t tid, int status)
     case 0:
         /* Signal-delivery stop: pass the signal on, unless it is the
          * kernel's report of a baseline refusal. */
+        if (tid == e->ctx->init_pid && sent_by_a_process(tid)) {
+            /* vigil's init handles no signal, and untraced the kernel
+             * would drop every one its own namespace sends it; traced,
+             * each one stops it here, and a SIGSTOP passed on stopped it
+             * for good (a candidate of an unprivileged vigil has init's
+             * uid): the candidate exited, init could not end the run,
+             * and its daemons ran on until the timeout. */
+            ptrace(PTRACE_CONT, tid, 0, 0);
+            return;
+        }
         if (sig == SIGSYS && on_sigsys(e, t))
             return;
         if (sig == SIGXFSZ)

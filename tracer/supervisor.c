@@ -11,8 +11,7 @@
 #include "launcher/limits.h"
 #include "tracer/decode.h"
 #include "tracer/supervisor.h"
-#include "tracer/py/pyframes.h"
-#include "tracer/verdict.h"
+#include "core/decide.h"
 
 uint64_t vg_sup_now(const struct vg_sup *e)
 {
@@ -94,7 +93,7 @@ void vg_sup_policy_kill(struct vg_sup *e, const struct vg_task *t, const struct 
     snprintf(e->ctx->out.kill_reason, sizeof e->ctx->out.kill_reason, "%s %s: %s",
              call->ent ? call->ent->name : "syscall",
              call->args.resolved ? call->args.resolved : call->args.addr ? call->args.addr : "",
-             vg_sup_rule_where(where, sizeof where, v->rule_file, v->rule_line));
+             vg_sup_rule_where(where, sizeof where, v->rule->file, v->rule->line));
     e->ctx->out.policy_kill = true;
     vg_sup_note(e, "kill", e->ctx->out.kill_reason, t->nspid);
     vg_sup_kill_sandbox(e);
@@ -106,33 +105,25 @@ void vg_sup_fill_event(struct vg_sup *e, const struct vg_task *t, const struct v
     *ev = (struct vg_syscall_ev){
         .ts_ns = vg_sup_now(e), .pid = t->nspid, .tid = t->nstid, .hpid = t->tgid, .htid = t->tid,
         .proc = t->proc, .nr = c->nr, .name = c->ent ? c->ent->name : "unknown", .cls = c->cls,
-        .args = c->args, .decision = v->decision, .rule_file = v->rule_file,
-        .rule_line = v->rule_line, .rule_text = v->rule_text, .err = v->refuse ? v->err : 0,
+        .args = c->args, .decision = v->decision, .rule_file = v->rule->file,
+        .rule_line = v->rule->line, .rule_text = v->rule->text, .err = v->refuse ? v->err : 0,
         .probe = v->probe,
     };
 }
 
-/* One unwind of the budget (launcher/limits.h) per record: a record
- * that has its native stack paid for its Python frames too, and one whose
- * native stack the budget refused gets none. */
-static bool py_budget(const struct vg_sup *e, const struct vg_syscall_ev *ev)
+void vg_sup_py_frames(struct vg_sup *e, const struct vg_task *t, struct vg_syscall_ev *ev,
+                      struct vg_arena *a)
 {
-    if (ev->decision == VG_DEC_ALLOW && !e->ctx->opts->stacks_all)
-        return vg_unwind_budget_take(); /* no native stack wanted */
-    return ev->stack || vg_unwind_budget_refused() == 0;
+    if (e->py_frames)
+        e->py_frames(e, t, ev, a);
 }
 
-void vg_sup_py_frames(struct vg_sup *e, const struct vg_task *t, struct vg_syscall_ev *ev,
-                      struct vg_pyframe *buf, struct vg_arena *a)
+void vg_sup_tracee(const struct vg_sup *e, const struct vg_task *t, bool ptrace_stopped,
+                   struct vg_tracee *tr)
 {
-    enum vg_py_frames m = e->ctx->opts->py_frames;
-    if (m == VG_PYF_OFF || (m == VG_PYF_REFUSED && ev->decision == VG_DEC_ALLOW) ||
-        !py_budget(e, ev))
-        return;
-    struct vg_tracee tr = {.tid = t->tid, .pid = t->tgid, .nspid = t->nspid,
-                           .nstid = t->nstid, .root_fd = e->root_fd};
-    ev->npy = vg_py_stack(e->py, &tr, t->proc, buf, VG_PY_STACK_MAX, &ev->py_trunc, a);
-    ev->py = buf;
+    *tr = (struct vg_tracee){.tid = t->tid, .pid = t->tgid, .nspid = t->nspid, .nstid = t->nstid,
+                             .root_fd = e->root_fd, .cache = e->canon, .pivoted = true,
+                             .ptrace_stopped = ptrace_stopped};
 }
 
 /* The one place decisions are counted (the trailer's and the result's

@@ -13,13 +13,23 @@
 #include "tracer/canon.h"
 #include "tracer/engine.h"
 #include "tracer/tasks.h"
-#include "tracer/ptrace/unwind.h"
+#include "tracer/unwind.h"
+
+struct vg_arena;
+struct vg_syscall_ev;
 
 struct vg_sup {
     struct vg_engine_ctx *ctx;
     struct vg_tasks tasks;
     struct vg_unwinder *unw;
-    struct vg_pyframes *py; /* Python stacks (tracer/py/) */
+    /* Python stacks are the engine's to plug in (vg_py_plug): tracer/py/
+     * is above this core, which records them through these hooks (NULL:
+     * none).  py_frames: the caller's Python stack into ev, strings and
+     * frames in a; py_forget: the process execs or exits. */
+    struct vg_pyframes *py;
+    void (*py_frames)(struct vg_sup *e, const struct vg_task *t, struct vg_syscall_ev *ev,
+                      struct vg_arena *a);
+    void (*py_forget)(struct vg_sup *e, uint64_t proc);
     int root_fd;            /* the sandbox's "/", opened at the first call */
     struct vg_canon_cache *canon; /* symlink lookups under immutable trees */
     pid_t cand_pid;         /* host pid of the candidate's first process */
@@ -71,12 +81,17 @@ struct vg_syscall_ev;
 void vg_sup_fill_event(struct vg_sup *e, const struct vg_task *t, const struct vg_call *c,
                       const struct vg_call_verdict *v, struct vg_syscall_ev *ev);
 int vg_sup_emit_call(struct vg_sup *e, const struct vg_syscall_ev *ev);
-/* The caller's Python stack into ev, when --py-frames asks for it for
- * this decision (buf: VG_PY_STACK_MAX frames, strings in a). */
-struct vg_pyframe;
-struct vg_arena;
+/* The caller's Python stack into ev, when the engine plugged Python
+ * frames in and --py-frames asks for them for this decision. */
 void vg_sup_py_frames(struct vg_sup *e, const struct vg_task *t, struct vg_syscall_ev *ev,
-                      struct vg_pyframe *buf, struct vg_arena *a);
+                      struct vg_arena *a);
+/* The thread t as the decoder reads it for either engine: the same
+ * sandbox root, cache and ids; ptrace_stopped says whether it is in a
+ * ptrace stop (the ptrace engine's seccomp stops, a SIGSYS), which is all
+ * that differs between the engines' decoding (tracer/mem.h). */
+struct vg_tracee;
+void vg_sup_tracee(const struct vg_sup *e, const struct vg_task *t, bool ptrace_stopped,
+                   struct vg_tracee *tr);
 /* A decision made without a call record (the exec check's kill). */
 void vg_sup_count(struct vg_sup *e, enum vg_class cls, enum vg_decision d);
 void vg_sup_policy_kill(struct vg_sup *e, const struct vg_task *t, const struct vg_call *call,
@@ -92,6 +107,19 @@ uint64_t vg_sup_spin_ns(void);
 pid_t vg_sup_wait_next(uint64_t spin_ns, int *status);
 /* A ptrace stop of tid (stops.c). */
 void vg_sup_on_stop(struct vg_sup *e, pid_t tid, int status);
+/* The call a thread stopped in or right after, from its registers (the
+ * baseline's SIGSYS, stops.c): its number as the kernel and the filter go
+ * by it, and the x86_64 argument registers, in the order seccomp_data
+ * gives them to the other stops (tests/unit/test_decide_engines.c). */
+struct user_regs_struct;
+void vg_sup_regs_call(const struct user_regs_struct *regs, int *nr, uint64_t args[6]);
+
+/* stop_call.c: a PTRACE_EVENT_SECCOMP stop: vigil's RET_TRACE (decided),
+ * or a candidate's own filter's on a call vigil lets run (continued). */
+void vg_sup_on_seccomp(struct vg_sup *e, struct vg_task *t);
+/* Decode the call tid is stopped in (or was just refused by the
+ * baseline), decide it, record it with its stacks, then release or fail it. */
+void vg_sup_judge_stopped(struct vg_sup *e, struct vg_task *t, int nr, const uint64_t args[6]);
 
 /* lifecycle.c */
 void vg_sup_log_start(struct vg_sup *e, struct vg_task *t, uint64_t flags);

@@ -351,19 +351,6 @@ const char *vg_jv_str(const struct vg_jv *v, const char *key)
     return m && m->type == VG_JSTR ? m->s : NULL;
 }
 
-bool vg_jv_int(const struct vg_jv *v, int64_t *out)
-{
-    if (!v || v->type != VG_JNUM || strpbrk(v->s, ".eE"))
-        return false;
-    char *end;
-    errno = 0;
-    long long n = strtoll(v->s, &end, 10);
-    if (errno || *end)
-        return false;
-    *out = n;
-    return true;
-}
-
 void vg_jv_write(const struct vg_jv *v, struct vg_json *j)
 {
     switch (v->type) {

@@ -2,8 +2,7 @@
  * parses one value into a tree, with limits on depth and size, and says
  * what is wrong and at which byte (counted from 1).  Strings are UTF-8 with \u escapes
  * decoded (a \u0000 or an unpaired surrogate is an error: these strings
- * become paths and argv).  Numbers keep their text; vg_jv_int reads an
- * integer from it. */
+ * become paths and argv).  Numbers keep their text. */
 #ifndef VG_JSONR_H
 #define VG_JSONR_H
 #include <stdbool.h>
@@ -35,9 +34,6 @@ void vg_jv_free(struct vg_jv *v);
 const struct vg_jv *vg_jv_get(const struct vg_jv *v, const char *key);
 /* A string member's value, or NULL when absent or not a string. */
 const char *vg_jv_str(const struct vg_jv *v, const char *key);
-/* An integer number: false unless v is a number with no fraction or
- * exponent that fits. */
-bool vg_jv_int(const struct vg_jv *v, int64_t *out);
 
 /* Writes v back out through a JSON writer. */
 void vg_jv_write(const struct vg_jv *v, struct vg_json *j);

@@ -211,7 +211,8 @@ static int name_unnamed(struct vg_outfile *f)
  * checked (someone put another there during the run), swap back and
  * leave theirs alone; if it is, it was an empty file or vigil's own, and
  * goes.  Filesystems without RENAME_EXCHANGE get rename after one more
- * look, which leaves a short window (see README). */
+ * look, which leaves a short window (docs/SECURITY.md, "vigil never
+ * harms what it did not create"). */
 static int replace_checked(struct vg_outfile *f)
 {
     struct stat st;

@@ -313,38 +313,6 @@ struct timespec vg_realtime_in(long ns)
                              .tv_nsec = (long)(at % (uint64_t)per_s)};
 }
 
-char *vg_path_normalize(const char *path)
-{
-    size_t n = strlen(path);
-    char *out = vg_xmalloc(n + 2);
-    size_t len = 0;
-    const char *p = path;
-    while (*p) {
-        while (*p == '/')
-            p++;
-        const char *start = p;
-        while (*p && *p != '/')
-            p++;
-        size_t clen = (size_t)(p - start);
-        if (clen == 0 || (clen == 1 && start[0] == '.'))
-            continue;
-        if (clen == 2 && start[0] == '.' && start[1] == '.') {
-            while (len > 0 && out[len - 1] != '/')
-                len--;
-            if (len > 0)
-                len--; /* the slash before the dropped component */
-            continue;
-        }
-        out[len++] = '/';
-        memcpy(out + len, start, clen);
-        len += clen;
-    }
-    if (len == 0)
-        out[len++] = '/';
-    out[len] = 0;
-    return out;
-}
-
 uint64_t vg_hash_str(const char *s)
 {
     uint64_t h = 14695981039346656037ull;

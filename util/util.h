@@ -58,11 +58,6 @@ char *vg_read_file(const char *path, size_t max, size_t *len, struct vg_err *err
 /* Write all of buf, retrying on EINTR/short writes.  -1 with errno on error. */
 int vg_write_all(int fd, const void *buf, size_t n);
 
-/* Lexically normalize an absolute path: collapse "//", drop ".", resolve
- * ".." (never above "/"), no trailing slash.  malloc'd.  Symlinks are not
- * looked at: use it for paths vigil itself builds. */
-char *vg_path_normalize(const char *path);
-
 /* FNV-1a of a NUL-terminated string, for the string-keyed hash tables. */
 uint64_t vg_hash_str(const char *s);
 

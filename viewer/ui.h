@@ -13,7 +13,7 @@
 
 #include <curses.h>
 
-#include "viewer/filter.h"
+#include "viewer/view_filter.h"
 #include "viewer/lines.h"
 #include "viewer/model.h"
 #include "viewer/replay.h"

@@ -14,7 +14,7 @@
 
 Each call runs the vigil binary (VIGIL in the environment, else `vigil` on
 PATH); results are the JSON records `vigil run --result` and `vigil batch`
-write (README, "The result record"); the log reader uses Debian's
+write (docs/RUN.md, "The result record"); the log reader uses Debian's
 python3-msgpack.  Nothing here decides anything: the binary does.
 """
 import json

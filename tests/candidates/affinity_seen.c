@@ -1,6 +1,6 @@
 /* affinity_seen: does a candidate ever see fewer CPUs than it has?  The
  * notify engine keeps a caller on vigil's CPU while it installs an opened
- * file (tracer/notify/wake_here.c) and must give the CPUs back before the
+ * file (tracer/notify/cpu_pin.c) and must give the CPUs back before the
  * caller runs again.  THREADS threads each open a file ROUNDS times and
  * read their own allowed CPUs right after each open; a last thread sets
  * its CPUs to the first of them and checks, after more opens, that they

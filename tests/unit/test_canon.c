@@ -14,10 +14,10 @@
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "core/syscalls.h"
 #include "tracer/canon.h"
 #include "util/util.h"
 #include "tests/unit/check.h"
@@ -182,7 +182,7 @@ static void test_magic_links(void)
     CHECK(getcwd(cwd, sizeof cwd) != NULL);
     host_root = open("/", O_PATH | O_DIRECTORY);
     self_cx = (struct vg_canon_ctx){.root_fd = host_root, .nspid = getpid(),
-                                    .nstid = (int32_t)syscall(SYS_gettid)};
+                                    .nstid = (int32_t)syscall(VG_NR_gettid)};
     int pid = getpid(), dfd = open(tmpdir, O_RDONLY | O_DIRECTORY);
     expect_self("/proc/self/cwd", true, cwd);
     expect_self("/proc/thread-self/cwd", true, cwd);
@@ -296,7 +296,7 @@ static int setup_pivot(void)
         return -1;
     char *work = vg_xasprintf("%s/tmp", newroot), *old = vg_xasprintf("%s/old", newroot);
     if (mkdir(work, 0755) < 0 || mkdir(old, 0755) < 0 ||
-        syscall(SYS_pivot_root, newroot, old) < 0 || umount2("/old", MNT_DETACH) < 0)
+        syscall(VG_NR_pivot_root, newroot, old) < 0 || umount2("/old", MNT_DETACH) < 0)
         return -1;
     return chdir("/tmp");
 }

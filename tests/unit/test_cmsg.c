@@ -1,5 +1,5 @@
 /* test_cmsg.c: which control data of a send is refused
- * (tracer/notify/cmsg.c): routing headers, IPv6 options and IPv4 options
+ * (core/cmsg.c): routing headers, IPv6 options and IPv4 options
  * wherever they sit in the buffer; harmless messages pass; a header the
  * kernel would fail the send on is refused too. */
 #include <errno.h>
@@ -7,7 +7,7 @@
 #include <sys/socket.h>
 
 #include "tests/unit/check.h"
-#include "tracer/notify/cmsg.h"
+#include "core/cmsg.h"
 
 #define ROOM 256
 

@@ -17,18 +17,15 @@
 #include <sys/ptrace.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "core/syscalls.h"
 #include "tracer/decode.h"
 #include "util/util.h"
 #include "tests/unit/check.h"
 
-#ifndef SYS_fchmodat2
-#define SYS_fchmodat2 452
-#endif
 
 enum { DIRFD = 50, TCPFD = 51, UDPFD = 52, BOUNDFD = 53, TCP6FD = 54, NARGS = 300, NMSGS = 1030 };
 
@@ -169,7 +166,7 @@ static void check_resolved(const struct vg_call *c, const char *rel)
 static void test_open(void)
 {
     struct vg_call c;
-    CHECK(decode(&c, SYS_openat, (uint64_t)AT_FDCWD, P(m.rel), O_RDONLY, 0, 0, 0) == 0);
+    CHECK(decode(&c, VG_NR_openat, (uint64_t)AT_FDCWD, P(m.rel), O_RDONLY, 0, 0, 0) == 0);
     CHECK(c.cls == VG_CLASS_READ && c.args.mode == -1 && c.deny_errno == EACCES);
     CHECK_STR(c.name, "openat");
     CHECK_STR(c.args.path, "sub/file");
@@ -177,45 +174,45 @@ static void test_open(void)
     CHECK(c.args.nflags == 1 && has_name(&c, "O_RDONLY"));
     vg_call_free(&c);
 
-    decode(&c, SYS_openat, (uint64_t)AT_FDCWD, P(m.newf), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644, 0, 0);
+    decode(&c, VG_NR_openat, (uint64_t)AT_FDCWD, P(m.newf), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644, 0, 0);
     CHECK(c.cls == VG_CLASS_WRITE && c.args.mode == 0644);
     CHECK(c.args.nflags == 4 && has_name(&c, "O_WRONLY") && has_name(&c, "O_CREAT") &&
           has_name(&c, "O_TRUNC") && has_name(&c, "O_CLOEXEC"));
     check_resolved(&c, "new.txt");
     vg_call_free(&c);
 
-    decode(&c, SYS_openat, DIRFD, P(m.chk), O_RDONLY | 0x40000000, 0, 0, 0);
+    decode(&c, VG_NR_openat, DIRFD, P(m.chk), O_RDONLY | 0x40000000, 0, 0, 0);
     check_resolved(&c, "sub/file");
     CHECK(c.args.nflags == 2 && has_name(&c, "0x40000000"));
     vg_call_free(&c);
 
-    decode(&c, SYS_open, P(m.lnk), O_RDONLY, 0, 0, 0, 0);
+    decode(&c, VG_NR_open, P(m.lnk), O_RDONLY, 0, 0, 0, 0);
     check_resolved(&c, "sub/file");            /* followed */
     vg_call_free(&c);
-    decode(&c, SYS_open, P(m.lnk), O_RDONLY | O_NOFOLLOW, 0, 0, 0, 0);
+    decode(&c, VG_NR_open, P(m.lnk), O_RDONLY | O_NOFOLLOW, 0, 0, 0, 0);
     check_resolved(&c, "lnk");
     vg_call_free(&c);
-    decode(&c, SYS_open, P(m.lnk), O_WRONLY | O_CREAT | O_EXCL, 0600, 0, 0, 0);
+    decode(&c, VG_NR_open, P(m.lnk), O_WRONLY | O_CREAT | O_EXCL, 0600, 0, 0, 0);
     check_resolved(&c, "lnk");                 /* O_EXCL does not follow */
     vg_call_free(&c);
-    decode(&c, SYS_open, P(m.rel), O_TMPFILE | O_RDWR, 0600, 0, 0, 0);
+    decode(&c, VG_NR_open, P(m.rel), O_TMPFILE | O_RDWR, 0600, 0, 0, 0);
     CHECK(c.cls == VG_CLASS_WRITE && has_name(&c, "O_TMPFILE") && !has_name(&c, "O_DIRECTORY"));
     vg_call_free(&c);
 
-    decode(&c, SYS_creat, P(m.newf), 0600, 0, 0, 0, 0);
+    decode(&c, VG_NR_creat, P(m.newf), 0600, 0, 0, 0, 0);
     CHECK(c.cls == VG_CLASS_WRITE && c.args.mode == 0600 && has_name(&c, "O_CREAT") &&
           has_name(&c, "O_TRUNC") && has_name(&c, "O_WRONLY"));
     vg_call_free(&c);
 
     /* openat2 RESOLVE_IN_ROOT: ".." and "/" stay below the dirfd. */
-    decode(&c, SYS_openat2, DIRFD, P(m.chk), P(&m.how), sizeof(m.how), 0, 0);
+    decode(&c, VG_NR_openat2, DIRFD, P(m.chk), P(&m.how), sizeof(m.how), 0, 0);
     check_resolved(&c, "sub/file");
     CHECK(c.cls == VG_CLASS_READ && has_name(&c, "RESOLVE_IN_ROOT"));
     vg_call_free(&c);
-    decode(&c, SYS_openat2, DIRFD, P(m.upfile), P(&m.how), sizeof(m.how), 0, 0);
+    decode(&c, VG_NR_openat2, DIRFD, P(m.upfile), P(&m.how), sizeof(m.how), 0, 0);
     check_resolved(&c, "sub/file");
     vg_call_free(&c);
-    decode(&c, SYS_openat, DIRFD, P(m.upfile), O_RDONLY, 0, 0, 0);
+    decode(&c, VG_NR_openat, DIRFD, P(m.upfile), O_RDONLY, 0, 0, 0);
     CHECK_STR(c.check_path, "/file");          /* without it, "/" is the root */
     vg_call_free(&c);
 }
@@ -223,16 +220,16 @@ static void test_open(void)
 static void test_paths(void)
 {
     struct vg_call c;
-    decode(&c, SYS_unlinkat, DIRFD, P(m.chk), AT_REMOVEDIR, 0, 0, 0);
+    decode(&c, VG_NR_unlinkat, DIRFD, P(m.chk), AT_REMOVEDIR, 0, 0, 0);
     CHECK(c.cls == VG_CLASS_WRITE && c.args.flags == AT_REMOVEDIR && has_name(&c, "AT_REMOVEDIR"));
     check_resolved(&c, "sub/file");
     vg_call_free(&c);
 
-    decode(&c, SYS_unlink, P(m.lnk), 0, 0, 0, 0, 0);
+    decode(&c, VG_NR_unlink, P(m.lnk), 0, 0, 0, 0, 0);
     check_resolved(&c, "lnk");                 /* not followed */
     vg_call_free(&c);
 
-    decode(&c, SYS_renameat2, (uint64_t)AT_FDCWD, P(m.rel), (uint64_t)AT_FDCWD, P(m.dst), 1, 0);
+    decode(&c, VG_NR_renameat2, (uint64_t)AT_FDCWD, P(m.rel), (uint64_t)AT_FDCWD, P(m.dst), 1, 0);
     check_resolved(&c, "sub/file");
     char *d = tmp("sub/moved");
     CHECK_STR(c.check_path2, d);
@@ -240,18 +237,18 @@ static void test_paths(void)
     free(d);
     vg_call_free(&c);
 
-    decode(&c, SYS_symlink, P(m.target), P(m.newf), 0, 0, 0, 0);
+    decode(&c, VG_NR_symlink, P(m.target), P(m.newf), 0, 0, 0, 0);
     check_resolved(&c, "new.txt");
     CHECK_STR(c.args.path2, "target-text");
     CHECK(c.check_path2 == NULL);
     vg_call_free(&c);
 
-    decode(&c, SYS_fchmod, DIRFD, 0600, 0, 0, 0, 0);
+    decode(&c, VG_NR_fchmod, DIRFD, 0600, 0, 0, 0, 0);
     check_resolved(&c, "sub");
     CHECK(c.args.mode == 0600 && c.deny_errno == EPERM);
     vg_call_free(&c);
 
-    decode(&c, SYS_linkat, (uint64_t)AT_FDCWD, P(m.lnk), DIRFD, P(m.target), AT_SYMLINK_FOLLOW, 0);
+    decode(&c, VG_NR_linkat, (uint64_t)AT_FDCWD, P(m.lnk), DIRFD, P(m.target), AT_SYMLINK_FOLLOW, 0);
     check_resolved(&c, "sub/file");
     d = tmp("sub/target-text");
     if (!CHECK_STR(c.check_path2, d))
@@ -259,22 +256,22 @@ static void test_paths(void)
     free(d);
     vg_call_free(&c);
 
-    decode(&c, SYS_fchownat, DIRFD, P(""), 0, 0, AT_EMPTY_PATH, 0);
+    decode(&c, VG_NR_fchownat, DIRFD, P(""), 0, 0, AT_EMPTY_PATH, 0);
     check_resolved(&c, "sub");                 /* "" + AT_EMPTY_PATH: the fd */
     vg_call_free(&c);
 
-    decode(&c, SYS_fchmodat2, (uint64_t)AT_FDCWD, P(m.lnk), 0644, AT_SYMLINK_NOFOLLOW, 0, 0);
+    decode(&c, VG_NR_fchmodat2, (uint64_t)AT_FDCWD, P(m.lnk), 0644, AT_SYMLINK_NOFOLLOW, 0, 0);
     check_resolved(&c, "lnk");
     vg_call_free(&c);
 
-    CHECK(decode(&c, SYS_chmod, child_ptr(&m.edge), 0644, 0, 0, 0, 0) == 0);
+    CHECK(decode(&c, VG_NR_chmod, child_ptr(&m.edge), 0644, 0, 0, 0, 0) == 0);
     CHECK_STR(c.args.path, "/edge");
     vg_call_free(&c);
-    CHECK(decode(&c, SYS_chmod, child_ptr(&m.hole), 0644, 0, 0, 0, 0) == -1);
+    CHECK(decode(&c, VG_NR_chmod, child_ptr(&m.hole), 0644, 0, 0, 0, 0) == -1);
     CHECK_STR(c.args.path, "(unreadable)");
     CHECK_STR(c.check_path, "(unreadable)");
     vg_call_free(&c);
-    CHECK(decode(&c, SYS_openat, 77, P(m.rel), 0, 0, 0, 0) == 0);
+    CHECK(decode(&c, VG_NR_openat, 77, P(m.rel), 0, 0, 0, 0) == 0);
     CHECK_STR(c.check_path, "(bad fd 77)");
     vg_call_free(&c);
 }
@@ -289,7 +286,7 @@ static void test_exec(void)
 {
     struct vg_call c;
     char *sh = realpath("/bin/sh", NULL);
-    decode(&c, SYS_execve, P("/bin/sh"), P(m.argv), P(m.envp), 0, 0, 0);
+    decode(&c, VG_NR_execve, P("/bin/sh"), P(m.argv), P(m.envp), 0, 0, 0);
     CHECK(c.cls == VG_CLASS_EXEC);
     CHECK_STR(c.args.path, "/bin/sh");
     CHECK_STR(c.args.exe, sh);
@@ -301,18 +298,18 @@ static void test_exec(void)
     free(sh);
 
     /* Every argument, whole: 300 of them, one of 4999 bytes. */
-    decode(&c, SYS_execve, P("/bin/sh"), P(m.many), 0, 0, 0, 0);
+    decode(&c, VG_NR_execve, P("/bin/sh"), P(m.many), 0, 0, 0, 0);
     CHECK(c.args.argc == NARGS && streq(c.args.argv[NARGS - 1], "sh"));
     CHECK(strlen(c.args.argv[1]) == sizeof m.big - 1 && !c.args.argv_full.sha256);
     CHECK(c.args.nenv == 0 && !c.args.argv_unreadable);
     vg_call_free(&c);
 
     /* An argv that cannot be read whole is marked and fails EFAULT. */
-    CHECK(decode(&c, SYS_execve, P("/bin/sh"), child_ptr(&m.hole), 0, 0, 0, 0) == -1);
+    CHECK(decode(&c, VG_NR_execve, P("/bin/sh"), child_ptr(&m.hole), 0, 0, 0, 0) == -1);
     CHECK(c.args.argv_unreadable && c.deny_errno == EFAULT);
     vg_call_free(&c);
 
-    decode(&c, SYS_execveat, DIRFD, P(""), P(m.argv), P(m.envp), AT_EMPTY_PATH, 0);
+    decode(&c, VG_NR_execveat, DIRFD, P(""), P(m.argv), P(m.envp), AT_EMPTY_PATH, 0);
     CHECK(has_name(&c, "AT_EMPTY_PATH"));
     char *d = tmp("sub");
     CHECK_STR(c.args.exe, d);
@@ -323,7 +320,7 @@ static void test_exec(void)
 static void test_net(void)
 {
     struct vg_call c;
-    decode(&c, SYS_connect, TCPFD, P(&m.in), sizeof(m.in), 0, 0, 0);
+    decode(&c, VG_NR_connect, TCPFD, P(&m.in), sizeof(m.in), 0, 0, 0);
     CHECK(c.cls == VG_CLASS_CONNECT && c.has_sa && c.salen == sizeof(m.in));
     CHECK_STR(c.args.family, "inet");
     CHECK_STR(c.args.addr, "127.0.0.1");
@@ -332,28 +329,28 @@ static void test_net(void)
     CHECK_STR(c.args.proto, "tcp");
     vg_call_free(&c);
 
-    decode(&c, SYS_sendto, UDPFD, 0, 0, 0, P(&m.in6), sizeof(m.in6));
+    decode(&c, VG_NR_sendto, UDPFD, 0, 0, 0, P(&m.in6), sizeof(m.in6));
     CHECK(c.cls == VG_CLASS_SEND && c.has_sa && c.args.port == 53);
     CHECK_STR(c.args.family, "inet6");
     CHECK_STR(c.args.addr, "::1");
     CHECK_STR(c.proto, "udp");
     vg_call_free(&c);
 
-    decode(&c, SYS_sendto, UDPFD, 0, 0, 0, 0, 0);
+    decode(&c, VG_NR_sendto, UDPFD, 0, 0, 0, 0, 0);
     CHECK(c.cls == VG_CLASS_SEND && !c.has_sa && c.args.addr == NULL);
     vg_call_free(&c);
-    CHECK(decode(&c, SYS_sendto, UDPFD, 0, 0, 0, child_ptr(&m.hole), 16) == -1);
+    CHECK(decode(&c, VG_NR_sendto, UDPFD, 0, 0, 0, child_ptr(&m.hole), 16) == -1);
     CHECK(!c.has_sa && c.undecidable && c.deny_errno == EFAULT);
     vg_call_free(&c);
 
-    decode(&c, SYS_sendmsg, UDPFD, P(&m.msg), 0, 0, 0, 0);
+    decode(&c, VG_NR_sendmsg, UDPFD, P(&m.msg), 0, 0, 0, 0);
     CHECK(c.has_sa && streq(c.args.addr, "127.0.0.1") && c.args.port == 8080);
     vg_call_free(&c);
-    decode(&c, SYS_sendmmsg, UDPFD, P(&m.msg), 1, 0, 0, 0);
+    decode(&c, VG_NR_sendmmsg, UDPFD, P(&m.msg), 1, 0, 0, 0);
     CHECK(c.has_sa && streq(c.args.addr, "127.0.0.1"));
     vg_call_free(&c);
 
-    decode(&c, SYS_connect, TCPFD, P(&m.un), sizeof(m.un), 0, 0, 0);
+    decode(&c, VG_NR_connect, TCPFD, P(&m.un), sizeof(m.un), 0, 0, 0);
     char *sock = tmp("sock");
     CHECK_STR(c.args.family, "unix");
     CHECK_STR(c.args.addr, sock);
@@ -362,7 +359,7 @@ static void test_net(void)
     free(sock);
     vg_call_free(&c);
 
-    decode(&c, SYS_bind, TCPFD, P(&m.abs), offsetof(struct sockaddr_un, sun_path) + 11, 0, 0, 0);
+    decode(&c, VG_NR_bind, TCPFD, P(&m.abs), offsetof(struct sockaddr_un, sun_path) + 11, 0, 0, 0);
     CHECK(c.cls == VG_CLASS_BIND && c.has_sa);
     CHECK_STR(c.args.addr, "@vigil-test");
     vg_call_free(&c);
@@ -373,60 +370,60 @@ static void test_net(void)
 static void test_net_attacks(void)
 {
     struct vg_call c;
-    CHECK(decode(&c, SYS_sendmmsg, UDPFD, P(&m.mm), NMSGS, 0, 0, 0) == 0);
+    CHECK(decode(&c, VG_NR_sendmmsg, UDPFD, P(&m.mm), NMSGS, 0, 0, 0) == 0);
     CHECK(c.has_sa && c.ndests == 2 && c.args.ndests == 2 && !c.undecidable);
     CHECK(c.dests[0].port == 8080 && c.dests[0].msgs == 512);
     CHECK(c.dests[1].port == 9 && c.dests[1].msgs == 512);
     vg_call_free(&c);
-    CHECK(decode(&c, SYS_sendmmsg, UDPFD, P(&m.mm[1020]), 8, 0, 0, 0) == -1);
+    CHECK(decode(&c, VG_NR_sendmmsg, UDPFD, P(&m.mm[1020]), 8, 0, 0, 0) == -1);
     CHECK(c.undecidable && c.deny_errno == EFAULT && streq(c.args.addr, "(unreadable)"));
     vg_call_free(&c);
 
-    CHECK(decode(&c, SYS_listen, TCPFD, 8, 0, 0, 0, 0) == 0);
+    CHECK(decode(&c, VG_NR_listen, TCPFD, 8, 0, 0, 0, 0) == 0);
     CHECK(c.cls == VG_CLASS_BIND && c.has_sa && c.args.port == 0);
     CHECK_STR(c.args.addr, "0.0.0.0");
     CHECK_STR(c.proto, "tcp");
     vg_call_free(&c);
-    CHECK(decode(&c, SYS_listen, TCP6FD, 8, 0, 0, 0, 0) == 0 && c.has_sa);
+    CHECK(decode(&c, VG_NR_listen, TCP6FD, 8, 0, 0, 0, 0) == 0 && c.has_sa);
     CHECK(streq(c.args.addr, "::") && streq(c.args.family, "inet6") && c.args.port == 0);
     vg_call_free(&c);
-    CHECK(decode(&c, SYS_listen, BOUNDFD, 8, 0, 0, 0, 0) == 0 && !c.has_sa);
+    CHECK(decode(&c, VG_NR_listen, BOUNDFD, 8, 0, 0, 0, 0) == 0 && !c.has_sa);
     vg_call_free(&c);
-    CHECK(decode(&c, SYS_listen, 999, 8, 0, 0, 0, 0) == -1);
+    CHECK(decode(&c, VG_NR_listen, 999, 8, 0, 0, 0, 0) == -1);
     CHECK(c.undecidable && c.deny_errno == EBADF);
     vg_call_free(&c);
 
-    decode(&c, SYS_sendto, TCPFD, 0, 0, MSG_FASTOPEN, P(&m.in9), sizeof(m.in9));
+    decode(&c, VG_NR_sendto, TCPFD, 0, 0, MSG_FASTOPEN, P(&m.in9), sizeof(m.in9));
     CHECK(c.cls == VG_CLASS_CONNECT && c.args.port == 9 && c.deny_errno == ECONNREFUSED);
     vg_call_free(&c);
-    decode(&c, SYS_sendto, UDPFD, 0, 0, MSG_FASTOPEN, P(&m.in9), sizeof(m.in9));
+    decode(&c, VG_NR_sendto, UDPFD, 0, 0, MSG_FASTOPEN, P(&m.in9), sizeof(m.in9));
     CHECK(c.cls == VG_CLASS_SEND);
     vg_call_free(&c);
 
-    CHECK(decode(&c, SYS_sendto, UDPFD, 0, 0, 0, P(&m.in), 4000) == -1);
+    CHECK(decode(&c, VG_NR_sendto, UDPFD, 0, 0, 0, P(&m.in), 4000) == -1);
     CHECK(c.undecidable && c.deny_errno == EINVAL);
     vg_call_free(&c);
-    CHECK(decode(&c, SYS_sendto, UDPFD, 0, 0, 0, P(&m.in), 8) == -1);
+    CHECK(decode(&c, VG_NR_sendto, UDPFD, 0, 0, 0, P(&m.in), 8) == -1);
     CHECK(c.undecidable && c.deny_errno == EINVAL);
     vg_call_free(&c);
-    CHECK(decode(&c, SYS_sendto, UDPFD, 0, 0, 0, P(&m.odd), sizeof(m.odd)) == -1);
+    CHECK(decode(&c, VG_NR_sendto, UDPFD, 0, 0, 0, P(&m.odd), sizeof(m.odd)) == -1);
     CHECK(c.undecidable && c.deny_errno == EAFNOSUPPORT);
     vg_call_free(&c);
-    CHECK(decode(&c, SYS_sendto, UDPFD, 0, 0, 0, P(&m.unspec), sizeof(m.unspec)) == 0);
+    CHECK(decode(&c, VG_NR_sendto, UDPFD, 0, 0, 0, P(&m.unspec), sizeof(m.unspec)) == 0);
     CHECK(c.has_sa && c.sa.ss_family == AF_INET && c.args.port == 8080);
     CHECK_STR(c.args.family, "unspec");
     vg_call_free(&c);
     /* the unspecified address reaches loopback, or the socket's own */
-    decode(&c, SYS_connect, TCPFD, P(&m.any), sizeof(m.any), 0, 0, 0);
+    decode(&c, VG_NR_connect, TCPFD, P(&m.any), sizeof(m.any), 0, 0, 0);
     CHECK_STR(c.args.addr, "127.0.0.1");
     vg_call_free(&c);
-    decode(&c, SYS_sendto, UDPFD, 0, 0, 0, P(&m.any6), sizeof(m.any6));
+    decode(&c, VG_NR_sendto, UDPFD, 0, 0, 0, P(&m.any6), sizeof(m.any6));
     CHECK_STR(c.args.addr, "::1");
     vg_call_free(&c);
-    decode(&c, SYS_bind, TCPFD, P(&m.any), sizeof(m.any), 0, 0, 0);
+    decode(&c, VG_NR_bind, TCPFD, P(&m.any), sizeof(m.any), 0, 0, 0);
     CHECK_STR(c.args.addr, "0.0.0.0");
     vg_call_free(&c);
-    CHECK(decode(&c, SYS_connect, TCPFD, P(&m.unspec), sizeof(sa_family_t), 0, 0, 0) == 0);
+    CHECK(decode(&c, VG_NR_connect, TCPFD, P(&m.unspec), sizeof(sa_family_t), 0, 0, 0) == 0);
     CHECK(c.has_sa && c.sa.ss_family == AF_UNSPEC);
     vg_call_free(&c);
 }
@@ -434,18 +431,18 @@ static void test_net_attacks(void)
 static void test_system(void)
 {
     struct vg_call c;
-    decode(&c, SYS_clone, CLONE_NEWUSER | CLONE_NEWNS | SIGCHLD, 0, 0, 0, 0, 0);
+    decode(&c, VG_NR_clone, CLONE_NEWUSER | CLONE_NEWNS | SIGCHLD, 0, 0, 0, 0, 0);
     CHECK(c.cls == VG_CLASS_SYSTEM && c.args.nflags == 2 && has_name(&c, "CLONE_NEWNS") &&
           has_name(&c, "CLONE_NEWUSER"));
     vg_call_free(&c);
-    decode(&c, SYS_socket, AF_NETLINK, SOCK_RAW, 0, 0, 0, 0);
+    decode(&c, VG_NR_socket, AF_NETLINK, SOCK_RAW, 0, 0, 0, 0);
     CHECK(c.deny_errno == EAFNOSUPPORT && has_name(&c, "AF_NETLINK"));
     CHECK_STR(c.args.family, "netlink");
     vg_call_free(&c);
-    decode(&c, SYS_ioctl, 0, 0x5412, 0, 0, 0, 0);
+    decode(&c, VG_NR_ioctl, 0, 0x5412, 0, 0, 0, 0);
     CHECK(c.args.nflags == 1 && has_name(&c, "TIOCSTI"));
     vg_call_free(&c);
-    decode(&c, SYS_ptrace, 0, 0, 0, 0, 0, 0);
+    decode(&c, VG_NR_ptrace, 0, 0, 0, 0, 0, 0);
     CHECK(c.cls == VG_CLASS_SYSTEM && c.args.flags == -1 && c.check_path == NULL);
     vg_call_free(&c);
     CHECK(decode(&c, 9999, 0, 0, 0, 0, 0, 0) == 0);

@@ -1,13 +1,13 @@
 /* test_dns.c: vigil's resolver's parts that need no sandbox: the DNS
  * parser against hostile messages (net/dns_wire.c), the table of
- * handed-out addresses (net/dns_table.c), and what host-name rules allow
+ * handed-out addresses (policy/dns_table.c), and what host-name rules allow
  * and match with it (policy/: vg_policy_decide_name, _decide_net_names). */
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <string.h>
 
 #include "check.h"
-#include "net/dns_table.h"
+#include "policy/dns_table.h"
 #include "net/dns_wire.h"
 #include "policy/policy.h"
 

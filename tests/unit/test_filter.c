@@ -18,15 +18,11 @@
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
-#include <sys/syscall.h>
 
 #include "launcher/filter.h"
-#include "tracer/syscalls.h"
+#include "core/syscalls.h"
 #include "tests/unit/check.h"
 
-#ifndef SYS_clone3
-#define SYS_clone3 435
-#endif
 #ifndef SYS_SECCOMP
 #define SYS_SECCOMP 1 /* si_code of a SIGSYS from RET_TRAP */
 #endif
@@ -43,59 +39,59 @@ struct probe {
 };
 
 static const struct probe probes[] = {
-    {"getpid", SYS_getpid, {0}, VG_FILTER_ALLOW},
-    {"ioctl FIONREAD", SYS_ioctl, {(uint64_t)-1, FIONREAD}, VG_FILTER_ALLOW},
-    {"ioctl TIOCSTI", SYS_ioctl, {(uint64_t)-1, TIOCSTI}, VG_FILTER_BASELINE},
-    {"ioctl TIOCSTI, high bits", SYS_ioctl, {(uint64_t)-1, HIGH | TIOCSTI}, VG_FILTER_BASELINE},
-    {"ioctl TIOCLINUX", SYS_ioctl, {(uint64_t)-1, TIOCLINUX}, VG_FILTER_BASELINE},
-    {"socket inet, bad type", SYS_socket, {AF_INET, 12345}, VG_FILTER_ALLOW},
-    {"socket unix, bad type", SYS_socket, {AF_UNIX, 12345}, VG_FILTER_ALLOW},
-    {"socket netlink", SYS_socket, {AF_NETLINK, 12345}, VG_FILTER_BASELINE},
-    {"socket unspec", SYS_socket, {AF_UNSPEC, 12345}, VG_FILTER_BASELINE},
-    {"socket inet, high bits", SYS_socket, {HIGH | AF_INET, 12345}, VG_FILTER_BASELINE},
-    {"clone SIGHAND (EINVAL)", SYS_clone, {CLONE_SIGHAND}, VG_FILTER_ALLOW},
-    {"clone NEWUSER|FS", SYS_clone, {CLONE_NEWUSER | CLONE_FS}, VG_FILTER_BASELINE},
-    {"clone NEWNET|SIGHAND", SYS_clone, {CLONE_NEWNET | CLONE_SIGHAND}, VG_FILTER_BASELINE},
-    {"clone UNTRACED|SIGHAND", SYS_clone, {CLONE_UNTRACED | CLONE_SIGHAND}, VG_FILTER_BASELINE},
-    {"clone3", SYS_clone3, {0}, VG_FILTER_ENOSYS},
-    {"seccomp filter", SYS_seccomp, {SECCOMP_SET_MODE_FILTER, TSYNC, 0}, VG_FILTER_ALLOW},
-    {"seccomp listener", SYS_seccomp, {SECCOMP_SET_MODE_FILTER, NEW_LISTENER, 0},
+    {"getpid", VG_NR_getpid, {0}, VG_FILTER_ALLOW},
+    {"ioctl FIONREAD", VG_NR_ioctl, {(uint64_t)-1, FIONREAD}, VG_FILTER_ALLOW},
+    {"ioctl TIOCSTI", VG_NR_ioctl, {(uint64_t)-1, TIOCSTI}, VG_FILTER_BASELINE},
+    {"ioctl TIOCSTI, high bits", VG_NR_ioctl, {(uint64_t)-1, HIGH | TIOCSTI}, VG_FILTER_BASELINE},
+    {"ioctl TIOCLINUX", VG_NR_ioctl, {(uint64_t)-1, TIOCLINUX}, VG_FILTER_BASELINE},
+    {"socket inet, bad type", VG_NR_socket, {AF_INET, 12345}, VG_FILTER_ALLOW},
+    {"socket unix, bad type", VG_NR_socket, {AF_UNIX, 12345}, VG_FILTER_ALLOW},
+    {"socket netlink", VG_NR_socket, {AF_NETLINK, 12345}, VG_FILTER_BASELINE},
+    {"socket unspec", VG_NR_socket, {AF_UNSPEC, 12345}, VG_FILTER_BASELINE},
+    {"socket inet, high bits", VG_NR_socket, {HIGH | AF_INET, 12345}, VG_FILTER_BASELINE},
+    {"clone SIGHAND (EINVAL)", VG_NR_clone, {CLONE_SIGHAND}, VG_FILTER_ALLOW},
+    {"clone NEWUSER|FS", VG_NR_clone, {CLONE_NEWUSER | CLONE_FS}, VG_FILTER_BASELINE},
+    {"clone NEWNET|SIGHAND", VG_NR_clone, {CLONE_NEWNET | CLONE_SIGHAND}, VG_FILTER_BASELINE},
+    {"clone UNTRACED|SIGHAND", VG_NR_clone, {CLONE_UNTRACED | CLONE_SIGHAND}, VG_FILTER_BASELINE},
+    {"clone3", VG_NR_clone3, {0}, VG_FILTER_ENOSYS},
+    {"seccomp filter", VG_NR_seccomp, {SECCOMP_SET_MODE_FILTER, TSYNC, 0}, VG_FILTER_ALLOW},
+    {"seccomp listener", VG_NR_seccomp, {SECCOMP_SET_MODE_FILTER, NEW_LISTENER, 0},
      VG_FILTER_BASELINE},
-    {"seccomp listener+tsync", SYS_seccomp, {SECCOMP_SET_MODE_FILTER, NEW_LISTENER | TSYNC, 0},
+    {"seccomp listener+tsync", VG_NR_seccomp, {SECCOMP_SET_MODE_FILTER, NEW_LISTENER | TSYNC, 0},
      VG_FILTER_BASELINE},
-    {"seccomp listener, high bits", SYS_seccomp,
+    {"seccomp listener, high bits", VG_NR_seccomp,
      {HIGH | SECCOMP_SET_MODE_FILTER, HIGH | NEW_LISTENER, 0}, VG_FILTER_BASELINE},
-    {"seccomp action avail", SYS_seccomp, {SECCOMP_GET_ACTION_AVAIL, NEW_LISTENER, 0},
+    {"seccomp action avail", VG_NR_seccomp, {SECCOMP_GET_ACTION_AVAIL, NEW_LISTENER, 0},
      VG_FILTER_ALLOW},
-    {"io_uring_setup", SYS_io_uring_setup, {0}, VG_FILTER_BASELINE},
-    {"ptrace", SYS_ptrace, {PTRACE_PEEKDATA, 0}, VG_FILTER_BASELINE},
-    {"unshare", SYS_unshare, {0}, VG_FILTER_BASELINE},
-    {"openat", SYS_openat, {(uint64_t)-1, 0}, VG_FILTER_AUDIT},
-    {"sendto, no address", SYS_sendto, {(uint64_t)-1, 0, 0, 0, 0, 0}, VG_FILTER_ALLOW},
-    {"sendto, address", SYS_sendto, {(uint64_t)-1, 0, 0, 0, 1, 0}, VG_FILTER_AUDIT},
+    {"io_uring_setup", VG_NR_io_uring_setup, {0}, VG_FILTER_BASELINE},
+    {"ptrace", VG_NR_ptrace, {PTRACE_PEEKDATA, 0}, VG_FILTER_BASELINE},
+    {"unshare", VG_NR_unshare, {0}, VG_FILTER_BASELINE},
+    {"openat", VG_NR_openat, {(uint64_t)-1, 0}, VG_FILTER_AUDIT},
+    {"sendto, no address", VG_NR_sendto, {(uint64_t)-1, 0, 0, 0, 0, 0}, VG_FILTER_ALLOW},
+    {"sendto, address", VG_NR_sendto, {(uint64_t)-1, 0, 0, 0, 1, 0}, VG_FILTER_AUDIT},
     /* default-deny: a number without a row, the xattr calls by path that
      * have no decoder, another ABI */
     {"number 470 (no row)", 470, {0}, VG_FILTER_ENOSYS},
     {"number 1000 (no row)", 1000, {0}, VG_FILTER_ENOSYS},
     {"getxattrat", VG_NR_getxattrat, {(uint64_t)-1, 0}, VG_FILTER_ENOSYS},
     {"setxattrat", VG_NR_setxattrat, {(uint64_t)-1, 0}, VG_FILTER_ENOSYS},
-    {"x32 getpid", X32 | SYS_getpid, {0}, VG_FILTER_ENOSYS},
+    {"x32 getpid", X32 | VG_NR_getpid, {0}, VG_FILTER_ENOSYS},
     /* a no-op for root if it ran */
-    {"settimeofday (refused row)", SYS_settimeofday, {0, 0}, VG_FILTER_REFUSED},
+    {"settimeofday (refused row)", VG_NR_settimeofday, {0, 0}, VG_FILTER_REFUSED},
     /* socket options that reroute a packet */
-    {"setsockopt IPV6_RTHDR", SYS_setsockopt, {(uint64_t)-1, IPPROTO_IPV6, IPV6_RTHDR},
+    {"setsockopt IPV6_RTHDR", VG_NR_setsockopt, {(uint64_t)-1, IPPROTO_IPV6, IPV6_RTHDR},
      VG_FILTER_BASELINE},
-    {"setsockopt IPV6_HOPOPTS, high bits", SYS_setsockopt,
+    {"setsockopt IPV6_HOPOPTS, high bits", VG_NR_setsockopt,
      {(uint64_t)-1, HIGH | IPPROTO_IPV6, HIGH | IPV6_HOPOPTS}, VG_FILTER_BASELINE},
-    {"setsockopt IP_OPTIONS", SYS_setsockopt, {(uint64_t)-1, IPPROTO_IP, IP_OPTIONS},
+    {"setsockopt IP_OPTIONS", VG_NR_setsockopt, {(uint64_t)-1, IPPROTO_IP, IP_OPTIONS},
      VG_FILTER_BASELINE},
-    {"setsockopt SO_MARK", SYS_setsockopt, {(uint64_t)-1, SOL_SOCKET, SO_MARK},
+    {"setsockopt SO_MARK", VG_NR_setsockopt, {(uint64_t)-1, SOL_SOCKET, SO_MARK},
      VG_FILTER_BASELINE},
-    {"setsockopt IPV6_V6ONLY", SYS_setsockopt, {(uint64_t)-1, IPPROTO_IPV6, IPV6_V6ONLY},
+    {"setsockopt IPV6_V6ONLY", VG_NR_setsockopt, {(uint64_t)-1, IPPROTO_IPV6, IPV6_V6ONLY},
      VG_FILTER_ALLOW},
-    {"setsockopt SO_REUSEADDR", SYS_setsockopt, {(uint64_t)-1, SOL_SOCKET, SO_REUSEADDR},
+    {"setsockopt SO_REUSEADDR", VG_NR_setsockopt, {(uint64_t)-1, SOL_SOCKET, SO_REUSEADDR},
      VG_FILTER_ALLOW},
-    {"setsockopt IP_TOS", SYS_setsockopt, {(uint64_t)-1, IPPROTO_IP, IP_TOS}, VG_FILTER_ALLOW},
+    {"setsockopt IP_TOS", VG_NR_setsockopt, {(uint64_t)-1, IPPROTO_IP, IP_TOS}, VG_FILTER_ALLOW},
 };
 
 /* What the kernel did, as the child's exit status says. */
@@ -170,7 +166,7 @@ static void probe_all(bool all_audited, enum vg_baseline_how how)
         const struct probe *p = &probes[i];
         enum vg_filter_act want = want_of(p, all_audited);
         check(vg_filter_classify(&audit, p->nr, p->a) == want, p->what, "classify", 0);
-        if (how == VG_BASELINE_ERRNO && want == VG_FILTER_BASELINE && p->nr == SYS_setsockopt)
+        if (how == VG_BASELINE_ERRNO && want == VG_FILTER_BASELINE && p->nr == VG_NR_setsockopt)
             check(run_probe(&bpf, p, how) == EPERM, p->what, "errno", 0);
         else if (how == VG_BASELINE_ERRNO && want == VG_FILTER_BASELINE)
             check(run_probe(&bpf, p, how) == vg_sys_lookup(p->nr)->deny_errno, p->what,

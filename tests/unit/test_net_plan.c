@@ -1,4 +1,4 @@
-/* test_net_plan.c: when a run gets egress (policy/egress.c) and what the
+/* test_net_plan.c: when a run gets egress (policy/net_grants.c) and what the
  * egress filter blocks (net/hostaddr.c): the loopback ranges always, each
  * host address unless a rule names that one address exactly. */
 #include <arpa/inet.h>

@@ -1,13 +1,18 @@
 /* test_syscalls.c: the system call table.  Every row's number must be the
  * number the C library gives its name (checked against an independent list
- * here), lookups must find each row and nothing else, and the lists the
- * seccomp filter is built from must follow the audited classes. */
+ * here: the one file besides the table that spells SYS_<name>), lookups
+ * must find each row and nothing else, the lists the seccomp filter is
+ * built from must follow the audited classes, and the notify engine's
+ * carriers must take exactly the calls the rows give them. */
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 
-#include "tracer/syscalls.h"
+#include "core/syscalls.h"
+#include "tracer/notify/notify_int.h"
 #include "tests/unit/check.h"
 
 #ifndef SYS_faccessat2
@@ -51,7 +56,7 @@ static void test_rows(void)
         if (!check(e && e->nr == known[i].nr, known[i].name, __FILE__, __LINE__))
             continue;
         CHECK(vg_sys_lookup(known[i].nr) == e);
-        CHECK(e->decode != NULL);
+        CHECK(e->decode < VG_DEC_N);
     }
     for (unsigned i = 1; i < vg_sys_count; i++)
         CHECK(vg_sys_table[i - 1].nr < vg_sys_table[i].nr);
@@ -164,11 +169,103 @@ static void test_lists(void)
           !has(nrs + n, nb, SYS_openat));
 }
 
+/* The arguments each file op copies, which its rows must place. */
+#define POS(f) (offsetof(struct vg_argpos, f) + 1) /* 0: none */
+static const struct {
+    enum vg_carry op;
+    size_t pos[4];
+} copies[] = {
+    {VG_CARRY_MKNOD, {POS(dev)}},
+    {VG_CARRY_CHOWN, {POS(uid), POS(gid)}},
+    {VG_CARRY_TRUNCATE, {POS(length)}},
+    {VG_CARRY_UTIMENS, {POS(times)}},
+    {VG_CARRY_UTIMES, {POS(times)}},
+    {VG_CARRY_UTIME, {POS(times)}},
+    {VG_CARRY_SETXATTR, {POS(xname), POS(buf), POS(size), POS(xflags)}},
+    {VG_CARRY_RMXATTR, {POS(xname)}},
+    {VG_CARRY_GETXATTR, {POS(xname), POS(buf), POS(size)}},
+    {VG_CARRY_LISTXATTR, {POS(buf), POS(size)}},
+    {VG_CARRY_READLINK, {POS(buf), POS(size)}},
+};
+
+static void check_copies(const struct vg_sysent *e)
+{
+    for (size_t i = 0; i < VG_ARRAY_LEN(copies); i++) {
+        if (copies[i].op != e->carry)
+            continue;
+        for (size_t k = 0; k < VG_ARRAY_LEN(copies[i].pos) && copies[i].pos[k]; k++) {
+            uint8_t at = ((const uint8_t *)&e->pos)[copies[i].pos[k] - 1];
+            check(at >= VG_ARG0 && at <= VG_ARG5, e->name, "the carrier's argument placed", 0);
+        }
+    }
+}
+
+/* A call of row e as a carrier sees it once allowed: an inet address (a
+ * unix bind stays the kernel's), one message, flags that are no O_PATH. */
+static void check_carrier(const struct vg_sysent *e)
+{
+    struct vg_call c;
+    memset(&c, 0, sizeof c);
+    c.nr = e->nr;
+    c.ent = e;
+    c.has_sa = true;
+    c.sa.ss_family = AF_INET;
+    c.nmsgs = 1;
+    enum vg_carrier k = vg_sys_carrier(e);
+    check(vg_nt_fs_takes(&c) == (k == VG_CARRIER_FS), e->name, "the file carrier's iff its row's", 0);
+    check(vg_nt_net_takes(&c) == (k == VG_CARRIER_NET), e->name, "the net carrier's iff its row's", 0);
+    check(vg_nt_carried_out(e->nr, 0) == (k == VG_CARRIER_OPEN), e->name,
+          "the open carrier's iff its row's", 0);
+    /* a call that changes a file or reaches out is never left to the
+     * kernel, which would read its path or address again
+     * (docs/SECURITY.md lists what is: lookups, exec) */
+    bool changes = e->cls == VG_CLASS_WRITE || e->cls == VG_CLASS_CONNECT ||
+                   e->cls == VG_CLASS_BIND || e->cls == VG_CLASS_SEND;
+    if (changes && !(e->flags & VG_SF_BASELINE))
+        check(k != VG_CARRIER_CONTINUE, e->name, "carried out", 0);
+    /* the filter refuses these: no carrier ever sees one */
+    if (e->flags & VG_SF_BASELINE)
+        check(k == VG_CARRIER_CONTINUE, e->name, "a baseline row has no carrier", 0);
+    /* the flags a carrier checks are the row's flags argument's */
+    if (e->pos.valid)
+        check(e->pos.flags && k == VG_CARRIER_FS, e->name, "valid flags of a carried flags argument", 0);
+    check_copies(e);
+}
+
+/* Every row's carry column against the carriers; every op of the carry
+ * list is some row's, and has its carrier's case. */
+static void test_carriers(void)
+{
+    bool used[VG_CARRY_N] = {false};
+    for (unsigned i = 0; i < vg_sys_count; i++) {
+        const struct vg_sysent *e = &vg_sys_table[i];
+        if (check(e->carry < VG_CARRY_N, e->name, "a carry op", 0)) {
+            used[e->carry] = true;
+            check_carrier(e);
+        }
+    }
+    for (int op = 0; op < VG_CARRY_N; op++) {
+        char what[32];
+        snprintf(what, sizeof what, "carry op %d", op);
+        enum vg_carrier k = vg_carrier_of((enum vg_carry)op);
+        check(used[op], what, "named by a row", 0);
+        check(vg_nt_fs_knows((enum vg_carry)op) == (k == VG_CARRIER_FS), what, "file carrier", 0);
+        check(vg_nt_net_knows((enum vg_carry)op) == (k == VG_CARRIER_NET), what, "net carrier", 0);
+    }
+    CHECK(vg_sys_carrier(vg_sys_lookup(SYS_openat)) == VG_CARRIER_OPEN);
+    CHECK(vg_sys_carrier(vg_sys_lookup(SYS_renameat2)) == VG_CARRIER_FS);
+    CHECK(vg_sys_carrier(vg_sys_lookup(SYS_sendmmsg)) == VG_CARRIER_NET);
+    CHECK(vg_sys_carrier(vg_sys_lookup(SYS_execve)) == VG_CARRIER_CONTINUE);
+    CHECK(vg_sys_carrier(vg_sys_lookup(SYS_newfstatat)) == VG_CARRIER_CONTINUE);
+    CHECK(vg_sys_carrier(NULL) == VG_CARRIER_CONTINUE);
+}
+
 int main(void)
 {
     test_rows();
     test_unknown();
     test_semantics();
     test_lists();
+    test_carriers();
     return check_done();
 }

@@ -21,7 +21,7 @@
 #include <unistd.h>
 
 #include "launcher/filter.h"
-#include "tracer/syscalls.h"
+#include "core/syscalls.h"
 #include "tests/unit/check.h"
 
 #define NR_SWEEP 1024        /* every number checked, past any table */
@@ -268,6 +268,24 @@ static void sweep_other_abis(const struct setup *s, const struct vg_bpf *bpf)
     }
 }
 
+/* Under the notify engine with everything audited, every row the table
+ * gives a carrier reaches the listener (for arguments that make each of
+ * its conditions hold: all ones), so its carrier sees it; a row left to
+ * the kernel (CONT) that is stopped is decided and continued. */
+static void check_carried_notified(const struct setup *s, const struct vg_bpf *bpf)
+{
+    if (!s->notify || !s->all_audited)
+        return;
+    for (unsigned i = 0; i < vg_sys_count; i++) {
+        const struct vg_sysent *e = &vg_sys_table[i];
+        if (vg_sys_carrier(e) == VG_CARRIER_CONTINUE)
+            continue;
+        struct seccomp_data d = data_of(AUDIT_ARCH_X86_64, (uint32_t)e->nr, argv_set[1]);
+        struct run r = bpf_run(bpf, &d);
+        check(r.ok && r.ret == SECCOMP_RET_USER_NOTIF, e->name, "a carried row is notified", 0);
+    }
+}
+
 /* Steps the program takes for a call (all zero arguments). */
 static unsigned steps_of(const struct vg_bpf *bpf, int nr)
 {
@@ -288,6 +306,7 @@ static void test_filters(void)
         unsigned max_steps = 0;
         sweep_native(s, &audit, &bpf, &max_steps);
         sweep_other_abis(s, &bpf);
+        check_carried_notified(s, &bpf);
         printf("%s: %u instructions, at most %u run; read %u, write %u, futex %u, mmap %u,"
                " openat %u\n",
                s->what, bpf.len, max_steps, steps_of(&bpf, VG_NR_read),
@@ -321,6 +340,34 @@ static void test_rows(void)
             check(r->reason && strlen(r->reason) > 8, r->name, "has a reason", 0);
             check(vg_sys_lookup(r->nr) == NULL, r->name, "not a decoded row", 0);
         }
+    }
+}
+
+/* The conditions (core/syscalls_conds.h) and the rows agree: a
+ * conditional baseline row (CO) has conditions, and every condition is on
+ * a decoded row, either a conditional baseline one or an audited one
+ * stopped only when it holds (sendto with an address); its comparisons
+ * name register arguments. */
+static void test_conds(void)
+{
+    for (unsigned i = 0; i < vg_sys_count; i++) {
+        const struct vg_sysent *e = &vg_sys_table[i];
+        if (e->flags & VG_SF_COND)
+            check(vg_sys_has_conds(e->nr) && (e->flags & VG_SF_BASELINE), e->name,
+                  "a conditional baseline row with conditions", 0);
+    }
+    for (unsigned i = 0; i < vg_sys_nconds; i++) {
+        const struct vg_cond *c = &vg_sys_conds[i];
+        const struct vg_sysrow *r = vg_sys_row(c->nr);
+        const char *name = r ? r->name : "?";
+        if (!check(r && r->kind == VG_SK_DECODED, name, "a condition on a decoded row", 0))
+            continue;
+        bool baseline = (r->ent->flags & VG_SF_BASELINE) != 0;
+        check(baseline == ((r->ent->flags & VG_SF_COND) != 0), name,
+              "conditions on a baseline row only with CO", 0);
+        check(c->ncmp >= 1 && c->ncmp <= VG_COND_MAX_CMPS, name, "comparisons", 0);
+        for (unsigned k = 0; k < c->ncmp && k < VG_COND_MAX_CMPS; k++)
+            check(c->cmp[k].arg < 6, name, "a register argument", 0);
     }
 }
 
@@ -396,6 +443,7 @@ static void test_attacker_rows(void)
 int main(void)
 {
     test_rows();
+    test_conds();
     test_coverage();
     test_attacker_rows();
     test_filters();

@@ -11,7 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "tracer/ptrace/unwind.h"
+#include "tracer/unwind.h"
 #include "util/util.h"
 #include "tests/unit/check.h"
 

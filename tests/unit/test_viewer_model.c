@@ -12,7 +12,7 @@
 #include "check.h"
 #include "event/reader.h"
 #include "event/writer.h"
-#include "viewer/filter.h"
+#include "viewer/view_filter.h"
 #include "viewer/model.h"
 #include "viewer/replay.h"
 #include "viewer/report.h"

@@ -12,11 +12,11 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "core/syscalls.h"
 #include "util/util.h"
 
 enum {
@@ -44,7 +44,7 @@ enum {
 
 static void futex_wake(_Atomic uint32_t *w)
 {
-    syscall(SYS_futex, w, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+    syscall(VG_NR_futex, w, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
 }
 
 /* Wait while *w == v, at most timeout (NULL: for ever); returns the
@@ -53,7 +53,7 @@ static uint32_t wait_change_for(_Atomic uint32_t *w, uint32_t v, const struct ti
 {
     uint32_t now;
     while ((now = atomic_load_explicit(w, memory_order_acquire)) == v)
-        if (syscall(SYS_futex, w, FUTEX_WAIT_PRIVATE, v, timeout, NULL, 0) < 0 &&
+        if (syscall(VG_NR_futex, w, FUTEX_WAIT_PRIVATE, v, timeout, NULL, 0) < 0 &&
             errno == ETIMEDOUT)
             return atomic_load_explicit(w, memory_order_acquire);
     return now; /* EAGAIN/EINTR: looked again */
@@ -111,7 +111,7 @@ long vg_crew_open_job(void *arg)
 {
     const struct vg_crew_open *o = arg;
     struct open_how how = how_of(o->flags, o->mode);
-    int fd = (int)syscall(SYS_openat2, o->root_fd, o->path, &how, sizeof how);
+    int fd = (int)syscall(VG_NR_openat2, o->root_fd, o->path, &how, sizeof how);
     struct stat st;
     return fd < 0 ? -errno : check_opened(fd, &st);
 }

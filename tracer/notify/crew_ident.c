@@ -19,12 +19,9 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <unistd.h>
+#include "core/syscalls.h"
 
-#ifndef SYS_landlock_restrict_self
-#define SYS_landlock_restrict_self 446
-#endif
 
 #define STATUS_MAX 4096
 
@@ -117,11 +114,11 @@ static bool same_groups(const struct vg_ident *id)
 
 static int set_ids(const struct vg_ident *id)
 {
-    if (!same_groups(id) && syscall(SYS_setgroups, (size_t)id->ngroups, id->groups) < 0)
+    if (!same_groups(id) && syscall(VG_NR_setgroups, (size_t)id->ngroups, id->groups) < 0)
         return -1;
-    if (syscall(SYS_setresgid, id->gid[0], id->gid[1], id->gid[2]) < 0)
+    if (syscall(VG_NR_setresgid, id->gid[0], id->gid[1], id->gid[2]) < 0)
         return -1;
-    return (int)syscall(SYS_setresuid, id->uid[0], id->uid[1], id->uid[2]);
+    return (int)syscall(VG_NR_setresuid, id->uid[0], id->uid[1], id->uid[2]);
 }
 
 /* No capability in any set of this thread (setresuid away from 0 already
@@ -130,7 +127,7 @@ static int drop_caps(void)
 {
     struct __user_cap_header_struct h = {.version = _LINUX_CAPABILITY_VERSION_3};
     struct __user_cap_data_struct d[2] = {{0}};
-    return (int)syscall(SYS_capset, &h, d);
+    return (int)syscall(VG_NR_capset, &h, d);
 }
 
 /* What the kernel now says of this thread: the candidate's ids and no
@@ -141,7 +138,7 @@ static bool took(const struct vg_ident *id)
     struct __user_cap_data_struct d[2];
     uid_t r, e, s;
     gid_t gr, ge, gs;
-    if (syscall(SYS_capget, &h, d) < 0 || d[0].effective || d[1].effective || d[0].permitted ||
+    if (syscall(VG_NR_capget, &h, d) < 0 || d[0].effective || d[1].effective || d[0].permitted ||
         d[1].permitted)
         return false;
     return getresuid(&r, &e, &s) == 0 && getresgid(&gr, &ge, &gs) == 0 && r == id->uid[0] &&
@@ -160,7 +157,7 @@ int vg_ident_take(const struct vg_ident *id, int ruleset, char *why, size_t n)
         step = "drop capabilities";
     else if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
         step = "no_new_privs";
-    else if (ruleset >= 0 && syscall(SYS_landlock_restrict_self, ruleset, 0) < 0)
+    else if (ruleset >= 0 && syscall(VG_NR_landlock_restrict_self, ruleset, 0) < 0)
         step = "landlock_restrict_self";
     if (step) {
         snprintf(why, n, "notify engine: a crew thread cannot become the candidate (%s): %s",

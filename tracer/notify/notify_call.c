@@ -21,7 +21,6 @@
 
 #include "launcher/limits.h"
 #include "tracer/notify/notify_int.h"
-#include "tracer/py/pyframes.h"
 
 static struct vg_task *caller(struct nt *n, pid_t tid)
 {
@@ -200,8 +199,7 @@ static void record(struct nt *n, struct vg_task *t, struct vg_call *c,
         ev.stack = stk->frames;
         ev.nstack = stk->n;
     }
-    struct vg_pyframe py[VG_PY_STACK_MAX];
-    vg_sup_py_frames(&n->sup, t, &ev, py, &c->arena);
+    vg_sup_py_frames(&n->sup, t, &ev, &c->arena);
     *ok = vg_sup_emit_call(&n->sup, &ev) == 0;
 }
 
@@ -311,8 +309,8 @@ void vg_nt_handle(struct nt *n, struct nt_rx *rx)
         }
     }
     vg_sup_log_start(&n->sup, t, 0);
-    struct vg_tracee tr = {.tid = t->tid, .pid = t->tgid, .nspid = t->nspid, .nstid = t->nstid,
-                           .root_fd = n->sup.root_fd, .cache = n->sup.canon, .pivoted = true};
+    struct vg_tracee tr;
+    vg_sup_tracee(&n->sup, t, false, &tr); /* blocked in its notification, not ptrace-stopped */
     struct vg_call call;
     uint64_t args[6];
     memcpy(args, d->args, sizeof args);

@@ -19,13 +19,13 @@
 #include <sys/ioctl.h>
 #include <sys/ptrace.h>
 #include <sys/socket.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "core/syscalls.h"
 #include "launcher/limits.h"
-#include "tracer/notify/cmsg.h"
+#include "tracer/recv_cmsg.h"
 #include "tracer/notify/notify_int.h"
 #include "tracer/py/pyframes.h"
 #include "tracer/notify/probe.h"
@@ -73,7 +73,7 @@ static int recv_fd_numbers(int chan, pid_t *pid, int fdnum[2])
 /* A copy of the candidate's fd number fdnum, or -1 (errno). */
 static int take_fd(int pidfd, int fdnum)
 {
-    return pidfd < 0 ? -1 : (int)syscall(SYS_pidfd_getfd, pidfd, fdnum, 0);
+    return pidfd < 0 ? -1 : (int)syscall(VG_NR_pidfd_getfd, pidfd, fdnum, 0);
 }
 
 /* While the candidate waits for our ack, locked down, before its exec:
@@ -104,7 +104,7 @@ static int take_listener(struct nt *n, struct nt_rx *rx)
         return 1;
     if (recv_fd_numbers(chan, &pid, fdnum) < 0)
         return 1; /* EOF: it failed before installing the filter */
-    int pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+    int pidfd = (int)syscall(VG_NR_pidfd_open, pid, 0);
     n->listener = take_fd(pidfd, fdnum[0]);
     /* kept for every crew (each takes it), closed at teardown */
     n->ruleset = fdnum[1] < 0 ? -1 : take_fd(pidfd, fdnum[1]);
@@ -145,7 +145,7 @@ static void *primary_main(void *arg)
  * until vigil reaps it, so while a notification thread holds the lock a
  * caller whose NOTIF_ID_VALID it checked keeps its pid even if it is
  * killed meanwhile: what vigil does by tid with that pid as root (the
- * caller's CPUs, wake_here.c; a copy of its socket, notify_net.c) can
+ * caller's CPUs, cpu_pin.c; a copy of its socket, notify_net.c) can
  * never reach a task that took the pid over. */
 static pid_t next_event(struct nt *n, int *status)
 {
@@ -198,7 +198,7 @@ static int setup(struct nt *n, struct vg_engine_ctx *ctx)
                      .ruleset = -1};
     vg_tasks_init(&n->sup.tasks);
     n->sup.unw = vg_unwinder_new();
-    n->sup.py = vg_py_new();
+    vg_py_plug(&n->sup);
     n->sup.canon = vg_canon_cache_new(ctx->immutable, ctx->nimmutable);
     n->sup.on_interrupt = vg_nt_stack_on_interrupt;
     n->sup.own_restart_stays = vg_nt_own_restart_stays;
@@ -215,7 +215,7 @@ static int setup(struct nt *n, struct vg_engine_ctx *ctx)
     if (pthread_mutex_init(&n->lock, NULL) != 0 || sigaction(VG_NT_WAKE_SIG, &sa, NULL) < 0)
         return -1;
     n->stop_fd = eventfd(0, EFD_CLOEXEC);
-    if (n->stop_fd < 0 || syscall(SYS_seccomp, SECCOMP_GET_NOTIF_SIZES, 0, &n->sizes) < 0)
+    if (n->stop_fd < 0 || syscall(VG_NR_seccomp, SECCOMP_GET_NOTIF_SIZES, 0, &n->sizes) < 0)
         return -1;
     return 0;
 }
@@ -234,7 +234,7 @@ static void teardown(struct nt *n)
     pthread_mutex_destroy(&n->lock);
     vg_nt_stacks_free(&n->stacks);
     vg_unwinder_free(n->sup.unw);
-    vg_py_free(n->sup.py);
+    vg_py_unplug(&n->sup);
     vg_canon_cache_free(n->sup.canon);
     vg_tasks_free(&n->sup.tasks);
 }

@@ -28,27 +28,18 @@
 #include <sys/ioctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/time.h>
 #include <sys/uio.h>
 #include <sys/xattr.h>
 #include <unistd.h>
 #include <utime.h>
 
+#include "core/syscalls.h"
 #include "tracer/mem.h"
 #include "tracer/decode_impl.h"
 #include "tracer/notify/notify_int.h"
 
-#ifndef SYS_fchmodat2
-#define SYS_fchmodat2 452 /* Linux 6.6; as in tracer/syscalls.c */
-#endif
-/* Linux 6.13's *xattrat calls (x86_64 numbers), and their argument */
-#ifndef SYS_setxattrat
-#define SYS_setxattrat 463
-#define SYS_getxattrat 464
-#define SYS_listxattrat 465
-#define SYS_removexattrat 466
-#endif
+/* The argument of Linux 6.13's *xattrat calls */
 struct xattr_args {
     uint64_t value;
     uint32_t size;
@@ -57,7 +48,6 @@ struct xattr_args {
 #define VG_AT_EMPTY_PATH 0x1000u
 #define VG_AT_NOFOLLOW 0x100u
 #define VG_AT_REMOVEDIR 0x200u
-#define VG_AT_SYMLINK_FOLLOW 0x400u
 #define VG_XATTR_NAME_MAX 255u
 #define VG_XATTR_SIZE_MAX 65536u
 #define VG_XATTR_LIST_MAX 65536u
@@ -65,114 +55,64 @@ struct xattr_args {
 
 /* How a call reaches what it changes. */
 enum reach {
-    ON_NAME,   /* the last component, in its parent directory */
-    ON_NAMES,  /* two of them (rename, link) */
-    ON_OBJECT, /* the object the path names (or the fd, for f* calls) */
+    NOT_CARRIED, /* not a file call of this carrier */
+    ON_NAME,     /* the last component, in its parent directory */
+    ON_NAMES,    /* two of them (rename, link) */
+    ON_OBJECT,   /* the object the path names (or the fd, for f* calls) */
 };
 
-enum op {
-    OP_UNLINK, OP_RMDIR, OP_MKDIR, OP_MKNOD, OP_SYMLINK, OP_RENAME, OP_LINK,
-    OP_CHMOD, OP_CHOWN, OP_TRUNCATE, OP_UTIMENS, OP_UTIMES, OP_UTIME, OP_SETXATTR,
-    OP_RMXATTR, OP_READLINK, OP_GETXATTR, OP_LISTXATTR,
-};
-
-/* One row per call kind: how it reaches its object, what it does, where
- * its other arguments are (A0..A5 as in the syscall table, 0 = none), and
- * what the kernel says when the path is "/" itself (no last component). */
+/* What each op of this carrier (the syscall table's carry column) does:
+ * how it reaches its object, and what the kernel says when the path is
+ * "/" itself (no last component).  Which calls are which op, and where
+ * their arguments are (pos.dev, pos.uid, pos.xname, pos.buf, ...), is the
+ * table's (core/syscalls_rows.h). */
 struct fs_row {
-    int nr;
-    enum op op;
+    enum vg_carry op;
     enum reach reach;
-    uint8_t x, y, z, w; /* extra arguments, meaning by op (below) */
     int root_err;
 };
-
-/* Positions are VG_ARGn (register argument n), as in tracer/syscalls_rows.h.
- * x, y, z, w:  MKNOD x=dev;  CHOWN x=uid y=gid;  TRUNCATE x=length;
- * UTIME* x=times;  SETXATTR x=name y=value z=size w=flags;  RMXATTR x=name;
- * UNLINK x=flags (unlinkat);  RENAME x=flags (renameat2);
- * READLINK, GETXATTR, LISTXATTR x=name (xattr) y=buffer z=its size. */
-static const struct fs_row rows[] = {
-    {SYS_unlink, OP_UNLINK, ON_NAME, .root_err = EISDIR},
-    {SYS_unlinkat, OP_UNLINK, ON_NAME, .x = VG_ARG2, .root_err = EISDIR},
-    {SYS_rmdir, OP_RMDIR, ON_NAME, .root_err = EBUSY},
-    {SYS_mkdir, OP_MKDIR, ON_NAME, .root_err = EEXIST},
-    {SYS_mkdirat, OP_MKDIR, ON_NAME, .root_err = EEXIST},
-    {SYS_mknod, OP_MKNOD, ON_NAME, .x = VG_ARG2, .root_err = EEXIST},
-    {SYS_mknodat, OP_MKNOD, ON_NAME, .x = VG_ARG3, .root_err = EEXIST},
-    {SYS_symlink, OP_SYMLINK, ON_NAME, .root_err = EEXIST},
-    {SYS_symlinkat, OP_SYMLINK, ON_NAME, .root_err = EEXIST},
-    {SYS_rename, OP_RENAME, ON_NAMES, .root_err = EBUSY},
-    {SYS_renameat, OP_RENAME, ON_NAMES, .root_err = EBUSY},
-    {SYS_renameat2, OP_RENAME, ON_NAMES, .x = VG_ARG4, .root_err = EBUSY},
-    {SYS_link, OP_LINK, ON_NAMES, .root_err = EEXIST},
-    {SYS_linkat, OP_LINK, ON_NAMES, .root_err = EEXIST},
-    {SYS_chmod, OP_CHMOD, ON_OBJECT, 0, 0, 0, 0, 0},
-    {SYS_fchmod, OP_CHMOD, ON_OBJECT, 0, 0, 0, 0, 0},
-    {SYS_fchmodat, OP_CHMOD, ON_OBJECT, 0, 0, 0, 0, 0},
-    {SYS_fchmodat2, OP_CHMOD, ON_OBJECT, 0, 0, 0, 0, 0},
-    {SYS_chown, OP_CHOWN, ON_OBJECT, .x = VG_ARG1, .y = VG_ARG2},
-    {SYS_lchown, OP_CHOWN, ON_OBJECT, .x = VG_ARG1, .y = VG_ARG2},
-    {SYS_fchown, OP_CHOWN, ON_OBJECT, .x = VG_ARG1, .y = VG_ARG2},
-    {SYS_fchownat, OP_CHOWN, ON_OBJECT, .x = VG_ARG2, .y = VG_ARG3},
-    {SYS_truncate, OP_TRUNCATE, ON_OBJECT, .x = VG_ARG1},
-    {SYS_ftruncate, OP_TRUNCATE, ON_OBJECT, .x = VG_ARG1},
-    {SYS_utimensat, OP_UTIMENS, ON_OBJECT, .x = VG_ARG2},
-    {SYS_utimes, OP_UTIMES, ON_OBJECT, .x = VG_ARG1},
-    {SYS_futimesat, OP_UTIMES, ON_OBJECT, .x = VG_ARG2},
-    {SYS_utime, OP_UTIME, ON_OBJECT, .x = VG_ARG1},
-    {SYS_setxattr, OP_SETXATTR, ON_OBJECT, .x = VG_ARG1, .y = VG_ARG2, .z = VG_ARG3, .w = VG_ARG4},
-    {SYS_lsetxattr, OP_SETXATTR, ON_OBJECT, .x = VG_ARG1, .y = VG_ARG2, .z = VG_ARG3, .w = VG_ARG4},
-    {SYS_fsetxattr, OP_SETXATTR, ON_OBJECT, .x = VG_ARG1, .y = VG_ARG2, .z = VG_ARG3, .w = VG_ARG4},
-    {SYS_removexattr, OP_RMXATTR, ON_OBJECT, .x = VG_ARG1},
-    {SYS_lremovexattr, OP_RMXATTR, ON_OBJECT, .x = VG_ARG1},
-    {SYS_fremovexattr, OP_RMXATTR, ON_OBJECT, .x = VG_ARG1},
+#define FS_OP(o, reach, err) [VG_CARRY_##o] = {VG_CARRY_##o, (reach), (err)}
+static const struct fs_row ops[VG_CARRY_N] = {
+    FS_OP(UNLINK, ON_NAME, EISDIR), FS_OP(RMDIR, ON_NAME, EBUSY),
+    FS_OP(MKDIR, ON_NAME, EEXIST), FS_OP(MKNOD, ON_NAME, EEXIST),
+    FS_OP(SYMLINK, ON_NAME, EEXIST), FS_OP(RENAME, ON_NAMES, EBUSY),
+    FS_OP(LINK, ON_NAMES, EEXIST), FS_OP(CHMOD, ON_OBJECT, 0), FS_OP(CHOWN, ON_OBJECT, 0),
+    FS_OP(TRUNCATE, ON_OBJECT, 0), FS_OP(UTIMENS, ON_OBJECT, 0), FS_OP(UTIMES, ON_OBJECT, 0),
+    FS_OP(UTIME, ON_OBJECT, 0), FS_OP(SETXATTR, ON_OBJECT, 0), FS_OP(RMXATTR, ON_OBJECT, 0),
     /* calls that read what they name: the answer is written back */
-    {SYS_readlink, OP_READLINK, ON_OBJECT, .y = VG_ARG1, .z = VG_ARG2},
-    {SYS_readlinkat, OP_READLINK, ON_OBJECT, .y = VG_ARG2, .z = VG_ARG3},
-    {SYS_getxattr, OP_GETXATTR, ON_OBJECT, .x = VG_ARG1, .y = VG_ARG2, .z = VG_ARG3},
-    {SYS_lgetxattr, OP_GETXATTR, ON_OBJECT, .x = VG_ARG1, .y = VG_ARG2, .z = VG_ARG3},
-    {SYS_fgetxattr, OP_GETXATTR, ON_OBJECT, .x = VG_ARG1, .y = VG_ARG2, .z = VG_ARG3},
-    {SYS_listxattr, OP_LISTXATTR, ON_OBJECT, .y = VG_ARG1, .z = VG_ARG2},
-    {SYS_llistxattr, OP_LISTXATTR, ON_OBJECT, .y = VG_ARG1, .z = VG_ARG2},
-    {SYS_flistxattr, OP_LISTXATTR, ON_OBJECT, .y = VG_ARG1, .z = VG_ARG2},
+    FS_OP(READLINK, ON_OBJECT, 0), FS_OP(GETXATTR, ON_OBJECT, 0),
+    FS_OP(LISTXATTR, ON_OBJECT, 0),
 };
+#undef FS_OP
 
-/* The flags each *at call takes (the kernel fails any other bit EINVAL
- * before it looks at a path); the calls whose flags vigil passes on as
- * they are (renameat2, the xattr calls) have the kernel check them. */
-static const struct {
-    int nr;
-    uint32_t valid;
-} valid_flags[] = {
-    {SYS_unlinkat, VG_AT_REMOVEDIR},
-    {SYS_fchmodat2, VG_AT_NOFOLLOW | VG_AT_EMPTY_PATH},
-    {SYS_fchownat, VG_AT_NOFOLLOW | VG_AT_EMPTY_PATH},
-    {SYS_utimensat, VG_AT_NOFOLLOW | VG_AT_EMPTY_PATH},
-    {SYS_linkat, VG_AT_SYMLINK_FOLLOW | VG_AT_EMPTY_PATH},
-};
-
+/* The flags an *at call takes (the row's pos.valid): the kernel fails any
+ * other bit EINVAL before it looks at a path; the calls whose flags vigil
+ * passes on as they are (renameat2, the xattr calls) have the kernel
+ * check them. */
 static int check_flags(const struct vg_call *c)
 {
-    for (size_t i = 0; i < VG_ARRAY_LEN(valid_flags); i++)
-        if (valid_flags[i].nr == c->nr && c->ent->pos.flags &&
-            ((uint32_t)vg_arg(c, c->ent->pos.flags) & ~valid_flags[i].valid))
-            return -EINVAL;
+    const struct vg_argpos *p = &c->ent->pos;
+    if (p->valid && p->flags && ((uint32_t)vg_arg(c, p->flags) & ~(uint32_t)p->valid))
+        return -EINVAL;
     return 0;
 }
 
-static const struct fs_row *row_of(int nr)
+static const struct fs_row *row_of(const struct vg_call *c)
 {
-    for (size_t i = 0; i < VG_ARRAY_LEN(rows); i++)
-        if (rows[i].nr == nr)
-            return &rows[i];
-    return NULL;
+    if (!c->ent || vg_sys_carrier(c->ent) != VG_CARRIER_FS || !vg_nt_fs_knows(c->ent->carry))
+        return NULL;
+    return &ops[c->ent->carry];
+}
+
+bool vg_nt_fs_knows(enum vg_carry op)
+{
+    return (unsigned)op < VG_CARRY_N && ops[op].reach != NOT_CARRIED;
 }
 
 /* Does op read what it names (its answer is written back)? */
-static bool reads(enum op op)
+static bool reads(enum vg_carry op)
 {
-    return op == OP_READLINK || op == OP_GETXATTR || op == OP_LISTXATTR;
+    return op == VG_CARRY_READLINK || op == VG_CARRY_GETXATTR || op == VG_CARRY_LISTXATTR;
 }
 
 bool vg_nt_fs_takes(const struct vg_call *c)
@@ -180,7 +120,7 @@ bool vg_nt_fs_takes(const struct vg_call *c)
     /* every one, /proc paths included: letting the kernel run a call
      * decided on a path would have it read the path again, which another
      * thread may have changed to a denied one meanwhile */
-    return row_of(c->nr) != NULL;
+    return row_of(c) != NULL;
 }
 
 /* ---- reading calls on the caller's own /proc entries ---- */
@@ -249,7 +189,7 @@ int vg_nt_open_in_root(int root_fd, const char *path, int flags)
         .flags = (uint64_t)(O_PATH | O_CLOEXEC | flags),
         .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
     };
-    int fd = (int)syscall(SYS_openat2, root_fd, path, &how, sizeof how);
+    int fd = (int)syscall(VG_NR_openat2, root_fd, path, &how, sizeof how);
     return fd < 0 ? -errno : fd;
 }
 
@@ -292,9 +232,9 @@ static long with_umask(const struct fs_job *j, int dfd, const char *name)
 {
     const struct vg_call *c = j->c;
     mode_t crew = umask(j->umask);
-    long r = j->row->op == OP_MKDIR
+    long r = j->row->op == VG_CARRY_MKDIR
         ? ret_of(mkdirat(dfd, name, (mode_t)c->args.mode))
-        : ret_of(mknodat(dfd, name, (mode_t)c->args.mode, (dev_t)vg_arg(c, j->row->x)));
+        : ret_of(mknodat(dfd, name, (mode_t)c->args.mode, (dev_t)vg_arg(c, c->ent->pos.dev)));
     umask(crew);
     return r;
 }
@@ -303,14 +243,16 @@ static long on_name(const struct fs_job *j, int dfd, const char *name)
 {
     const struct vg_call *c = j->c;
     switch (j->row->op) {
-    case OP_UNLINK:
-        return ret_of(unlinkat(dfd, name, j->row->x ? (int)(vg_arg(c, j->row->x) & VG_AT_REMOVEDIR) : 0));
-    case OP_RMDIR:
+    case VG_CARRY_UNLINK: {
+        uint8_t at = c->ent->pos.flags; /* unlinkat's */
+        return ret_of(unlinkat(dfd, name, at ? (int)(vg_arg(c, at) & VG_AT_REMOVEDIR) : 0));
+    }
+    case VG_CARRY_RMDIR:
         return ret_of(unlinkat(dfd, name, AT_REMOVEDIR));
-    case OP_MKDIR:
-    case OP_MKNOD:
+    case VG_CARRY_MKDIR:
+    case VG_CARRY_MKNOD:
         return with_umask(j, dfd, name);
-    case OP_SYMLINK:
+    case VG_CARRY_SYMLINK:
         return ret_of(symlinkat(c->args.path2, dfd, name));
     default:
         return -ENOSYS;
@@ -319,10 +261,11 @@ static long on_name(const struct fs_job *j, int dfd, const char *name)
 
 static long on_names(const struct fs_job *j, int d1, const char *n1, int d2, const char *n2)
 {
-    if (j->row->op == OP_LINK)
+    if (j->row->op == VG_CARRY_LINK)
         return ret_of(linkat(d1, n1, d2, n2, 0)); /* the decided path is the object */
-    unsigned flags = j->row->x ? (unsigned)vg_arg(j->c, j->row->x) : 0;
-    return ret_of(syscall(SYS_renameat2, d1, n1, d2, n2, flags));
+    uint8_t at = j->c->ent->pos.flags;
+    unsigned flags = at ? (unsigned)vg_arg(j->c, at) : 0;
+    return ret_of(syscall(VG_NR_renameat2, d1, n1, d2, n2, flags));
 }
 
 /* ---- on objects ---- */
@@ -346,39 +289,39 @@ static long on_object(struct fs_job *j, int fd, bool is_path)
     char p[64];
     fd_path(fd, p, sizeof p);
     switch (j->row->op) {
-    case OP_CHMOD:
+    case VG_CARRY_CHMOD:
         if (is_path)
             return ret_of(fchmodat(AT_FDCWD, p, (mode_t)c->args.mode, 0));
         return ret_of(j->empty_path
-                          ? syscall(SYS_fchmodat2, fd, "", (mode_t)c->args.mode, VG_AT_EMPTY_PATH)
+                          ? syscall(VG_NR_fchmodat2, fd, "", (mode_t)c->args.mode, VG_AT_EMPTY_PATH)
                           : fchmod(fd, (mode_t)c->args.mode));
-    case OP_CHOWN:
+    case VG_CARRY_CHOWN:
         /* fchown itself refuses an O_PATH file (EBADF), as the kernel
          * refuses the candidate's */
         return ret_of(is_path || j->empty_path ? fchownat(fd, "", j->uid, j->gid, AT_EMPTY_PATH)
                                                : fchown(fd, j->uid, j->gid));
-    case OP_TRUNCATE:
+    case VG_CARRY_TRUNCATE:
         if (past_fsize(j, fd))
             return -EFBIG;
         return ret_of(is_path ? truncate(p, (off_t)j->length) : ftruncate(fd, (off_t)j->length));
-    case OP_UTIMENS:
-    case OP_UTIMES:
-    case OP_UTIME:
+    case VG_CARRY_UTIMENS:
+    case VG_CARRY_UTIMES:
+    case VG_CARRY_UTIME:
         if (is_path)
             return ret_of(utimensat(AT_FDCWD, p, j->ts_now ? NULL : j->ts, 0));
         return ret_of(j->empty_path ? utimensat(fd, "", j->ts_now ? NULL : j->ts, AT_EMPTY_PATH)
                                     : futimens(fd, j->ts_now ? NULL : j->ts));
-    case OP_SETXATTR:
+    case VG_CARRY_SETXATTR:
         return ret_of(is_path ? setxattr(p, j->xname, j->xvalue, j->xsize, j->xflags)
                               : fsetxattr(fd, j->xname, j->xvalue, j->xsize, j->xflags));
-    case OP_RMXATTR:
+    case VG_CARRY_RMXATTR:
         return ret_of(is_path ? removexattr(p, j->xname) : fremovexattr(fd, j->xname));
-    case OP_READLINK:
+    case VG_CARRY_READLINK:
         return ret_of(readlinkat(fd, "", j->out, j->outlen));
-    case OP_GETXATTR:
+    case VG_CARRY_GETXATTR:
         return ret_of(is_path ? getxattr(p, j->xname, j->out, j->outlen)
                               : fgetxattr(fd, j->xname, j->out, j->outlen));
-    case OP_LISTXATTR:
+    case VG_CARRY_LISTXATTR:
         return ret_of(is_path ? listxattr(p, j->out, j->outlen) : flistxattr(fd, j->out, j->outlen));
     default:
         return -ENOSYS;
@@ -431,8 +374,8 @@ static int open_last(const struct fs_job *j, const char *canon, const char *raw,
 static long by_name(struct fs_job *j)
 {
     char name[NAME_MAX + 2];
-    enum op op = j->row->op;
-    int d = open_last(j, j->c->check_path, j->c->args.path, op == OP_UNLINK || op == OP_RMDIR,
+    enum vg_carry op = j->row->op;
+    int d = open_last(j, j->c->check_path, j->c->args.path, op == VG_CARRY_UNLINK || op == VG_CARRY_RMDIR,
                       name, sizeof name);
     if (d == -EEXIST)
         return -j->row->root_err;
@@ -448,7 +391,7 @@ static long by_name(struct fs_job *j)
 static long by_names(struct fs_job *j)
 {
     char n1[NAME_MAX + 2], n2[NAME_MAX + 2];
-    int d1 = open_last(j, j->c->check_path, j->c->args.path, j->row->op == OP_RENAME, n1,
+    int d1 = open_last(j, j->c->check_path, j->c->args.path, j->row->op == VG_CARRY_RENAME, n1,
                        sizeof n1);
     if (d1 < 0)
         return d1 == -EEXIST ? -j->row->root_err : d1 == -EEXIST - NOT_ROOT ? -EEXIST : d1;
@@ -471,22 +414,22 @@ static long on_link_name(struct fs_job *j, int d, const char *name)
 {
     struct xattr_args xa = {.value = (uint64_t)(uintptr_t)j->out, .size = (uint32_t)j->outlen};
     switch (j->row->op) {
-    case OP_CHMOD:
-        return ret_of(syscall(SYS_fchmodat2, d, name, (mode_t)j->c->args.mode, VG_AT_NOFOLLOW));
-    case OP_UTIMENS:
-    case OP_UTIMES:
-    case OP_UTIME:
+    case VG_CARRY_CHMOD:
+        return ret_of(syscall(VG_NR_fchmodat2, d, name, (mode_t)j->c->args.mode, VG_AT_NOFOLLOW));
+    case VG_CARRY_UTIMENS:
+    case VG_CARRY_UTIMES:
+    case VG_CARRY_UTIME:
         return ret_of(utimensat(d, name, j->ts_now ? NULL : j->ts, AT_SYMLINK_NOFOLLOW));
-    case OP_SETXATTR:
+    case VG_CARRY_SETXATTR:
         xa = (struct xattr_args){.value = (uint64_t)(uintptr_t)j->xvalue,
                                  .size = (uint32_t)j->xsize, .flags = (uint32_t)j->xflags};
-        return ret_of(syscall(SYS_setxattrat, d, name, VG_AT_NOFOLLOW, j->xname, &xa, sizeof xa));
-    case OP_GETXATTR:
-        return ret_of(syscall(SYS_getxattrat, d, name, VG_AT_NOFOLLOW, j->xname, &xa, sizeof xa));
-    case OP_LISTXATTR:
-        return ret_of(syscall(SYS_listxattrat, d, name, VG_AT_NOFOLLOW, j->out, j->outlen));
-    case OP_RMXATTR:
-        return ret_of(syscall(SYS_removexattrat, d, name, VG_AT_NOFOLLOW, j->xname));
+        return ret_of(syscall(VG_NR_setxattrat, d, name, VG_AT_NOFOLLOW, j->xname, &xa, sizeof xa));
+    case VG_CARRY_GETXATTR:
+        return ret_of(syscall(VG_NR_getxattrat, d, name, VG_AT_NOFOLLOW, j->xname, &xa, sizeof xa));
+    case VG_CARRY_LISTXATTR:
+        return ret_of(syscall(VG_NR_listxattrat, d, name, VG_AT_NOFOLLOW, j->out, j->outlen));
+    case VG_CARRY_RMXATTR:
+        return ret_of(syscall(VG_NR_removexattrat, d, name, VG_AT_NOFOLLOW, j->xname));
     default:
         return -ENOSYS;
     }
@@ -520,9 +463,9 @@ static long by_object(struct fs_job *j)
         r = -ENOTDIR; /* "f/": the kernel wants a directory there */
     else if (S_ISLNK(st.st_mode) && j->follow)
         r = -ELOOP; /* a symlink appeared since the decision: never followed */
-    else if (j->row->op == OP_READLINK && !S_ISLNK(st.st_mode))
+    else if (j->row->op == VG_CARRY_READLINK && !S_ISLNK(st.st_mode))
         r = -EINVAL; /* readlink's answer for what is not a symlink */
-    else if (S_ISLNK(st.st_mode) && j->row->op != OP_CHOWN && j->row->op != OP_READLINK)
+    else if (S_ISLNK(st.st_mode) && j->row->op != VG_CARRY_CHOWN && j->row->op != VG_CARRY_READLINK)
         r = on_link(j); /* the symlink itself: the call does not follow */
     else
         r = on_object(j, fd, true);
@@ -540,6 +483,8 @@ static long carry(void *arg)
         return by_names(j);
     case ON_OBJECT:
         return by_object(j);
+    case NOT_CARRIED:
+        break; /* row_of gives no such row */
     }
     return -ENOSYS;
 }
@@ -579,9 +524,9 @@ static int copy_times(struct vg_tracee *tr, struct fs_job *j, uint64_t addr)
         j->ts_now = true;
         return 0;
     }
-    if (j->row->op == OP_UTIMENS)
+    if (j->row->op == VG_CARRY_UTIMENS)
         return vg_tracee_read(tr, addr, j->ts, sizeof j->ts) < 0 ? -EFAULT : 0;
-    if (j->row->op == OP_UTIMES) {
+    if (j->row->op == VG_CARRY_UTIMES) {
         struct timeval tv[2];
         if (vg_tracee_read(tr, addr, tv, sizeof tv) < 0)
             return -EFAULT;
@@ -648,22 +593,22 @@ static bool privileged_xattr(const char *name)
 static int copy_xattr(struct vg_tracee *tr, pid_t pid, struct fs_job *j, struct vg_arena *a)
 {
     const struct vg_call *c = j->c;
-    const char *name = vg_tracee_read_str(tr, vg_arg(c, j->row->x), sizeof j->xname, a);
+    const char *name = vg_tracee_read_str(tr, vg_arg(c, c->ent->pos.xname), sizeof j->xname, a);
     if (!name)
         return -EFAULT;
     if (strlen(name) >= sizeof j->xname - 1 || !name[0])
         return -ERANGE;
     memcpy(j->xname, name, strlen(name) + 1);
-    if (privileged_xattr(name) && j->row->op != OP_GETXATTR)
+    if (privileged_xattr(name) && j->row->op != VG_CARRY_GETXATTR)
         return -EPERM;
-    if (j->row->op != OP_SETXATTR)
+    if (j->row->op != VG_CARRY_SETXATTR)
         return 0;
-    j->xsize = (size_t)vg_arg(c, j->row->z);
-    j->xflags = (int)vg_arg(c, j->row->w);
+    j->xsize = (size_t)vg_arg(c, c->ent->pos.size);
+    j->xflags = (int)vg_arg(c, c->ent->pos.xflags);
     if (j->xsize > VG_XATTR_SIZE_MAX)
         return -E2BIG;
     j->xvalue = j->xsize ? vg_arena_alloc(a, j->xsize) : NULL;
-    if (j->xsize && vg_tracee_read(tr, vg_arg(c, j->row->y), j->xvalue, j->xsize) < 0)
+    if (j->xsize && vg_tracee_read(tr, vg_arg(c, c->ent->pos.buf), j->xvalue, j->xsize) < 0)
         return -EFAULT;
     return map_acl(pid, j);
 }
@@ -698,11 +643,11 @@ static int object_fd(const struct vg_task *t, const struct vg_call *c, struct fs
     uint64_t flags = p->flags ? vg_arg(c, p->flags) : 0;
     int dirfd = p->fd ? (int)vg_arg(c, p->fd) : AT_FDCWD;
     /* readlinkat reads its dirfd's link on an empty path, no flag needed */
-    bool empty_link = j->row->op == OP_READLINK && p->fd && dirfd != AT_FDCWD;
+    bool empty_link = j->row->op == VG_CARRY_READLINK && p->fd && dirfd != AT_FDCWD;
     bool empty_ok = (flags & VG_AT_EMPTY_PATH) || empty_link;
     if (c->args.path && c->args.path[0])
         return -1; /* by path */
-    if (j->row->op == OP_UTIMENS && !c->args.path)
+    if (j->row->op == VG_CARRY_UTIMENS && !c->args.path)
         return copy_fd(t, c, dirfd); /* futimens */
     if (!empty_ok)
         return c->args.path ? -ENOENT : -EFAULT;
@@ -715,7 +660,7 @@ static int object_fd(const struct vg_task *t, const struct vg_call *c, struct fs
  * getxattr and listxattr for the size only. */
 static int answer_buffer(struct vg_call *c, struct fs_job *j, size_t max)
 {
-    size_t want = (size_t)vg_arg(c, j->row->z);
+    size_t want = (size_t)vg_arg(c, c->ent->pos.size);
     j->outlen = want < max ? want : max;
     j->out = j->outlen ? vg_arena_alloc(&c->arena, j->outlen) : NULL;
     return 0;
@@ -728,35 +673,35 @@ static int copy_object_args(const struct vg_task *t, struct vg_call *c,
     const struct vg_argpos *p = &c->ent->pos;
     j->follow = vg_follows(p->follow, p->flags ? vg_arg(c, p->flags) : 0);
     switch (j->row->op) {
-    case OP_CHOWN: {
-        int r = map_id(t->tgid, "uid_map", (uint32_t)vg_arg(c, j->row->x), &j->uid);
-        return r < 0 ? r : map_id(t->tgid, "gid_map", (uint32_t)vg_arg(c, j->row->y), &j->gid);
+    case VG_CARRY_CHOWN: {
+        int r = map_id(t->tgid, "uid_map", (uint32_t)vg_arg(c, p->uid), &j->uid);
+        return r < 0 ? r : map_id(t->tgid, "gid_map", (uint32_t)vg_arg(c, p->gid), &j->gid);
     }
-    case OP_TRUNCATE: {
+    case VG_CARRY_TRUNCATE: {
         struct rlimit rl;
-        if ((int64_t)vg_arg(c, j->row->x) < 0)
+        if ((int64_t)vg_arg(c, p->length) < 0)
             return -EINVAL;
-        j->length = vg_arg(c, j->row->x);
+        j->length = vg_arg(c, p->length);
         if (prlimit(t->tgid, RLIMIT_FSIZE, NULL, &rl) < 0)
             return -EIO; /* its limit unknown: do not guess */
         j->fsize = rl.rlim_cur;
         return 0;
     }
-    case OP_UTIMENS:
-    case OP_UTIMES:
-    case OP_UTIME:
-        return copy_times(tr, j, vg_arg(c, j->row->x));
-    case OP_SETXATTR:
-    case OP_RMXATTR:
+    case VG_CARRY_UTIMENS:
+    case VG_CARRY_UTIMES:
+    case VG_CARRY_UTIME:
+        return copy_times(tr, j, vg_arg(c, p->times));
+    case VG_CARRY_SETXATTR:
+    case VG_CARRY_RMXATTR:
         return copy_xattr(tr, t->tgid, j, &c->arena);
-    case OP_GETXATTR: {
+    case VG_CARRY_GETXATTR: {
         int r = copy_xattr(tr, t->tgid, j, &c->arena);
         return r < 0 ? r : answer_buffer(c, j, VG_XATTR_SIZE_MAX);
     }
-    case OP_LISTXATTR:
+    case VG_CARRY_LISTXATTR:
         return answer_buffer(c, j, VG_XATTR_LIST_MAX);
-    case OP_READLINK:
-        if ((int)vg_arg(c, j->row->z) <= 0)
+    case VG_CARRY_READLINK:
+        if ((int)vg_arg(c, p->size) <= 0)
             return -EINVAL;
         return answer_buffer(c, j, PATH_MAX);
     default:
@@ -771,7 +716,7 @@ static long write_answer(const struct vg_task *t, const struct fs_job *j, long r
     if (r <= 0 || !j->outlen)
         return r;
     struct iovec local = {j->out, (size_t)r};
-    struct iovec remote = {(void *)(uintptr_t)vg_arg(j->c, j->row->y), (size_t)r};
+    struct iovec remote = {(void *)(uintptr_t)vg_arg(j->c, j->c->ent->pos.buf), (size_t)r};
     return process_vm_writev(t->tgid, &local, 1, &remote, 1, 0) == (ssize_t)r ? r : -EFAULT;
 }
 
@@ -803,7 +748,7 @@ static int prepare(struct nt *n, const struct vg_task *t, struct vg_call *c, str
     case ON_NAME:
         if (!r)
             r = path_given(c->args.path, c->check_path);
-        if (!r && (j->row->op == OP_MKDIR || j->row->op == OP_MKNOD))
+        if (!r && (j->row->op == VG_CARRY_MKDIR || j->row->op == VG_CARRY_MKNOD))
             r = vg_nt_caller_umask(t->tid, &j->umask) < 0 ? -EIO : 0;
         return r;
     case ON_OBJECT:
@@ -813,6 +758,8 @@ static int prepare(struct nt *n, const struct vg_task *t, struct vg_call *c, str
         if (j->fd == -1 && (r = path_given(c->args.path, c->check_path)) < 0)
             return r;
         return copy_object_args(t, c, &tr, j);
+    case NOT_CARRIED:
+        break; /* row_of gives no such row */
     }
     return -ENOSYS;
 }
@@ -836,19 +783,19 @@ static long run_job(struct nt *n, struct nt_rx *rx, const struct vg_task *t, str
     const char *path = j->c->check_path;
     if (reads(j->row->op) && j->fd < 0 && path) {
         char text[sizeof "/task/" + 2 * sizeof "-2147483648"];
-        if (j->row->op == OP_READLINK && self_link(t, path, text, sizeof text))
+        if (j->row->op == VG_CARRY_READLINK && self_link(t, path, text, sizeof text))
             return answer_text(j, text);
         if (own_proc(t, path))
             return carry(j);
     }
-    return vg_nt_as_candidate(n, rx, t, carry, j, j->row->op == OP_TRUNCATE);
+    return vg_nt_as_candidate(n, rx, t, carry, j, j->row->op == VG_CARRY_TRUNCATE);
 }
 
 long vg_nt_fs(struct nt *n, struct nt_rx *rx, struct vg_task *t, struct vg_call *c,
               struct vg_call_verdict *v)
 {
     (void)v; /* decided once: nothing here can change what was decided */
-    struct fs_job j = {.row = row_of(c->nr), .c = c, .root_fd = n->sup.root_fd, .fd = -1};
+    struct fs_job j = {.row = row_of(c), .c = c, .root_fd = n->sup.root_fd, .fd = -1};
     long r = prepare(n, t, c, &j);
     /* what was copied above came from the caller still in its call */
     uint64_t id = rx->req->id;
@@ -860,7 +807,7 @@ long vg_nt_fs(struct nt *n, struct nt_rx *rx, struct vg_task *t, struct vg_call 
         close(j.fd);
     if (j.fsize_hit) {
         n->sup.ctx->out.limit_seen[VG_LIM_FSIZE] = true;
-        syscall(SYS_tgkill, t->tgid, t->tid, SIGXFSZ); /* as the kernel would */
+        syscall(VG_NR_tgkill, t->tgid, t->tid, SIGXFSZ); /* as the kernel would */
     }
     return r;
 }

@@ -14,9 +14,9 @@
 #include "tracer/decode.h"
 #include "tracer/notify/crew.h"
 #include "tracer/supervisor.h"
-#include "tracer/verdict.h"
+#include "tracer/views.h"
 
-/* Where a notification thread may run (wake_here.c, below). */
+/* Where a notification thread may run (cpu_pin.c, below). */
 struct vg_nt_pin {
     cpu_set_t own; /* the thread's CPUs, read as it starts receiving (none: never narrowed) */
     int cpu;       /* the one CPU it is narrowed to, or -1 */
@@ -41,7 +41,7 @@ struct nt_rx {
     struct seccomp_notif_resp *resp;
     struct vg_crew crew;             /* started at its first job (the primary's at hand-over) */
     bool signalled; /* its blocked call was interrupted for a signal the caller catches */
-    struct vg_nt_pin pin; /* where the thread may run (wake_here.c) */
+    struct vg_nt_pin pin; /* where the thread may run (cpu_pin.c) */
     int quiet_fd;         /* the open's fd, when its close may wait (notify_open.c), or -1 */
     bool caller_left; /* gone from its call while the lock was released (notify_rx.c) */
     pid_t job_tid;    /* a blocking job runs for this caller (lock released), or 0 */
@@ -154,7 +154,7 @@ int vg_nt_open(struct nt *n, struct nt_rx *rx, struct vg_task *t, struct vg_call
 long vg_nt_as_candidate(struct nt *n, struct nt_rx *rx, const struct vg_task *t,
                         long (*fn)(void *), void *arg, bool may_block);
 
-/* status.c: the caller's umask (vigil's crew threads have 0 and apply
+/* proc_status.c: the caller's umask (vigil's crew threads have 0 and apply
  * this to each mode), from /proc/TID/status; -1 when unreadable. */
 #define VG_NT_STATUS_MAX 4096
 int vg_nt_caller_umask(pid_t tid, mode_t *mask);
@@ -165,12 +165,17 @@ bool vg_nt_caller_signalled(pid_t tid);
 
 /* The calls vigil carries out itself besides opens: does it take c, and
  * carry out the allowed call c for the task t (a copy), returning the
- * call's result as the candidate gets it (>= 0) or -errno.
+ * call's result as the candidate gets it (>= 0) or -errno.  Which calls
+ * each takes is the syscall table's carry column (core/syscalls_rows.h).
  * notify_fs.c: the file-changing calls; notify_net.c: connect, bind, sends. */
 bool vg_nt_fs_takes(const struct vg_call *c);
 long vg_nt_fs(struct nt *n, struct nt_rx *rx, struct vg_task *t, struct vg_call *c,
               struct vg_call_verdict *v);
 bool vg_nt_net_takes(const struct vg_call *c);
+/* Does the carrier handle this op of the syscall table's carry column
+ * (a row that names it with no case here would be let through)? */
+bool vg_nt_fs_knows(enum vg_carry op);
+bool vg_nt_net_knows(enum vg_carry op);
 long vg_nt_net(struct nt *n, struct nt_rx *rx, struct vg_task *t, struct vg_call *c,
                struct vg_call_verdict *v);
 /* In a crew: an O_PATH fd of path inside root_fd with no symlink followed
@@ -196,7 +201,7 @@ void vg_nt_stack_serve(struct nt *n);
 bool vg_nt_stack_on_interrupt(struct vg_sup *e, struct vg_task *t);
 void vg_nt_stack_forget(struct nt *n, pid_t tid);
 
-/* wake_here.c: while vigil installs an opened file (ADDFD), the caller is
+/* cpu_pin.c: while vigil installs an opened file (ADDFD), the caller is
  * allowed this CPU only.  ADDFD wakes the caller with a plain wake-up
  * (SEND's is on the current CPU under FD_SYNC_WAKE_UP, ADDFD's never),
  * so the scheduler puts it on an idle CPU, as this one still runs vigil,

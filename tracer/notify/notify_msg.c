@@ -5,12 +5,12 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "core/syscalls.h"
 #include "tracer/mem.h"
-#include "tracer/notify/cmsg.h"
+#include "core/cmsg.h"
 #include "util/util.h"
 
 static int keep_fd(struct vg_nt_msgs *ms, int fd)
@@ -50,7 +50,7 @@ static int translate_rights(struct vg_nt_msgs *ms, void *control, size_t len)
         for (size_t i = 0; i < n && !r; i++) {
             int theirs, ours;
             memcpy(&theirs, data + i * sizeof theirs, sizeof theirs);
-            ours = (int)syscall(SYS_pidfd_getfd, pidfd, theirs, 0);
+            ours = (int)syscall(VG_NR_pidfd_getfd, pidfd, theirs, 0);
             if (ours < 0)
                 r = -EBADF;
             else if ((r = keep_fd(ms, ours)) < 0)

@@ -29,11 +29,11 @@
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/uio.h>
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "core/syscalls.h"
 #include "tracer/mem.h"
 #include "tracer/decode_impl.h"
 #include "tracer/notify/notify_int.h"
@@ -41,34 +41,35 @@
 
 #define VG_IOV_MAX 1024u /* the kernel's UIO_MAXIOV: iovecs and sendmmsg messages */
 
-enum net_op { NET_CONNECT, NET_BIND, NET_LISTEN, NET_SENDTO, NET_SENDMSG, NET_SENDMMSG };
-
-static const struct {
-    int nr;
-    enum net_op op;
-} rows[] = {
-    {SYS_connect, NET_CONNECT},
-    {SYS_bind, NET_BIND},
-    {SYS_listen, NET_LISTEN},
-    {SYS_sendto, NET_SENDTO},
-    {SYS_sendmsg, NET_SENDMSG},
-    {SYS_sendmmsg, NET_SENDMMSG},
-};
-
-static int op_of(int nr)
+/* The ops of this carrier (the syscall table's carry column says which
+ * call is which). */
+static bool is_net_op(enum vg_carry op)
 {
-    for (size_t i = 0; i < VG_ARRAY_LEN(rows); i++)
-        if (rows[i].nr == nr)
-            return (int)rows[i].op;
-    return -1;
+    return vg_carrier_of(op) == VG_CARRIER_NET;
+}
+
+bool vg_nt_net_knows(enum vg_carry op)
+{
+    switch (op) {
+    case VG_CARRY_CONNECT:
+    case VG_CARRY_BIND:
+    case VG_CARRY_LISTEN:
+    case VG_CARRY_SENDTO:
+    case VG_CARRY_SENDMSG:
+    case VG_CARRY_SENDMMSG:
+        return is_net_op(op);
+    default:
+        return false;
+    }
 }
 
 bool vg_nt_net_takes(const struct vg_call *c)
 {
-    if (c->nr == SYS_listen)
-        return !c->undecidable; /* see above */
-    if (op_of(c->nr) < 0)
+    enum vg_carry op = c->ent ? c->ent->carry : VG_CARRY_CONT;
+    if (!vg_nt_net_knows(op))
         return false;
+    if (op == VG_CARRY_LISTEN)
+        return !c->undecidable; /* see above */
     /* without an address nothing was decided, and a sendto's NULL address
      * (a register) stays so: the kernel's (not recorded).  A msghdr's is
      * memory: the kernel would read it again, and a datagram socket would
@@ -77,12 +78,13 @@ bool vg_nt_net_takes(const struct vg_call *c)
      * meanwhile).  So these are carried out, with no name, on the socket
      * examined. */
     if (!c->has_sa)
-        return !c->undecidable && (c->nr == SYS_sendmsg || (c->nr == SYS_sendmmsg && c->nmsgs));
-    return !(c->nr == SYS_bind && c->sa.ss_family == AF_UNIX); /* see above */
+        return !c->undecidable &&
+               (op == VG_CARRY_SENDMSG || (op == VG_CARRY_SENDMMSG && c->nmsgs));
+    return !(op == VG_CARRY_BIND && c->sa.ss_family == AF_UNIX); /* see above */
 }
 
 struct net_job {
-    enum net_op op;
+    enum vg_carry op;
     const struct vg_call *c;
     int root_fd;
     int sock;                 /* the copy of the caller's socket */
@@ -131,7 +133,7 @@ static long send_all(struct net_job *j, int *pfds)
                                         .msg_iovlen = 1, .msg_control = m->control,
                                         .msg_controllen = m->controllen};
     }
-    if (r == 0 && j->op == NET_SENDMMSG) {
+    if (r == 0 && j->op == VG_CARRY_SENDMMSG) {
         r = sendmmsg(j->sock, mm, j->ms.n, j->flags);
         for (long i = 0; i < r && j->sent; i++)
             j->sent[i] = mm[i].msg_len;
@@ -153,21 +155,24 @@ static long do_net(void *arg)
     struct vg_nt_msg *m = j->ms.m;
     long r = 0;
     switch (j->op) {
-    case NET_CONNECT:
+    case VG_CARRY_CONNECT:
         r = unix_target(j->root_fd, m, &pfds[0]);
         if (r == 0)
             r = connect(j->sock, (struct sockaddr *)&m->sa, m->salen) < 0 ? -errno : 0;
         break;
-    case NET_BIND:
+    case VG_CARRY_BIND:
         r = bind(j->sock, (struct sockaddr *)&m->sa, m->salen) < 0 ? -errno : 0;
         break;
-    case NET_LISTEN:
+    case VG_CARRY_LISTEN:
         r = listen(j->sock, (int)j->c->a[1]) < 0 ? -errno : 0;
         break;
-    case NET_SENDTO:
-    case NET_SENDMSG:
-    case NET_SENDMMSG:
+    case VG_CARRY_SENDTO:
+    case VG_CARRY_SENDMSG:
+    case VG_CARRY_SENDMMSG:
         r = send_all(j, pfds);
+        break;
+    default:
+        r = -ENOSYS; /* vg_nt_net_takes takes no other op */
         break;
     }
     for (unsigned i = 0; i < (j->ms.n ? j->ms.n : 1); i++)
@@ -290,11 +295,11 @@ static int prepare(struct nt *n, const struct vg_task *t, struct net_job *j)
     if (j->sock < 0)
         return j->sock;
     switch (j->op) {
-    case NET_SENDTO:
+    case VG_CARRY_SENDTO:
         return copy_sendto(&tr, j);
-    case NET_SENDMSG:
+    case VG_CARRY_SENDMSG:
         return copy_sendmsg(&tr, j);
-    case NET_SENDMMSG:
+    case VG_CARRY_SENDMMSG:
         return copy_sendmmsg(&tr, j);
     default:
         add_msg(j); /* connect, bind: the address only */
@@ -323,21 +328,21 @@ long vg_nt_net(struct nt *n, struct nt_rx *rx, struct vg_task *t, struct vg_call
                struct vg_call_verdict *v)
 {
     (void)v; /* decided once: nothing here can change what was decided */
-    struct net_job j = {.op = (enum net_op)op_of(c->nr), .c = c, .root_fd = n->sup.root_fd,
+    struct net_job j = {.op = c->ent->carry, .c = c, .root_fd = n->sup.root_fd,
                         .sock = -1};
     long r = prepare(n, t, &j);
     uint64_t id = rx->req->id;
     if (r == 0 && ioctl(n->listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &id) < 0)
         r = -ESRCH; /* what was copied may not be the caller's */
     if (r == 0) {
-        r = vg_nt_as_candidate(n, rx, t, do_net, &j, j.op != NET_BIND && j.op != NET_LISTEN);
+        r = vg_nt_as_candidate(n, rx, t, do_net, &j, j.op != VG_CARRY_BIND && j.op != VG_CARRY_LISTEN);
         /* the kernel signals the sender (vigil's thread, which ignores
          * it); the candidate asked for it */
-        bool sends = j.op == NET_SENDTO || j.op == NET_SENDMSG || j.op == NET_SENDMMSG;
+        bool sends = j.op == VG_CARRY_SENDTO || j.op == VG_CARRY_SENDMSG || j.op == VG_CARRY_SENDMMSG;
         if (r == -EPIPE && sends && !(j.flags & MSG_NOSIGNAL) && !rx->caller_left)
-            syscall(SYS_tgkill, t->tgid, t->tid, SIGPIPE);
+            syscall(VG_NR_tgkill, t->tgid, t->tid, SIGPIPE);
     }
-    if (r > 0 && j.op == NET_SENDMMSG)
+    if (r > 0 && j.op == VG_CARRY_SENDMMSG)
         r = give_lens(t, c, &j, r);
     free(j.sent);
     if (j.sock >= 0)

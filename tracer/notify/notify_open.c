@@ -14,14 +14,12 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
+#include "core/syscalls.h"
 #include "tracer/notify/notify_int.h"
 
 #define PERM_BITS 07777u
-
-static const int carried_out[] = {SYS_open, SYS_openat, SYS_openat2, SYS_creat};
 
 bool vg_nt_carried_out(int nr, uint64_t flags)
 {
@@ -30,7 +28,7 @@ bool vg_nt_carried_out(int nr, uint64_t flags)
      * (of a path flipped meanwhile).  So it is taken, and refused
      * (vg_nt_open): ENOSYS, which openat2's users meet on kernels before
      * 5.6 and fall back from to openat, whose O_PATH is a register. */
-    if (nr == SYS_openat2)
+    if (nr == VG_NR_openat2)
         return true;
     /* An O_PATH fd cannot be installed (ADDFD takes no O_PATH file), and
      * it opens nothing: it reads no byte and writes none, and what it can
@@ -41,10 +39,8 @@ bool vg_nt_carried_out(int nr, uint64_t flags)
      * docs/SECURITY.md lists it. */
     if (flags & O_PATH)
         return false;
-    for (size_t i = 0; i < VG_ARRAY_LEN(carried_out); i++)
-        if (carried_out[i] == nr)
-            return true;
-    return false;
+    /* which calls are opens is the syscall table's carry column */
+    return vg_sys_carrier(vg_sys_lookup(nr)) == VG_CARRIER_OPEN;
 }
 
 /* The errno of a path the decoder could not make absolute (decode.h). */
@@ -106,16 +102,16 @@ bool vg_nt_open_unrecorded(const struct vg_call *c)
 {
     /* the open_how decoded said a class nobody audits (a read where only
      * writes are): the kernel must not read it again either */
-    return c->nr == SYS_openat2;
+    return c->nr == VG_NR_openat2;
 }
 
 int vg_nt_open(struct nt *n, struct nt_rx *rx, struct vg_task *t, struct vg_call *c)
 {
     const char *path = c->check_path;
     uint32_t flags = (uint32_t)c->args.flags;
-    if (c->nr == SYS_openat2 && (flags & O_PATH))
+    if (c->nr == VG_NR_openat2 && (flags & O_PATH))
         return -ENOSYS; /* vg_nt_carried_out */
-    if (c->nr != SYS_openat2)
+    if (c->nr != VG_NR_openat2)
         flags &= VALID_OPEN_FLAGS;
     if (c->args.path && !c->args.path[0])
         return -ENOENT; /* open("") names nothing (no AT_EMPTY_PATH for opens) */

@@ -13,8 +13,8 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
-#include <sys/syscall.h>
 #include <unistd.h>
+#include "core/syscalls.h"
 
 enum { BIT_LISTENER = 1, BIT_ADDFD_SEND = 2, BIT_KILLABLE = 4, BIT_SYNC = 8 };
 
@@ -26,7 +26,7 @@ static int install(unsigned long flags)
 {
     struct sock_filter allow = BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
     struct sock_fprog prog = {.len = 1, .filter = &allow};
-    return (int)syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, flags, &prog);
+    return (int)syscall(VG_NR_seccomp, SECCOMP_SET_MODE_FILTER, flags, &prog);
 }
 
 static void *probe_thread(void *arg)

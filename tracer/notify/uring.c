@@ -11,8 +11,8 @@
 #include <stdatomic.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/syscall.h>
 #include <unistd.h>
+#include "core/syscalls.h"
 
 #define RING_ENTRIES 2
 
@@ -33,7 +33,7 @@ int vg_uring_init(struct vg_uring *r)
     *r = (struct vg_uring){.fd = -1, .personality = -1, .linger = -1};
     struct io_uring_params p;
     memset(&p, 0, sizeof p);
-    int fd = (int)syscall(SYS_io_uring_setup, RING_ENTRIES, &p);
+    int fd = (int)syscall(VG_NR_io_uring_setup, RING_ENTRIES, &p);
     if (fd < 0)
         return -1;
     r->sq_len = p.sq_off.array + p.sq_entries * sizeof(unsigned);
@@ -67,7 +67,7 @@ int vg_uring_take_creds(struct vg_uring *r)
         errno = ENOSYS;
         return -1;
     }
-    int id = (int)syscall(SYS_io_uring_register, r->fd, IORING_REGISTER_PERSONALITY, NULL, 0);
+    int id = (int)syscall(VG_NR_io_uring_register, r->fd, IORING_REGISTER_PERSONALITY, NULL, 0);
     if (id < 0)
         return -1;
     r->personality = id;
@@ -95,7 +95,7 @@ static bool run_entries(struct vg_uring *r, unsigned n, int *res)
     atomic_store_explicit((_Atomic unsigned *)r->sq_tail, *r->sq_tail + n, memory_order_release);
     int got;
     do
-        got = (int)syscall(SYS_io_uring_enter, r->fd, n, n, IORING_ENTER_GETEVENTS, NULL, 0);
+        got = (int)syscall(VG_NR_io_uring_enter, r->fd, n, n, IORING_ENTER_GETEVENTS, NULL, 0);
     while (got < 0 && errno == EINTR);
     if (got != (int)n) {
         /* An entry may still be in the ring, naming the caller's memory:
@@ -108,7 +108,7 @@ static bool run_entries(struct vg_uring *r, unsigned n, int *res)
         unsigned head = *r->cq_head;
         /* Submitted; its completion may not be in when a signal ended the wait. */
         while (atomic_load_explicit((_Atomic unsigned *)r->cq_tail, memory_order_acquire) == head)
-            if (syscall(SYS_io_uring_enter, r->fd, 0, 1, IORING_ENTER_GETEVENTS, NULL, 0) < 0 &&
+            if (syscall(VG_NR_io_uring_enter, r->fd, 0, 1, IORING_ENTER_GETEVENTS, NULL, 0) < 0 &&
                 errno != EINTR) {
                 r->linger = -1;
                 vg_uring_free(r); /* cannot happen with a live ring */

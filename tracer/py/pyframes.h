@@ -32,4 +32,11 @@ void vg_py_forget(struct vg_pyframes *pf, uint64_t proc);
  * frames than max. */
 uint32_t vg_py_stack(struct vg_pyframes *pf, struct vg_tracee *tr, uint64_t proc,
                      struct vg_pyframe *out, uint32_t max, bool *trunc, struct vg_arena *a);
+
+/* pyrecord.c: plug Python frames into the shared core (struct vg_sup's
+ * py hooks, which the core calls for records and for processes that exec
+ * or exit), and unplug them at the end of the run. */
+struct vg_sup;
+void vg_py_plug(struct vg_sup *e);
+void vg_py_unplug(struct vg_sup *e);
 #endif

@@ -20,10 +20,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "core/syscalls.h"
 #include "tracer/py/py_int.h"
 #include "tracer/py/pyframes.h"
 #include "util/util.h"
@@ -114,7 +114,7 @@ static const struct vg_elfinfo *file_info(struct vg_pyframes *pf, int root_fd,
      * else; O_NONBLOCK: a fifo put there does not block vigil. */
     struct open_how how = {.flags = O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK | O_NOFOLLOW,
                            .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_SYMLINKS};
-    int fd = (int)syscall(SYS_openat2, root_fd, m->path, &how, sizeof how);
+    int fd = (int)syscall(VG_NR_openat2, root_fd, m->path, &how, sizeof how);
     if (fd < 0)
         return NULL;
     struct stat st;
