@@ -134,6 +134,13 @@ class Udp:
             except socket.timeout:
                 continue
 
+    def wait(self, count=1, within=10):
+        """Until count datagrams came (or within seconds): one still in
+        pasta's queue is lost if the run that owns pasta ends first."""
+        deadline = time.monotonic() + within
+        while len(self.got) < count and time.monotonic() < deadline:
+            time.sleep(0.02)
+
     def close(self):
         self._stop.wait(0.3)  # a datagram still on its way is queued by now
         self._stop.set()
@@ -406,6 +413,8 @@ def test_the_kernel_drops_routing_headers_and_ip_options_whatever_the_supervisor
         sent = subprocess.run(["nsenter", f"--net=/proc/{pid}/ns/net", "--", "/usr/bin/python3",
                                "-c", SEND_WITH_OPTIONS, tok, str(port), net.a4, net.via4,
                                net.a6, net.via6], capture_output=True, text=True, timeout=30)
+        a4.wait()
+        a6.wait()
     finally:
         p.kill()
         p.communicate()
