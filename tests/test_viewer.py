@@ -237,7 +237,11 @@ def check_detail(t, path):
     at_row(t, idx + 1)
     t.keys("Enter")
     rule = (rec.get("rule") or {}).get("text") or rec.get("default")
-    s = t.wait(rule)
+    # the pane may be caught half drawn on a loaded machine: wait for its
+    # rule and its first frame both, then judge that one screen
+    first = "#0  0x%016x" % rec["stack"][0]["pc"]
+    s = t.wait(lambda s: any(rule in part and first in part for part in s.split(" detail ")[1:]),
+               what="the detail pane with %r and frame #0" % rule)
     detail = s.split(" detail ")[1]
     if rec.get("rule"):
         assert "%s:%d" % (rec["rule"]["file"], rec["rule"]["line"]) in detail
