@@ -60,7 +60,8 @@ int main(int argc, char **argv)
         fprintf(stderr, "bench_decode: child did not stop\n");
         return 1;
     }
-    struct vg_tracee t = { pid, pid, open("/", O_PATH | O_DIRECTORY) };
+    struct vg_tracee t = {.tid = pid, .pid = pid, .root_fd = open("/", O_PATH | O_DIRECTORY),
+                          .ptrace_stopped = true};
     const struct { const char *what; int nr; uint64_t a[6]; } cases[] = {
         { "openat absolute", VG_NR_openat, { (uint64_t)AT_FDCWD, P(p_abs), O_RDONLY } },
         { "openat relative", VG_NR_openat, { (uint64_t)AT_FDCWD, P(p_rel), O_RDONLY } },

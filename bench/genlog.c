@@ -64,9 +64,7 @@ struct tmpl {
     enum vg_class cls;
     enum vg_decision dec;
     int err;
-    const char *rule_file;  /* NULL: the default decided */
-    unsigned rule_line;
-    const char *rule_text;
+    struct vg_rule_src rule; /* file NULL: the default decided */
     void (*fill)(struct vg_args *a, char *scratch, size_t n);
 };
 
@@ -167,25 +165,25 @@ static void f_none(struct vg_args *a, char *s, size_t n) { (void)a; (void)s; (vo
 /* a call's number and name, from the syscall table */
 #define SYS(name) VG_NR_##name, #name
 static const struct tmpl tmpls[] = {
-    {400, SYS(openat), VG_CLASS_READ, VG_DEC_ALLOW, 0, PP, 4, "read  /usr/lib/python3*/**", f_stdlib},
-    {100, SYS(newfstatat), VG_CLASS_READ, VG_DEC_ALLOW, 0, PP, 4, "read  /usr/lib/python3*/**", f_stat},
-    {20, SYS(openat), VG_CLASS_READ, VG_DEC_DENY, 13, PP, 11, "deny  read ~/.ssh/**", f_sshkey},
-    {100, SYS(openat), VG_CLASS_WRITE, VG_DEC_ALLOW, 0, PP, 6, "write /tmp/**", f_tmpwrite},
-    {30, SYS(unlink), VG_CLASS_WRITE, VG_DEC_ALLOW, 0, PP, 6, "write /tmp/**", f_tmppath},
-    {10, SYS(rename), VG_CLASS_WRITE, VG_DEC_ALLOW, 0, PP, 7, "write /work/out/**", f_rename},
-    {10, SYS(openat), VG_CLASS_WRITE, VG_DEC_DENY, 13, NULL, 0, "default deny", f_passwd},
-    {5, SYS(openat), VG_CLASS_WRITE, VG_DEC_ALLOW, 0, PP, 6, "write /tmp/**", f_oddname},
-    {10, SYS(execve), VG_CLASS_EXEC, VG_DEC_DENY, 13, NULL, 0, "default deny", f_curl},
-    {10, SYS(execve), VG_CLASS_EXEC, VG_DEC_ALLOW, 0, PP, 8, "exec  /usr/bin/python3*", f_python},
-    {20, SYS(connect), VG_CLASS_CONNECT, VG_DEC_DENY, 13, NULL, 0, "default deny", f_example},
-    {5, SYS(connect), VG_CLASS_CONNECT, VG_DEC_WOULD_DENY, 0, NULL, 0, "default deny", f_example6},
-    {15, SYS(connect), VG_CLASS_CONNECT, VG_DEC_ALLOW, 0, PP, 9, "connect tcp 127.0.0.1:5432", f_pg},
-    {5, SYS(connect), VG_CLASS_CONNECT, VG_DEC_DENY, 13, NULL, 0, "default deny", f_unix},
-    {10, SYS(bind), VG_CLASS_BIND, VG_DEC_ALLOW, 0, PP, 10, "bind  udp 127.0.0.1:8080", f_bind},
-    {10, SYS(sendto), VG_CLASS_SEND, VG_DEC_WOULD_DENY, 0, NULL, 0, "default deny", f_dns},
-    {5, SYS(io_uring_setup), VG_CLASS_SYSTEM, VG_DEC_DENY, 1, NULL, 0, "baseline: io_uring", f_none},
-    {2, SYS(ptrace), VG_CLASS_SYSTEM, VG_DEC_KILL, 1, NULL, 0, "baseline: ptrace", f_none},
-    {2, SYS(mount), VG_CLASS_SYSTEM, VG_DEC_WOULD_KILL, 0, NULL, 0, "baseline: mount", f_none},
+    {400, SYS(openat), VG_CLASS_READ, VG_DEC_ALLOW, 0, {PP, 4, "read  /usr/lib/python3*/**"}, f_stdlib},
+    {100, SYS(newfstatat), VG_CLASS_READ, VG_DEC_ALLOW, 0, {PP, 4, "read  /usr/lib/python3*/**"}, f_stat},
+    {20, SYS(openat), VG_CLASS_READ, VG_DEC_DENY, 13, {PP, 11, "deny  read ~/.ssh/**"}, f_sshkey},
+    {100, SYS(openat), VG_CLASS_WRITE, VG_DEC_ALLOW, 0, {PP, 6, "write /tmp/**"}, f_tmpwrite},
+    {30, SYS(unlink), VG_CLASS_WRITE, VG_DEC_ALLOW, 0, {PP, 6, "write /tmp/**"}, f_tmppath},
+    {10, SYS(rename), VG_CLASS_WRITE, VG_DEC_ALLOW, 0, {PP, 7, "write /work/out/**"}, f_rename},
+    {10, SYS(openat), VG_CLASS_WRITE, VG_DEC_DENY, 13, {NULL, 0, "default deny"}, f_passwd},
+    {5, SYS(openat), VG_CLASS_WRITE, VG_DEC_ALLOW, 0, {PP, 6, "write /tmp/**"}, f_oddname},
+    {10, SYS(execve), VG_CLASS_EXEC, VG_DEC_DENY, 13, {NULL, 0, "default deny"}, f_curl},
+    {10, SYS(execve), VG_CLASS_EXEC, VG_DEC_ALLOW, 0, {PP, 8, "exec  /usr/bin/python3*"}, f_python},
+    {20, SYS(connect), VG_CLASS_CONNECT, VG_DEC_DENY, 13, {NULL, 0, "default deny"}, f_example},
+    {5, SYS(connect), VG_CLASS_CONNECT, VG_DEC_WOULD_DENY, 0, {NULL, 0, "default deny"}, f_example6},
+    {15, SYS(connect), VG_CLASS_CONNECT, VG_DEC_ALLOW, 0, {PP, 9, "connect tcp 127.0.0.1:5432"}, f_pg},
+    {5, SYS(connect), VG_CLASS_CONNECT, VG_DEC_DENY, 13, {NULL, 0, "default deny"}, f_unix},
+    {10, SYS(bind), VG_CLASS_BIND, VG_DEC_ALLOW, 0, {PP, 10, "bind  udp 127.0.0.1:8080"}, f_bind},
+    {10, SYS(sendto), VG_CLASS_SEND, VG_DEC_WOULD_DENY, 0, {NULL, 0, "default deny"}, f_dns},
+    {5, SYS(io_uring_setup), VG_CLASS_SYSTEM, VG_DEC_DENY, 1, {NULL, 0, "baseline: io_uring"}, f_none},
+    {2, SYS(ptrace), VG_CLASS_SYSTEM, VG_DEC_KILL, 1, {NULL, 0, "baseline: ptrace"}, f_none},
+    {2, SYS(mount), VG_CLASS_SYSTEM, VG_DEC_WOULD_KILL, 0, {NULL, 0, "baseline: mount"}, f_none},
 };
 
 static const struct tmpl *pick_tmpl(void)
@@ -268,9 +266,7 @@ static void syscall_event(struct gen *g, int p)
     e->args.port = -1;
     t->fill(&e->args, scratch, sizeof scratch);
     e->decision = t->dec;
-    e->rule_file = t->rule_file;
-    e->rule_line = t->rule_line;
-    e->rule_text = t->rule_text;
+    e->rule = t->rule;
     e->err = t->err;
     if (t->dec != VG_DEC_ALLOW) {
         e->stack = stack;

@@ -177,6 +177,16 @@ struct vg_args {
     uint32_t nenv;
 };
 
+/* A rule's identity: where it is and what it says.  One value from the
+ * policy's parser (policy/parse.c) through the decider's verdict
+ * (core/decide.h) to the record on disk (event/schema.c): each holds this
+ * struct, never its parts copied apart. */
+struct vg_rule_src {
+    const char *file;   /* path of the policy file it came from, NULL: a default */
+    uint32_t line;
+    const char *text;   /* the rule's text, comments and spaces trimmed */
+};
+
 struct vg_syscall_ev {
     uint64_t seq;        /* 0 for the header, then 1, 2, ... across all records */
     uint64_t ts_ns;      /* since start_mono_ns */
@@ -188,9 +198,8 @@ struct vg_syscall_ev {
     enum vg_class cls;
     struct vg_args args;
     enum vg_decision decision;
-    const char *rule_file;  /* NULL: decided by the default (or the baseline) */
-    uint32_t rule_line;
-    const char *rule_text;  /* the rule as written, or "default deny" ... */
+    struct vg_rule_src rule; /* file NULL: decided by the default (or the
+                              * baseline); text "default deny" ... */
     int32_t err;         /* errno the call was made to fail with, 0 if none */
     const struct vg_frame *stack;
     uint32_t nstack;
@@ -261,9 +270,7 @@ struct vg_dns_ev {
     const char *qtype;      /* "A", "AAAA", ..., "TYPE<n>" */
     const char *proto;      /* "udp" */
     enum vg_decision decision;
-    const char *rule_file;  /* NULL: no rule names the host (or it is malformed) */
-    uint32_t rule_line;
-    const char *rule_text;
+    struct vg_rule_src rule; /* file NULL: no rule names the host (or it is malformed) */
     const char *rcode;      /* the answer's: "NOERROR", "NXDOMAIN", "REFUSED", "SERVFAIL", "FORMERR" */
     const char *const *answers; /* the addresses handed out, numeric */
     uint32_t nanswers;
@@ -341,7 +348,7 @@ struct vg_record {
 #define VG_K_RULE "rule"           /* {"file","line","text"}, nil: the default decided */
 #define VG_K_FILE "file"
 #define VG_K_LINE "line"
-#define VG_K_DEFAULT "default"     /* rule_text when no rule file decided */
+#define VG_K_DEFAULT "default"     /* rule.text when no rule file decided */
 #define VG_K_ERRNO "errno"
 #define VG_K_CARRIED "carried"     /* the engine carried the call out: ret is known */
 #define VG_K_RET "ret"

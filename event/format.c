@@ -228,15 +228,15 @@ static void put_py_origin(struct vg_buf *b, const struct vg_syscall_ev *e)
 }
 
 /* " -> allow (file.policy:3)"; without a rule file, " (what)". */
-static void put_decided(struct vg_buf *b, enum vg_decision dec, const char *rule_file,
-                        uint32_t rule_line, const char *what, bool color)
+static void put_decided(struct vg_buf *b, enum vg_decision dec, const struct vg_rule_src *rule,
+                        const char *what, bool color)
 {
     vg_buf_puts(b, " -> ");
     int d = (unsigned)dec < VG_DEC_NDECISIONS ? decision_color[dec] : C_NONE;
     put_colored(b, vg_decision_name(dec), d, color);
-    if (rule_file) {
-        put_word(b, " (", base_name(rule_file));
-        vg_buf_printf(b, ":%u)", rule_line);
+    if (rule->file) {
+        put_word(b, " (", base_name(rule->file));
+        vg_buf_printf(b, ":%u)", rule->line);
     } else {
         put_word(b, " (", what);
         vg_buf_puts(b, ")");
@@ -247,7 +247,7 @@ static void summary_syscall(const struct vg_syscall_ev *e, struct vg_buf *b, boo
 {
     put_word(b, "", e->name);
     put_args(b, &e->args);
-    put_decided(b, e->decision, e->rule_file, e->rule_line, "default", color);
+    put_decided(b, e->decision, &e->rule, "default", color);
     put_errno(b, e->err);
     if (e->installed) { /* an open vigil carried out: its file, a new fd */
         vg_buf_puts(b, " = new fd");
@@ -265,7 +265,7 @@ static void summary_dns(const struct vg_dns_ev *e, struct vg_buf *b, bool color)
 {
     put_word(b, "", e->qtype);
     put_word(b, " ", e->name && e->name[0] ? e->name : ".");
-    put_decided(b, e->decision, e->rule_file, e->rule_line, e->rule_text, color);
+    put_decided(b, e->decision, &e->rule, e->rule.text, color);
     put_word(b, " ", e->rcode);
     for (uint32_t i = 0; i < e->nanswers; i++)
         put_word(b, i ? "," : " ", e->answers[i]);

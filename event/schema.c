@@ -13,9 +13,9 @@
 
 /* ---- conditions ---- */
 static bool has_symbol(const void *b) { return ((const struct vg_frame *)b)->symbol != NULL; }
-static bool has_rule(const void *b) { return ((const struct vg_syscall_ev *)b)->rule_file != NULL; }
+static bool has_rule(const void *b) { return ((const struct vg_syscall_ev *)b)->rule.file != NULL; }
 static bool no_rule(const void *b) { return !has_rule(b); }
-static bool dns_has_rule(const void *b) { return ((const struct vg_dns_ev *)b)->rule_file != NULL; }
+static bool dns_has_rule(const void *b) { return ((const struct vg_dns_ev *)b)->rule.file != NULL; }
 static bool dns_no_rule(const void *b) { return !dns_has_rule(b); }
 static bool has_ret(const void *b)
 {
@@ -69,9 +69,9 @@ SCHEMA(args_s, struct vg_args, args_f);
 
 /* The rule lives flat in the syscall struct; on disk it is one map. */
 static const struct vg_field rule_f[] = {
-    FLD(VG_K_FILE, VG_F_STR, struct vg_syscall_ev, rule_file),
-    FLD(VG_K_LINE, VG_F_U32, struct vg_syscall_ev, rule_line),
-    FLD(VG_K_TEXT, VG_F_STR, struct vg_syscall_ev, rule_text),
+    FLD(VG_K_FILE, VG_F_STR, struct vg_syscall_ev, rule.file),
+    FLD(VG_K_LINE, VG_F_U32, struct vg_syscall_ev, rule.line),
+    FLD(VG_K_TEXT, VG_F_STR, struct vg_syscall_ev, rule.text),
 };
 SCHEMA(rule_s, struct vg_syscall_ev, rule_f);
 
@@ -152,7 +152,7 @@ static const struct vg_field syscall_f[] = {
     FLD(VG_K_DECISION, VG_F_ENUM, struct vg_syscall_ev, decision, .en = &vg_enum_decision),
     {.key = VG_K_RULE, .klen = sizeof VG_K_RULE - 1, .kind = VG_F_MAP, .off = 0, .omit = VG_OM_NIL, .when = has_rule,
      .sub = &rule_s},
-    FLD(VG_K_DEFAULT, VG_F_STR, struct vg_syscall_ev, rule_text, .when = no_rule),
+    FLD(VG_K_DEFAULT, VG_F_STR, struct vg_syscall_ev, rule.text, .when = no_rule),
     FLD(VG_K_ERRNO, VG_F_I32, struct vg_syscall_ev, err, .omit = VG_OM_ZERO),
     FLD(VG_K_STACK, VG_F_STRUCTV, struct vg_syscall_ev, stack,
         NFLD(struct vg_syscall_ev, nstack), .sub = &frame_s),
@@ -206,9 +206,9 @@ SCHEMA(trailer_s, struct vg_trailer, trailer_f);
 
 /* The dns record's rule is the syscall record's: one map, or "default". */
 static const struct vg_field dns_rule_f[] = {
-    FLD(VG_K_FILE, VG_F_STR, struct vg_dns_ev, rule_file),
-    FLD(VG_K_LINE, VG_F_U32, struct vg_dns_ev, rule_line),
-    FLD(VG_K_TEXT, VG_F_STR, struct vg_dns_ev, rule_text),
+    FLD(VG_K_FILE, VG_F_STR, struct vg_dns_ev, rule.file),
+    FLD(VG_K_LINE, VG_F_U32, struct vg_dns_ev, rule.line),
+    FLD(VG_K_TEXT, VG_F_STR, struct vg_dns_ev, rule.text),
 };
 SCHEMA(dns_rule_s, struct vg_dns_ev, dns_rule_f);
 
@@ -219,7 +219,7 @@ static const struct vg_field dns_f[] = {
     FLD(VG_K_DECISION, VG_F_ENUM, struct vg_dns_ev, decision, .en = &vg_enum_decision),
     {.key = VG_K_RULE, .klen = sizeof VG_K_RULE - 1, .kind = VG_F_MAP, .off = 0, .omit = VG_OM_NIL,
      .when = dns_has_rule, .sub = &dns_rule_s},
-    FLD(VG_K_DEFAULT, VG_F_STR, struct vg_dns_ev, rule_text, .when = dns_no_rule),
+    FLD(VG_K_DEFAULT, VG_F_STR, struct vg_dns_ev, rule.text, .when = dns_no_rule),
     FLD(VG_K_RCODE, VG_F_STR, struct vg_dns_ev, rcode),
     FLD(VG_K_ANSWERS, VG_F_STRV, struct vg_dns_ev, answers, NFLD(struct vg_dns_ev, nanswers)),
 };

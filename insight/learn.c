@@ -157,7 +157,7 @@ static void learn_syscall(struct vg_learn *L, const struct vg_syscall_ev *e)
 {
     if (e->probe)
         return; /* nothing was found */
-    if (e->rule_file && !strcmp(e->rule_file, ARTIFACT_RULE_FILE)) {
+    if (e->rule.file && !strcmp(e->rule.file, ARTIFACT_RULE_FILE)) {
         /* Named on the command line: the supervisor allows it anyway, but
          * the kernel's Landlock layer only knows the policy's rules, so
          * the file itself is granted (exactly); the command's exec needs

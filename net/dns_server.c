@@ -91,9 +91,7 @@ static int record(const struct vg_dns_server *s, const struct vg_dns_query *q, s
     e->qtype = vg_dns_type_name(q->qtype, tbuf, sizeof tbuf);
     e->proto = "udp";
     e->decision = o->v.decision;
-    e->rule_file = o->v.rule->file;
-    e->rule_line = o->v.rule->line;
-    e->rule_text = o->v.rule->text;
+    e->rule = *o->v.rule;
     e->rcode = vg_dns_rcode_name(o->ans.rcode);
     e->answers = o->addrv;
     e->nanswers = o->ans.n;

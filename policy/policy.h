@@ -18,13 +18,6 @@
 
 enum vg_action { VG_ACT_ALLOW, VG_ACT_DENY, VG_ACT_KILL };
 
-/* A rule as written, for the log: where it is and what it says. */
-struct vg_rule_src {
-    const char *file;   /* path of the policy file it came from */
-    uint32_t line;
-    const char *text;   /* the rule's text, comments and spaces trimmed */
-};
-
 struct vg_verdict {
     enum vg_action action;
     const struct vg_rule_src *rule; /* NULL: the class default decided */

@@ -105,8 +105,8 @@ void vg_sup_fill_event(struct vg_sup *e, const struct vg_task *t, const struct v
     *ev = (struct vg_syscall_ev){
         .ts_ns = vg_sup_now(e), .pid = t->nspid, .tid = t->nstid, .hpid = t->tgid, .htid = t->tid,
         .proc = t->proc, .nr = c->nr, .name = c->ent ? c->ent->name : "unknown", .cls = c->cls,
-        .args = c->args, .decision = v->decision, .rule_file = v->rule->file,
-        .rule_line = v->rule->line, .rule_text = v->rule->text, .err = v->refuse ? v->err : 0,
+        .args = c->args, .decision = v->decision, .rule = *v->rule,
+        .err = v->refuse ? v->err : 0,
         .probe = v->probe,
     };
 }

@@ -147,11 +147,11 @@ static void syscall_rec(const struct vg_syscall_ev *s, struct vw_lines *o)
                      s->ret);
         errno_line(o, s->ret_errno);
     }
-    if (s->rule_file)
-        vw_lines_add(o, VW_ST_NORMAL, 0, LABEL "%s:%u", "rule at", s->rule_file, s->rule_line);
+    if (s->rule.file)
+        vw_lines_add(o, VW_ST_NORMAL, 0, LABEL "%s:%u", "rule at", s->rule.file, s->rule.line);
     else
         str(o, "rule at", "(none: default or baseline)");
-    text(o, VW_ST_HEAD, "rule", s->rule_text);
+    text(o, VW_ST_HEAD, "rule", s->rule.text);
     vw_lines_add(o, VW_ST_NORMAL, 0, LABEL "pid %d tid %d   host pid %d tid %d   identity %" PRIu64,
                  "process", s->pid, s->tid, s->hpid, s->htid, s->proc);
     args(o, &s->args);
@@ -197,9 +197,9 @@ static void dns_rec(const struct vg_dns_ev *d, struct vw_lines *o)
     str(o, "name", d->name && d->name[0] ? d->name : ".");
     vw_lines_add(o, vw_decision_style(d->decision), 0, LABEL "%s", "decision",
                  vg_decision_name(d->decision));
-    if (d->rule_file)
-        vw_lines_add(o, VW_ST_NORMAL, 0, LABEL "%s:%u", "rule at", d->rule_file, d->rule_line);
-    text(o, VW_ST_HEAD, "rule", d->rule_text);
+    if (d->rule.file)
+        vw_lines_add(o, VW_ST_NORMAL, 0, LABEL "%s:%u", "rule at", d->rule.file, d->rule.line);
+    text(o, VW_ST_HEAD, "rule", d->rule.text);
     str(o, "answer", d->rcode);
     strv(o, "addresses", d->answers, d->nanswers);
     str(o, "process", "(not known: a UDP datagram does not say)");

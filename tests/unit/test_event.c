@@ -55,7 +55,7 @@ static struct vg_record full_syscall(void)
     a->family = "inet6"; a->proto = "tcp"; a->addr = "::1"; a->port = 0;
     a->exe = "/usr/bin/curl"; a->argv = argv3; a->argc = 3; a->env_names = envs; a->nenv = 2;
     e->decision = VG_DEC_WOULD_DENY;
-    e->rule_file = "/etc/vigil/default.policy"; e->rule_line = 14; e->rule_text = "deny write /work/**";
+    e->rule.file = "/etc/vigil/default.policy"; e->rule.line = 14; e->rule.text = "deny write /work/**";
     e->err = -5; /* negative on purpose: the whole int range survives */
     e->stack = frames; e->nstack = 2;
     return r;
@@ -185,9 +185,9 @@ static void check_syscall(const struct vg_syscall_ev *a, const struct vg_syscall
         CHECK_STR(x->argv[i], y->argv[i]);
     for (uint32_t i = 0; i < x->nenv && i < y->nenv; i++)
         CHECK_STR(x->env_names[i], y->env_names[i]);
-    CHECK_STR(a->rule_file, b->rule_file);
-    CHECK(a->rule_line == b->rule_line);
-    CHECK_STR(a->rule_text, b->rule_text);
+    CHECK_STR(a->rule.file, b->rule.file);
+    CHECK(a->rule.line == b->rule.line);
+    CHECK_STR(a->rule.text, b->rule.text);
     CHECK(a->err == b->err && a->nstack == b->nstack);
     for (uint32_t i = 0; i < a->nstack && i < b->nstack; i++) {
         CHECK(a->stack[i].pc == b->stack[i].pc);
@@ -280,7 +280,7 @@ static void test_roundtrip_unset(void)
     CHECK(read_all(path, out, 5, &rc, &st) == 5);
     const struct vg_syscall_ev *e = &out[1].rec.u.sys;
     CHECK(e->args.path == NULL && e->args.flags == -1 && e->args.mode == -1 && e->args.port == -1);
-    CHECK(e->args.nflags == 0 && e->args.flag_names == NULL && e->rule_file == NULL && e->rule_text == NULL);
+    CHECK(e->args.nflags == 0 && e->args.flag_names == NULL && e->rule.file == NULL && e->rule.text == NULL);
     CHECK(e->nstack == 0 && e->err == 0 && e->name == NULL);
     CHECK(out[0].rec.u.header.argc == 0 && out[0].rec.u.header.policy_text == NULL);
     CHECK(out[4].rec.u.trailer.ncounts == 0 && out[4].rec.u.trailer.status == NULL);
@@ -638,8 +638,8 @@ static void test_presentation(void)
     e->args = (struct vg_args){.path = "/home/u/.ssh/id_rsa", .resolved = "/home/u/.ssh/id_rsa",
                                .flags = 0, .flag_names = ro, .nflags = 1, .mode = -1, .port = -1};
     e->decision = VG_DEC_DENY;
-    e->rule_file = "/etc/vigil/default.policy";
-    e->rule_line = 14;
+    e->rule.file = "/etc/vigil/default.policy";
+    e->rule.line = 14;
     e->err = EACCES;
     struct vg_buf b = {0};
     vg_record_text(&r, &b, false);
@@ -653,7 +653,7 @@ static void test_presentation(void)
 
     /* a made-up name: escaped in text, valid JSON */
     e->args.path = e->args.resolved = "/tmp/\xff\x1b[2J\n";
-    e->rule_file = NULL;
+    e->rule.file = NULL;
     e->decision = VG_DEC_WOULD_DENY;
     b.len = 0;
     vg_record_text(&r, &b, true);

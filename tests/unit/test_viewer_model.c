@@ -68,14 +68,14 @@ static struct vg_record sys(const char *name, enum vg_class cls, enum vg_decisio
     struct vg_syscall_ev *s = &r.u.sys;
     *s = (struct vg_syscall_ev){.ts_ns = ts, .pid = (int32_t)id, .tid = (int32_t)id,
                                 .proc = id, .name = name, .cls = cls, .decision = d,
-                                .rule_text = "default deny"};
+                                .rule.text = "default deny"};
     s->args.flags = s->args.mode = -1;
     s->args.port = -1;
     s->args.path = path;
     if (d != VG_DEC_ALLOW) {
-        s->rule_file = "p.policy";
-        s->rule_line = 2;
-        s->rule_text = "deny read ~/.ssh/**";
+        s->rule.file = "p.policy";
+        s->rule.line = 2;
+        s->rule.text = "deny read ~/.ssh/**";
         s->err = 13;
         s->stack = frames;
         s->nstack = 2;
