@@ -1,54 +1,65 @@
-/* cmd_view.c: `vigil view [--follow] FILE`: open the log (reporting a
+/* cmd_view.c: `vigil view [--follow] [FILE]`: its options as rows (cli/options.h), then open the log (reporting a
  * missing or foreign file on one line before the screen is touched), then
  * hand it to the terminal viewer. */
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/options.h"
 #include "util/statedir.h"
 #include "viewer/model.h"
 #include "viewer/viewer.h"
 #include "util/escape.h"
 
-static const char usage[] =
+static const char usage_text[] =
     "usage: vigil view [--follow] [FILE]\n"
     "\n"
     "Browse a run log in the terminal: the events with their decisions, the\n"
     "detail of each (rule, stack), the process tree and a summary; filter,\n"
     "search, replay at any speed.  Press ? inside for every key.  Without FILE,\n"
     "the latest log vigil run wrote to its state directory.\n"
-    "\n"
-    "  -f, --follow   keep reading the file as it grows (like tail -f)\n"
-    "  -h, --help     this text\n";
+    "\n";
+
+struct view_opts {
+    bool follow;
+};
+
+#define AT(field) offsetof(struct view_opts, field)
+
+static const struct vg_opt rows[] = {
+    {"follow", 'f', NULL, "keep reading the file as it grows (like tail -f)",
+     .kind = VG_OPT_FLAG, .off = AT(follow)},
+    {"help", 'h', NULL, "this text", .kind = VG_OPT_STOP, .value = VG_OPTS_HELP},
+};
+
+const struct vg_optcmd vg_view_optcmd = {
+    .name = "view", .usage = usage_text, .rows = rows, .n = VG_ARRAY_LEN(rows),
+};
 
 static int view(const char *path, bool follow);
 
 int vg_cmd_view(int argc, char **argv)
 {
-    bool follow = false;
-    const char *path = NULL;
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-            fputs(usage, stdout);
-            return 0;
-        } else if (!strcmp(argv[i], "--follow") || !strcmp(argv[i], "-f")) {
-            follow = true;
-        } else if (argv[i][0] == '-' && argv[i][1] && strcmp(argv[i], "--")) {
-            vg_say(stderr, "vigil: view: unknown option '%s' (try 'vigil view --help')",
-                   argv[i]);
-            return 2;
-        } else if (!strcmp(argv[i], "--") && i + 1 < argc && !path) {
-            path = argv[++i];
-        } else if (path) {
-            vg_say(stderr, "vigil: view: one FILE only ('%s' is extra)", argv[i]);
-            return 2;
-        } else {
-            path = argv[i];
-        }
+    struct view_opts o = {false};
+    struct vg_err perr;
+    int first, r = vg_opts_parse(&vg_view_optcmd, argc, argv, &o, &first, &perr);
+    if (r == VG_OPTS_HELP) {
+        vg_opts_help(&vg_view_optcmd, stdout);
+        return 0;
     }
+    if (r < 0) {
+        vg_say(stderr, "vigil view: %s (try 'vigil view --help')", perr.msg);
+        return 2;
+    }
+    if (argc - first > 1) {
+        vg_say(stderr, "vigil view: one FILE only ('%s' is extra)", argv[first + 1]);
+        return 2;
+    }
+    const char *path = first < argc ? argv[first] : NULL;
     char *latest = NULL;
     if (!path) {
         struct vg_err err = {{0}};
@@ -58,7 +69,7 @@ int vg_cmd_view(int argc, char **argv)
         }
         vg_say(stderr, "vigil: view %s", latest);
     }
-    int rc = view(path, follow);
+    int rc = view(path, o.follow);
     free(latest);
     return rc;
 }

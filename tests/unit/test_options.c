@@ -255,6 +255,7 @@ static void test_tables(void)
     check_table(&vg_log_optcmd);
     check_table(&vg_learn_optcmd);
     check_table(&vg_check_optcmd);
+    check_table(&vg_view_optcmd);
 }
 
 /* The run's defaults apply, and the one the help shows for --tail is the
