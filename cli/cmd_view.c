@@ -1,6 +1,6 @@
-/* cmd_view.c: `vigil view [--follow] [FILE]`: its options as rows (cli/options.h), then open the log (reporting a
- * missing or foreign file on one line before the screen is touched), then
- * hand it to the terminal viewer. */
+/* cmd_view.c: `vigil view [--follow] [FILE]`: parse its option rows
+ * (cli/options.h), open the log (reporting a missing or foreign file on one
+ * line before the screen is touched), then hand it to the terminal viewer. */
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
