@@ -91,7 +91,7 @@ static const struct vg_opt rows[] = {
      "by vigil; ptrace: seccomp RET_TRACE + ptrace stops", .def_text = "notify, or ptrace with a note where the\n"
      "kernel lacks what notify needs",
      .kind = VG_OPT_CALL, .set = set_engine},
-    {"quiet", 'q', NULL, "no summary line", .kind = VG_OPT_FLAG, .off = AT(quiet)},
+    {"quiet", 'q', NULL, "no summary line (errors only; without -o the log is the latest:\n'vigil log' and 'vigil view' open it)", .kind = VG_OPT_FLAG, .off = AT(quiet)},
     {"help", 'h', NULL, "this text", .kind = VG_OPT_STOP, .value = VG_OPTS_HELP},
     {.heading = "limits (override the policy's; one table, docs/POLICY.md):",
      .kind = VG_OPT_LIMITS, .off = AT(limits)},

@@ -27,11 +27,27 @@ static void usage(FILE *f)
     fprintf(f, "\n'vigil COMMAND --help' describes each.\n");
 }
 
+/* Run the command argv[0] names with its arguments. */
+static int dispatch(int argc, char **argv)
+{
+    for (size_t i = 0; i < VG_ARRAY_LEN(commands); i++)
+        if (!strcmp(argv[0], commands[i].name))
+            return commands[i].fn(argc, argv);
+    vg_say(stderr, "vigil: unknown command '%s' (try 'vigil --help')", argv[0]);
+    return 2;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
         usage(stderr);
         return 2;
+    }
+    /* `vigil help CMD` is `vigil CMD --help`, as git and systemctl do. */
+    static char help_flag[] = "--help";
+    if (!strcmp(argv[1], "help") && argc > 2) {
+        char *cmd_argv[] = {argv[2], help_flag, NULL};
+        return dispatch(2, cmd_argv);
     }
     if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
         usage(stdout);
@@ -41,9 +57,5 @@ int main(int argc, char **argv)
         printf("vigil %s\n", VG_VERSION);
         return 0;
     }
-    for (size_t i = 0; i < VG_ARRAY_LEN(commands); i++)
-        if (!strcmp(argv[1], commands[i].name))
-            return commands[i].fn(argc - 1, argv + 1);
-    vg_say(stderr, "vigil: unknown command '%s' (try 'vigil --help')", argv[1]);
-    return 2;
+    return dispatch(argc - 1, argv + 1);
 }

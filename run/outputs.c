@@ -18,6 +18,7 @@
 
 #include "run/result.h"
 #include "run/run_int.h"
+#include "util/escape.h"
 #include "util/statedir.h"
 
 static const struct vg_outfile_kind log_kind = {
@@ -126,6 +127,11 @@ static int choose_log_path(struct run *r)
     char *dir = vg_state_dir(true, &r->err);
     if (!dir)
         return -1;
+    /* Room for this run's log among the ones kept.  A log that could not
+     * be removed is no reason to refuse the run: it is reported. */
+    if (vg_state_prune(dir, VG_STATE_KEEP_LOGS - 1) < 0)
+        vg_say(stderr, "vigil: warning: could not remove old logs in %s: %s", dir,
+               strerror(errno));
     r->log_path = vg_state_log_name(dir);
     free(dir);
     return 0;

@@ -242,12 +242,12 @@ static void summary(const struct run *r, const struct vg_engine_ctx *ctx,
                     const struct vg_ending *end)
 {
     if (r->o->quiet) {
-        /* -q drops the summary, never the reason a run failed, nor the
-         * name of a log whose name the user did not choose. */
+        /* -q drops the summary, never the reason a run failed.  A log
+         * whose name the user did not choose is not named either: it is
+         * the latest, which `vigil log` and `vigil view` open without FILE,
+         * and the result record names it. */
         if (end->error[0])
             vg_say(stderr, "vigil: %s", end->error);
-        if (!r->o->log_path)
-            vg_say(stderr, "vigil: log %s", r->log_path);
         return;
     }
     uint64_t allowed = 0, refused = 0;

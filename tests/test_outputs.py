@@ -232,7 +232,7 @@ def test_no_log_in_the_current_directory(caller, via):
     logs = glob.glob(os.path.join(state, "vigil-*.msgpack"))
     assert len(logs) == 1, os.listdir(state)
     assert stat.S_IMODE(os.stat(state).st_mode) == 0o700
-    assert logs[0] in r.stderr  # -q still names a log the user did not name
+    assert r.stderr == "", r  # -q: the latest log is found by `vigil log`, below
     assert decode_log(logs[0])[0]["argv"] == ["echo", token]
     shown = caller.vigil_raw("log", "--json", cwd=cwd, env=env)
     assert shown.returncode == 0, shown
@@ -240,6 +240,51 @@ def test_no_log_in_the_current_directory(caller, via):
     assert json.loads(shown.stdout.splitlines()[0])["argv"] == ["echo", token]
     viewed = caller.vigil_raw("view", cwd=cwd, env=env)  # no terminal here: it says so
     assert viewed.returncode == 2 and f"vigil: view {logs[0]}" in viewed.stderr, viewed
+
+
+KEEP_LOGS = 100  # VG_STATE_KEEP_LOGS
+
+
+def test_state_dir_keeps_the_newest_logs_and_nothing_else_is_touched(caller):
+    """Each run without -o removes the oldest of vigil's own logs beyond the
+    100 kept, so the state directory stays bounded.  What vigil did not name
+    or does not own there (another file, a symlink named like a log and its
+    target, a directory) is left alone."""
+    cwd, home, outside = caller.dir("cwd"), caller.dir("home"), caller.dir("outside")
+    env = state_env(caller, home)
+    first = caller.vigil_raw("run", "-q", "--", "true", cwd=cwd, env=env)
+    assert first.returncode == 0, first
+    state = os.path.join(home, ".local", "state", "vigil")
+    old = []
+    for i in range(KEEP_LOGS + 5):  # older than any real one: 2001
+        p = os.path.join(state, f"vigil-20010101-0000{i // 60:02d}-{i}.msgpack")
+        with open(p, "wb") as f:
+            f.write(b"old")
+        os.utime(p, (1e9 + i, 1e9 + i))
+        old.append(p)
+    target = os.path.join(outside, "precious")
+    with open(target, "w") as f:
+        f.write("keep me")
+    os.utime(target, (1, 1))
+    link = os.path.join(state, "vigil-19700101-000000-1.msgpack")
+    os.symlink(target, link)
+    other = os.path.join(state, "notes.txt")
+    with open(other, "w") as f:
+        f.write("mine")
+    os.utime(other, (1, 1))
+    os.mkdir(os.path.join(state, "vigil-19700101-000000-2.msgpack"))
+    if not caller.root:
+        for p in old + [other, target]:
+            os.chown(p, NOBODY, NOBODY)
+    r = caller.vigil_raw("run", "-q", "--", "true", cwd=cwd, env=env)
+    assert r.returncode == 0, r
+    logs = sorted(glob.glob(os.path.join(state, "vigil-2*.msgpack")))
+    assert len(logs) == KEEP_LOGS, len(logs)
+    gone = [p for p in old if not os.path.exists(p)]
+    assert gone == old[:len(old) + 2 - KEEP_LOGS], gone  # the oldest, and only those
+    assert os.path.islink(link) and open(target).read() == "keep me"
+    assert open(other).read() == "mine"
+    assert os.path.isdir(os.path.join(state, "vigil-19700101-000000-2.msgpack"))
 
 
 def test_state_dir_through_a_planted_symlink_is_refused(caller):

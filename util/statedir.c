@@ -115,17 +115,60 @@ static bool is_log_name(const char *name)
     return n > p + s && !strncmp(name, LOG_PREFIX, p) && !strcmp(name + n - s, LOG_SUFFIX);
 }
 
-/* Newer: later mtime, then the later name (names carry the time too). */
-static bool newer(const struct stat *st, const char *name, const struct timespec *best,
-                  const char *best_name)
+/* One log found in the directory. */
+struct found {
+    char *name;
+    struct timespec mtime;
+};
+
+/* Older: earlier mtime, then the earlier name (names carry the time too). */
+static int older_first(const void *pa, const void *pb)
 {
-    if (!best_name)
-        return true;
-    if (st->st_mtim.tv_sec != best->tv_sec)
-        return st->st_mtim.tv_sec > best->tv_sec;
-    if (st->st_mtim.tv_nsec != best->tv_nsec)
-        return st->st_mtim.tv_nsec > best->tv_nsec;
-    return strcmp(name, best_name) > 0;
+    const struct found *a = pa, *b = pb;
+    if (a->mtime.tv_sec != b->mtime.tv_sec)
+        return a->mtime.tv_sec < b->mtime.tv_sec ? -1 : 1;
+    if (a->mtime.tv_nsec != b->mtime.tv_nsec)
+        return a->mtime.tv_nsec < b->mtime.tv_nsec ? -1 : 1;
+    return strcmp(a->name, b->name);
+}
+
+/* The logs in d that vigil named and the caller owns (regular files, not
+ * followed), oldest first.  Only these are ever opened as "the latest" or
+ * removed by pruning: anything else there is left alone. */
+static struct found *list_logs(DIR *d, size_t *n)
+{
+    struct found *v = NULL;
+    size_t cap = 0;
+    *n = 0;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        struct stat st;
+        if (!is_log_name(e->d_name) ||
+            fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(st.st_mode) ||
+            st.st_uid != geteuid())
+            continue;
+        if (*n == cap)
+            v = vg_xrealloc(v, (cap = cap ? 2 * cap : 16) * sizeof *v);
+        v[(*n)++] = (struct found){vg_xstrdup(e->d_name), st.st_mtim};
+    }
+    qsort(v, *n, sizeof *v, older_first);
+    return v;
+}
+
+static void free_logs(struct found *v, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        free(v[i].name);
+    free(v);
+}
+
+static DIR *open_dir(const char *dir)
+{
+    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+    if (!d && fd >= 0)
+        close(fd);
+    return d;
 }
 
 char *vg_state_latest_log(struct vg_err *err)
@@ -133,30 +176,36 @@ char *vg_state_latest_log(struct vg_err *err)
     char *dir = vg_state_dir(false, err);
     if (!dir)
         return NULL;
-    DIR *d = opendir(dir);
+    DIR *d = open_dir(dir);
     if (!d) {
         vg_errf(err, "state directory %s: %s", dir, strerror(errno));
         free(dir);
         return NULL;
     }
-    char *best = NULL;
-    struct timespec best_t = {0};
-    struct dirent *e;
-    while ((e = readdir(d))) {
-        struct stat st;
-        if (!is_log_name(e->d_name) ||
-            fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(st.st_mode) ||
-            !newer(&st, e->d_name, &best_t, best))
-            continue;
-        free(best);
-        best = vg_xstrdup(e->d_name);
-        best_t = st.st_mtim;
-    }
+    size_t n;
+    struct found *logs = list_logs(d, &n);
     closedir(d);
-    char *path = best ? vg_xasprintf("%s/%s", dir, best) : NULL;
-    if (!best)
+    char *path = n ? vg_xasprintf("%s/%s", dir, logs[n - 1].name) : NULL;
+    if (!n)
         vg_errf(err, "no run log in %s yet (give a FILE)", dir);
-    free(best);
+    free_logs(logs, n);
     free(dir);
     return path;
+}
+
+int vg_state_prune(const char *dir, size_t keep)
+{
+    DIR *d = open_dir(dir);
+    if (!d)
+        return -1;
+    size_t n;
+    struct found *logs = list_logs(d, &n);
+    int e = 0;
+    for (size_t i = 0; i + keep < n; i++)
+        if (unlinkat(dirfd(d), logs[i].name, 0) < 0 && errno != ENOENT)
+            e = errno;
+    free_logs(logs, n);
+    closedir(d);
+    errno = e;
+    return e ? -1 : 0;
 }

@@ -5,6 +5,7 @@
 #define VG_STATEDIR_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 #include "util/util.h"
 
@@ -17,6 +18,16 @@ char *vg_state_dir(bool create, struct vg_err *err);
 
 /* A fresh log name in it: vigil-DATE-TIME-PID.msgpack.  malloc'd. */
 char *vg_state_log_name(const char *dir);
+
+/* How many logs the state directory keeps: each new run there removes the
+ * oldest beyond this, so a machine running vigil for months does not fill
+ * its disk with logs nobody named.  A log named with -o is never touched. */
+#define VG_STATE_KEEP_LOGS 100
+
+/* Remove the oldest logs in dir (only vigil-*.msgpack regular files the
+ * caller owns) until keep are left.  0, or -1 with errno when one could
+ * not go. */
+int vg_state_prune(const char *dir, size_t keep);
 
 /* The most recently modified vigil-*.msgpack in the state directory.
  * malloc'd, or NULL with err set (no directory, no log). */
