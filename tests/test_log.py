@@ -257,6 +257,14 @@ def test_help(vigil):
     assert r.returncode == 0 and "--follow" in r.stdout and "--deny" in r.stdout
 
 
+@pytest.mark.parametrize("cmd", ["run", "check", "log", "view", "batch", "learn"])
+def test_vigil_help_cmd_is_cmd_help(vigil, cmd):
+    """`vigil help CMD` prints CMD's own help, as git's does."""
+    own, via = vigil(cmd, "--help"), vigil("help", cmd)
+    assert own.returncode == via.returncode == 0 and via.stdout == own.stdout
+    assert via.stdout.startswith(f"usage: vigil {cmd}"), via.stdout
+
+
 def test_follow(vigil, log, tmp_path):
     recs, ends = unpack(log)
     data = open(log, "rb").read()
