@@ -57,12 +57,12 @@ BENCHES := $(patsubst bench/%.c,$(BUILD)/bench/%,$(wildcard bench/*.c))
 
 MAN1    := vigil vigil-run vigil-check vigil-log vigil-view vigil-batch vigil-learn
 MAN5    := vigil-policy vigil-log
-MAN7    := vigil-security
+MAN7    := vigil-security vigil-running
 MANS    := $(MAN1:%=$(BUILD)/man/%.1) $(MAN5:%=$(BUILD)/man/%.5) $(MAN7:%=$(BUILD)/man/%.7)
 
 .PHONY: all deps test-deps demo test soak unit sanitize fuzz bench clean man install uninstall FORCE
 
-all: vigil man
+all: vigil man $(BUILD)/vigil.bash
 
 deps:
 	@./scripts/install-deps.sh build
@@ -135,29 +135,51 @@ $(BUILD)/man/vigil-policy.5: docs/POLICY.md scripts/man.py
 $(BUILD)/man/vigil-log.5: docs/FORMAT.md scripts/man.py
 	@mkdir -p $(dir $@)
 	$(call say,MAN,$@)scripts/man.py doc vigil-log 5 "the vigil run log format" < $< > $@
+# The bash completion, made from the option rows (cli/completion.c).
+$(BUILD)/vigil.bash: $(BUILD)/vigil
+	$(call say,GEN,$@)$(BUILD)/vigil completion bash > $@.tmp && mv -f $@.tmp $@
+$(BUILD)/man/vigil-running.7: docs/RUN.md scripts/man.py
+	@mkdir -p $(dir $@)
+	$(call say,MAN,$@)scripts/man.py doc vigil-running 7 "running candidates: engines, workdir, limits, network, results, batches" < $< > $@
 $(BUILD)/man/vigil-security.7: docs/SECURITY.md scripts/man.py
 	@mkdir -p $(dir $@)
 	$(call say,MAN,$@)scripts/man.py doc vigil-security 7 "what vigil guarantees, and its limits" < $< > $@
 
 # PREFIX=/usr DESTDIR=stage for packages.  Only the files listed here are
-# installed, and uninstall removes only those.
-install: $(BUILD)/vigil man
-	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(POLDIR) $(DESTDIR)$(MANDIR)/man1 \
-	    $(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(MANDIR)/man7
+# installed, and uninstall removes only those, and the directories install
+# had to create (listed in $(DIRLIST) as it makes them; scripts/mkdirs.sh).
+DOCDIR  ?= $(DATADIR)/doc/vigil
+DIRLIST := $(DATADIR)/vigil/installed-dirs
+DOCS    := README.md $(wildcard docs/*.md)
+COMPDIR ?= $(DATADIR)/bash-completion/completions
+INSTALL_DIRS := $(BINDIR) $(POLDIR) $(MANDIR)/man1 $(MANDIR)/man5 $(MANDIR)/man7 \
+    $(PYDIR)/vigil $(DOCDIR) $(COMPDIR)
+install: $(BUILD)/vigil man $(BUILD)/vigil.bash
+	@mkdir -p $(BUILD) && rm -f $(BUILD)/installed-dirs.new && \
+	    ./scripts/mkdirs.sh $(BUILD)/installed-dirs.new "$(DESTDIR)" $(INSTALL_DIRS)
 	install -m 755 $(BUILD)/vigil $(DESTDIR)$(BINDIR)/vigil
 	install -m 644 policies/*.policy $(DESTDIR)$(POLDIR)/
 	install -m 644 $(MAN1:%=$(BUILD)/man/%.1) $(DESTDIR)$(MANDIR)/man1/
 	install -m 644 $(MAN5:%=$(BUILD)/man/%.5) $(DESTDIR)$(MANDIR)/man5/
 	install -m 644 $(MAN7:%=$(BUILD)/man/%.7) $(DESTDIR)$(MANDIR)/man7/
-	install -d $(DESTDIR)$(PYDIR)/vigil
 	install -m 644 python/vigil/__init__.py $(DESTDIR)$(PYDIR)/vigil/
+	install -m 644 $(DOCS) $(DESTDIR)$(DOCDIR)/
+	install -m 644 $(BUILD)/vigil.bash $(DESTDIR)$(COMPDIR)/vigil
+	@# an earlier install's list is kept: those directories are still ours
+	@touch $(BUILD)/installed-dirs.new && touch $(DESTDIR)$(DIRLIST) && cat $(BUILD)/installed-dirs.new >> $(DESTDIR)$(DIRLIST) && \
+	    rm -f $(BUILD)/installed-dirs.new
 
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/vigil $(patsubst policies/%,$(DESTDIR)$(POLDIR)/%,$(wildcard policies/*.policy))
 	rm -f $(MAN1:%=$(DESTDIR)$(MANDIR)/man1/%.1) $(MAN5:%=$(DESTDIR)$(MANDIR)/man5/%.5) \
 	    $(MAN7:%=$(DESTDIR)$(MANDIR)/man7/%.7)
-	rm -f $(DESTDIR)$(PYDIR)/vigil/__init__.py
-	-rmdir $(DESTDIR)$(POLDIR) $(DESTDIR)$(DATADIR)/vigil $(DESTDIR)$(PYDIR)/vigil 2>/dev/null
+	rm -f $(DESTDIR)$(PYDIR)/vigil/__init__.py $(patsubst %,$(DESTDIR)$(DOCDIR)/%,$(notdir $(DOCS)))
+	rm -f $(DESTDIR)$(COMPDIR)/vigil
+	@# the directories install created, children first, each only if empty
+	@if [ -f $(DESTDIR)$(DIRLIST) ]; then \
+	    sort -r $(DESTDIR)$(DIRLIST) > $(BUILD)/installed-dirs.rm && rm -f $(DESTDIR)$(DIRLIST) && \
+	    while read -r d; do rmdir "$(DESTDIR)$$d" 2>/dev/null || true; done < $(BUILD)/installed-dirs.rm; \
+	    rm -f $(BUILD)/installed-dirs.rm; fi
 
 demo: deps
 	@$(MAKE) --no-print-directory vigil

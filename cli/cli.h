@@ -8,4 +8,16 @@ int vg_cmd_log(int argc, char **argv);
 int vg_cmd_view(int argc, char **argv);
 int vg_cmd_batch(int argc, char **argv);
 int vg_cmd_learn(int argc, char **argv);
+int vg_cmd_completion(int argc, char **argv);
+
+struct vg_optcmd;
+/* The subcommands, in the order the help lists them (cli/main.c). */
+struct vg_command {
+    const char *name;
+    int (*fn)(int, char **);
+    const char *help;
+    const struct vg_optcmd *opts; /* its option rows, NULL: it has none */
+};
+extern const struct vg_command vg_commands[];
+extern const size_t vg_ncommands;
 #endif

@@ -24,7 +24,7 @@ static const char usage_text[] =
     "record, its task_id and the sha256 of what ran.  A task whose result is\n"
     "complete is not run again: rerun the same command to finish a batch that\n"
     "was stopped.  Task keys: id, argv | code + language (python, shell, node),\n"
-    "inputs, policy, limits, env, dry_run (README, \"Many candidates\").\n"
+    "inputs, policy, limits, env, dry_run (vigil-run(1) docs, RUN.md \"Batches\").\n"
     "\n";
 
 static const char usage_tail[] =
@@ -67,9 +67,19 @@ static const struct vg_opt rows[] = {
     {"help", 'h', NULL, "this text", .kind = VG_OPT_STOP, .value = VG_OPTS_HELP},
 };
 
+static const struct vg_example examples[] = {
+    {"vigil batch tasks.jsonl --out runs -j 4",
+     "run every task, four at a time; rerun it to finish a stopped batch"},
+    {"vigil batch tasks.jsonl --out runs --shard 0/8",
+     "run one eighth of the tasks (one node of eight)"},
+    {"vigil batch tasks.jsonl --out runs --merge",
+     "join every shard's results into runs/results.jsonl"},
+};
+
 const struct vg_optcmd vg_batch_optcmd = {
     .name = "batch", .usage = usage_text, .epilog = usage_tail,
     .rows = rows, .n = VG_ARRAY_LEN(rows),
+    .examples = examples, .nexamples = VG_ARRAY_LEN(examples),
 };
 
 static int usage_error(const char *fmt, const char *arg)

@@ -27,7 +27,7 @@ static const char usage_text[] =
 static const char usage_tail[] =
     "\n"
     "Exit status: 0 all valid, 1 some policy is invalid, 2 usage error.\n"
-    "The language is described in docs/POLICY.md.\n";
+    "The language is described in vigil-policy(5) (docs/POLICY.md in the source).\n";
 
 struct check_opts {
     bool strict, quiet;
@@ -47,9 +47,19 @@ static const struct vg_opt rows[] = {
 };
 
 /* In order: POLICY... are the rest, even one that starts with "--". */
+static const struct vg_example examples[] = {
+    {"vigil check my.policy",
+     "validate my.policy and print its rules with the file:line of each"},
+    {"vigil check --strict --quiet my.policy",
+     "fail (exit 1) on any warning, print only the problems"},
+    {"vigil check --list",
+     "name the shipped policies and their files"},
+};
+
 const struct vg_optcmd vg_check_optcmd = {
     .name = "check", .usage = usage_text, .epilog = usage_tail,
     .rows = rows, .n = VG_ARRAY_LEN(rows), .in_order = true,
+    .examples = examples, .nexamples = VG_ARRAY_LEN(examples),
 };
 
 static void print_shipped(const char *name, const char *path, void *arg)

@@ -61,9 +61,17 @@ static const struct vg_opt rows[] = {
     {"help", 'h', NULL, "this text", .kind = VG_OPT_STOP, .value = VG_OPTS_HELP},
 };
 
+static const struct vg_example examples[] = {
+    {"vigil learn run.msgpack -o needed.policy",
+     "write the policy the run needed"},
+    {"vigil learn run.msgpack --diff python",
+     "show only what the run needed beyond the shipped python policy"},
+};
+
 const struct vg_optcmd vg_learn_optcmd = {
     .name = "learn", .usage = usage_text, .epilog = usage_tail,
     .rows = rows, .n = VG_ARRAY_LEN(rows),
+    .examples = examples, .nexamples = VG_ARRAY_LEN(examples),
 };
 
 /* 0 to go on, 1 for --help, 2 for a usage error. */

@@ -123,9 +123,19 @@ static const struct vg_opt rows[] = {
     {"help", 'h', NULL, "this text", .kind = VG_OPT_STOP, .value = VG_OPTS_HELP},
 };
 
+static const struct vg_example examples[] = {
+    {"vigil log run.msgpack --deny",
+     "only the refused calls, one a line"},
+    {"vigil log run.msgpack --summary",
+     "what the candidate tried, by category"},
+    {"vigil log run.msgpack --json | jq 'select(.type == \"syscall\")'",
+     "the records as JSON Lines for a script"},
+};
+
 const struct vg_optcmd vg_log_optcmd = {
     .name = "log", .usage = usage_text, .epilog = usage_tail,
     .rows = rows, .n = VG_ARRAY_LEN(rows),
+    .examples = examples, .nexamples = VG_ARRAY_LEN(examples),
 };
 
 /* 0 to go on, 1 for --help, 2 for a usage error. */

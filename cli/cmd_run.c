@@ -29,6 +29,7 @@ static const char usage_tail[] =
 _Static_assert(sizeof(enum vg_mode) == sizeof(int), "--mode is kept as an int");
 _Static_assert(sizeof(enum vg_py_frames) == sizeof(int), "--py-frames is kept as an int");
 
+static const char *const engine_names[] = {"notify", "ptrace", NULL};
 static const char *const mode_names[] = {
     [VG_MODE_ENFORCE] = "enforce", [VG_MODE_DRY_RUN] = "dry-run", NULL,
 };
@@ -90,10 +91,10 @@ static const struct vg_opt rows[] = {
     {"engine", 0, "ENGINE", "notify: seccomp user notification, opens carried out\n"
      "by vigil; ptrace: seccomp RET_TRACE + ptrace stops", .def_text = "notify, or ptrace with a note where the\n"
      "kernel lacks what notify needs",
-     .kind = VG_OPT_CALL, .set = set_engine},
+     .kind = VG_OPT_CALL, .set = set_engine, .choices = engine_names},
     {"quiet", 'q', NULL, "no summary line (errors only; without -o the log is the latest:\n'vigil log' and 'vigil view' open it)", .kind = VG_OPT_FLAG, .off = AT(quiet)},
     {"help", 'h', NULL, "this text", .kind = VG_OPT_STOP, .value = VG_OPTS_HELP},
-    {.heading = "limits (override the policy's; one table, docs/POLICY.md):",
+    {.heading = "limits (override the policy's; one table, vigil-policy(5)):",
      .kind = VG_OPT_LIMITS, .off = AT(limits)},
     {"cpuset", 0, "LIST", "run the sandbox and vigil on these CPUs (0-3,6; one\n"
      "CPU halves the cost of audited calls on VMs)", .kind = VG_OPT_STRING, .off = AT(cpuset)},
@@ -101,9 +102,19 @@ static const struct vg_opt rows[] = {
      "caller (memory: address space)", .kind = VG_OPT_FLAG, .off = AT(no_cgroups)},
 };
 
+static const struct vg_example examples[] = {
+    {"vigil run -p python -o run.msgpack --result r.json -- python3 cand.py",
+     "run cand.py under the shipped python policy: its log in run.msgpack, its result record in r.json"},
+    {"vigil run --dry-run -p python -- python3 cand.py",
+     "refuse nothing and record what the policy would have refused"},
+    {"vigil run --timeout 10s --memory 256M -- ./a.out < input.txt",
+     "run a compiled candidate on stdin with tighter limits than the policy's"},
+};
+
 const struct vg_optcmd vg_run_optcmd = {
     .name = "run", .usage = usage_text, .epilog = usage_tail,
     .rows = rows, .n = VG_ARRAY_LEN(rows), .in_order = true,
+    .examples = examples, .nexamples = VG_ARRAY_LEN(examples),
 };
 
 /* A usage error: the message goes into err (printed once by the caller,

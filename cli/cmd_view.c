@@ -36,8 +36,16 @@ static const struct vg_opt rows[] = {
     {"help", 'h', NULL, "this text", .kind = VG_OPT_STOP, .value = VG_OPTS_HELP},
 };
 
+static const struct vg_example examples[] = {
+    {"vigil view run.msgpack",
+     "browse a finished run"},
+    {"vigil view --follow run.msgpack",
+     "watch a run that is still going"},
+};
+
 const struct vg_optcmd vg_view_optcmd = {
     .name = "view", .usage = usage_text, .rows = rows, .n = VG_ARRAY_LEN(rows),
+    .examples = examples, .nexamples = VG_ARRAY_LEN(examples),
 };
 
 static int view(const char *path, bool follow);

@@ -3,36 +3,46 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "cli/options.h"
 #include "util/util.h"
 #include "util/escape.h"
 
-static const struct {
-    const char *name;
-    int (*fn)(int, char **);
-    const char *help;
-} commands[] = {
-    {"run", vg_cmd_run, "run a command in a fresh sandbox under a policy"},
-    {"check", vg_cmd_check, "validate policies and print their rules"},
-    {"log", vg_cmd_log, "print a run log as text or JSON Lines"},
-    {"view", vg_cmd_view, "replay a run log in the terminal"},
-    {"batch", vg_cmd_batch, "run many candidates, each in its own sandbox"},
-    {"learn", vg_cmd_learn, "write the policy a run needed, from its log"},
+const struct vg_command vg_commands[] = {
+    {"run", vg_cmd_run, "run a command in a fresh sandbox under a policy", &vg_run_optcmd},
+    {"check", vg_cmd_check, "validate policies and print their rules", &vg_check_optcmd},
+    {"log", vg_cmd_log, "print a run log as text or JSON Lines", &vg_log_optcmd},
+    {"view", vg_cmd_view, "replay a run log in the terminal", &vg_view_optcmd},
+    {"batch", vg_cmd_batch, "run many candidates, each in its own sandbox", &vg_batch_optcmd},
+    {"learn", vg_cmd_learn, "write the policy a run needed, from its log", &vg_learn_optcmd},
+    {"completion", vg_cmd_completion, "print the bash completion script (vigil completion bash)",
+     NULL},
+};
+const size_t vg_ncommands = VG_ARRAY_LEN(vg_commands);
+
+static const struct vg_example examples[] = {
+    {"vigil run -p python -o run.msgpack -- python3 cand.py",
+     "run a candidate under the shipped python policy"},
+    {"vigil log --deny", "what the latest run was refused"},
+    {"vigil view", "browse the latest run in the terminal"},
 };
 
 static void usage(FILE *f)
 {
     fprintf(f, "usage: vigil COMMAND [ARGS...]\n\ncommands:\n");
-    for (size_t i = 0; i < VG_ARRAY_LEN(commands); i++)
-        fprintf(f, "  %-6s %s\n", commands[i].name, commands[i].help);
-    fprintf(f, "\n'vigil COMMAND --help' describes each.\n");
+    for (size_t i = 0; i < vg_ncommands; i++)
+        fprintf(f, "  %-10s %s\n", vg_commands[i].name, vg_commands[i].help);
+    fprintf(f, "\n'vigil COMMAND --help' (or 'vigil help COMMAND') describes each;\n"
+               "the manual pages vigil-COMMAND(1), vigil-policy(5), vigil-log(5) and\n"
+               "vigil-security(7) describe them and the policy, the log and the guarantees.\n");
+    vg_opts_examples(examples, VG_ARRAY_LEN(examples), f);
 }
 
 /* Run the command argv[0] names with its arguments. */
 static int dispatch(int argc, char **argv)
 {
-    for (size_t i = 0; i < VG_ARRAY_LEN(commands); i++)
-        if (!strcmp(argv[0], commands[i].name))
-            return commands[i].fn(argc, argv);
+    for (size_t i = 0; i < vg_ncommands; i++)
+        if (!strcmp(argv[0], vg_commands[i].name))
+            return vg_commands[i].fn(argc, argv);
     vg_say(stderr, "vigil: unknown command '%s' (try 'vigil --help')", argv[0]);
     return 2;
 }

@@ -371,4 +371,27 @@ void vg_opts_help(const struct vg_optcmd *c, FILE *f)
     }
     if (c->epilog)
         fputs(c->epilog, f);
+    vg_opts_examples(c->examples, c->nexamples, f);
+}
+
+void vg_opts_examples(const struct vg_example *ex, size_t n, FILE *f)
+{
+    if (!n)
+        return;
+    fputs("\n" VG_OPTS_EXAMPLES_HEAD, f);
+    for (size_t i = 0; i < n; i++)
+        fprintf(f, INDENT "%s\n" INDENT INDENT INDENT "%s\n", ex[i].cmd, ex[i].what);
+}
+
+size_t vg_opts_count(const struct vg_optcmd *c)
+{
+    return count_slots(c);
+}
+
+void vg_opts_view(const struct vg_optcmd *c, size_t k, struct vg_opt_view *v)
+{
+    struct slot s;
+    slot_at(c, k, &s);
+    *v = (struct vg_opt_view){.name = s.name, .letter = s.sub ? 0 : s.row->letter, .arg = s.arg,
+                              .choices = s.row->choices};
 }

@@ -39,7 +39,8 @@ struct vg_opt {
     size_t off;            /* where it goes: offsetof the command's struct */
     size_t seen;           /* VG_OPT_SEEN(): a bool set when it is given; 0 none */
     size_t count;          /* VG_OPT_LIST: offsetof its unsigned count */
-    const char *const *choices; /* VG_OPT_CHOICE: NULL-terminated */
+    const char *const *choices; /* VG_OPT_CHOICE: NULL-terminated; a VG_OPT_CALL row
+                            * may name its values too (for the completion) */
     uint64_t min, max;     /* VG_OPT_UINT */
     int (*set)(void *dst, const char *value, struct vg_err *err); /* 0, or -1 with err */
     int value;             /* VG_OPT_SET: what it sets; VG_OPT_STOP: what parsing returns */
@@ -52,6 +53,12 @@ struct vg_opt {
 /* What a VG_OPT_STOP row for --help returns. */
 #define VG_OPTS_HELP 1
 
+/* One example for the help's end and the manual page's EXAMPLES. */
+struct vg_example {
+    const char *cmd;       /* a command line that works as written */
+    const char *what;      /* what it does, one line */
+};
+
 struct vg_optcmd {
     const char *name;      /* "run": for messages */
     const char *usage;     /* the help before the options */
@@ -60,15 +67,34 @@ struct vg_optcmd {
     size_t n;
     bool in_order;         /* options end at the first operand (what follows is
                             * the candidate's), else they may come anywhere */
+    const struct vg_example *examples;
+    size_t nexamples;
 };
+
+/* Where the examples start in --help: scripts/man.py makes the manual
+ * page's EXAMPLES section of what follows this line. */
+#define VG_OPTS_EXAMPLES_HEAD "examples:\n"
 
 /* Apply the defaults, then parse argv[1..] into dst.  0 with *first the
  * index of the first operand ("--" skipped); a VG_OPT_STOP row's value;
  * or -1 with a one-line err naming the option and what is wrong. */
 int vg_opts_parse(const struct vg_optcmd *c, int argc, char **argv, void *dst, int *first,
                   struct vg_err *err);
-/* The whole --help text: usage, one entry per option, epilog. */
+/* The whole --help text: usage, one entry per option, epilog, examples. */
 void vg_opts_help(const struct vg_optcmd *c, FILE *f);
+/* One option as --help shows it (a limit row expanded into its options),
+ * for text made from the rows, such as the shell completion. */
+struct vg_opt_view {
+    const char *name;            /* without the -- */
+    char letter;                 /* or 0 */
+    const char *arg;             /* NULL: takes no value */
+    const char *const *choices;  /* the values it takes, NULL-terminated, or NULL */
+};
+size_t vg_opts_count(const struct vg_optcmd *c);
+void vg_opts_view(const struct vg_optcmd *c, size_t k, struct vg_opt_view *v);
+
+/* Only the examples part of it (also for the top-level help). */
+void vg_opts_examples(const struct vg_example *ex, size_t n, FILE *f);
 
 /* Every command's rows (cli/cmd_*.c), for the unit test. */
 extern const struct vg_optcmd vg_run_optcmd, vg_batch_optcmd, vg_log_optcmd, vg_learn_optcmd,

@@ -6,7 +6,7 @@ they cannot drift from it.
   man.py doc NAME SECTION SUMMARY < MARKDOWN      a page from docs/*.md
 
 Section 1 pages are the subcommands' own --help text (the source of truth
-for flags); section 5 and 7 pages are docs/POLICY.md, docs/FORMAT.md and
+for flags; its "examples:" part becomes EXAMPLES); section 5 and 7 pages are docs/POLICY.md, docs/FORMAT.md and
 docs/SECURITY.md converted from the small Markdown subset those use:
 headings, paragraphs, bullet lists, fenced code, tables, `code`,
 **bold**, *italic* and [links](...).  The page goes to stdout."""
@@ -16,6 +16,21 @@ import sys
 DATE = "2026"
 SOURCE = "vigil"
 MANUAL = {"1": "User Commands", "5": "File Formats", "7": "Miscellanea"}
+
+
+# Where the source's docs/ are, once installed: the pages made of them, or
+# the documentation directory for those no page is made of.
+DOC_PAGES = {"docs/POLICY.md": "vigil-policy(5)", "docs/FORMAT.md": "vigil-log(5)",
+             "docs/SECURITY.md": "vigil-security(7)", "docs/RUN.md": "vigil-running(7)",
+             "docs/VIEWER.md": "VIEWER.md (with vigil's documentation)",
+             "docs/HACKING.md": "HACKING.md (with vigil's documentation)"}
+
+
+def installed_names(text):
+    """A checkout's docs/X.md as the installed page or file it becomes;
+    "(docs/X.md in the source)" after a page's name says nothing there."""
+    text = re.sub(r" \(docs/[A-Z]+\.md in the source\)", "", text)
+    return re.sub(r"docs/[A-Z]+\.md", lambda m: DOC_PAGES.get(m.group(0), m.group(0)), text)
 
 
 def esc(text):
@@ -127,10 +142,24 @@ def from_help(name, section, summary, text):
     while n and n < len(lines) and lines[n].startswith("       ") and lines[n].strip():
         n += 1
     usage, rest = lines[:n], lines[n:]
+    # "examples:" (cli/options.h, VG_OPTS_EXAMPLES_HEAD) ends the description:
+    # each example is a command line and, indented under it, what it does
+    examples = []
+    if "examples:" in rest:
+        k = rest.index("examples:")
+        rest, examples = rest[:k], [x for x in rest[k + 1:] if x.strip()]
     out.append(".SH SYNOPSIS")
     out.extend(".B " + esc(u.replace("usage:", "").strip()) + "\n.br" for u in usage)
     out.extend([".SH DESCRIPTION", ".nf"] + [esc(x) for x in rest] + [".fi"])
-    out.extend([".SH SEE ALSO", "vigil(1), vigil\\-policy(5), vigil\\-log(5), vigil\\-security(7)"])
+    if examples:
+        out.append(".SH EXAMPLES")
+        for x in examples:
+            if x.startswith("      "):
+                out.extend([".RS 4", esc(x.strip()), ".RE"])
+            else:
+                out.extend([".PP", "\\fB" + esc(x.strip()) + "\\fR"])
+    out.extend([".SH SEE ALSO", "vigil(1), vigil\\-policy(5), vigil\\-log(5), vigil\\-running(7), "
+                "vigil\\-security(7)"])
     return out
 
 
@@ -138,7 +167,7 @@ def main():
     if len(sys.argv) != 5 or sys.argv[1] not in ("help", "doc") or sys.argv[3] not in MANUAL:
         sys.exit("usage: man.py help|doc NAME SECTION SUMMARY < TEXT")
     kind, name, section, summary = sys.argv[1:]
-    text = sys.stdin.read()
+    text = installed_names(sys.stdin.read())
     if not text.strip():
         sys.exit(f"man.py: no text for {name}({section})")
     make = from_help if kind == "help" else from_markdown

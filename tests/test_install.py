@@ -21,7 +21,9 @@ pytestmark = pytest.mark.soak
 MAN_PAGES = ["man1/vigil.1", "man1/vigil-run.1", "man1/vigil-check.1", "man1/vigil-log.1",
              "man1/vigil-view.1", "man1/vigil-batch.1", "man1/vigil-learn.1", "man5/vigil-policy.5",
              "man5/vigil-log.5",
-             "man7/vigil-security.7"]
+             "man7/vigil-security.7", "man7/vigil-running.7"]
+DOCS = ["README.md"] + sorted("docs/" + os.path.basename(p)
+                              for p in glob.glob(os.path.join(ROOT, "docs", "*.md")))
 SHIPPED = sorted(os.path.basename(p) for p in glob.glob(os.path.join(ROOT, "policies", "*.policy")))
 # Top-level entries of the checkout that are build output, not source.
 NOT_SOURCE = {".git", "build", "build-san", "build-fuzz", "vigil"}
@@ -47,7 +49,9 @@ def test_make_install_then_uninstall(tmp_path):
     pyver = "%d.%d" % sys.version_info[:2]
     want = sorted(["bin/vigil"] + ["share/man/" + m for m in MAN_PAGES] +
                   ["share/vigil/policies/" + p for p in SHIPPED] +
-                  ["lib/python%s/dist-packages/vigil/__init__.py" % pyver])
+                  ["lib/python%s/dist-packages/vigil/__init__.py" % pyver] +
+                  ["share/doc/vigil/" + os.path.basename(d) for d in DOCS] +
+                  ["share/vigil/installed-dirs", "share/bash-completion/completions/vigil"])
     assert got == want
     # the checkout's own ./vigil was not replaced by the prefix build
     after = os.stat(os.path.join(ROOT, "vigil")).st_mtime_ns if before is not None else None
@@ -79,6 +83,11 @@ def test_make_install_then_uninstall(tmp_path):
         warnings = [w for w in m.stderr.splitlines()
                     if "warning" in w and "will not fit on one page" not in w]
         assert not warnings, (page, m.stderr)
+        if page.startswith("man1/"):  # every command's page shows it in use
+            assert "\nEXAMPLES\n" in m.stdout and "       vigil " in m.stdout.split(
+                "\nEXAMPLES\n")[1], (page, m.stdout)
+        # what a page points to is installed: a page, not a checkout's docs/
+        assert "docs/" not in m.stdout, (page, m.stdout)
 
     # the installed Python package drives the installed binary
     py = subprocess.run(["/usr/bin/python3", "-c", "import vigil, sys; "
@@ -90,8 +99,16 @@ def test_make_install_then_uninstall(tmp_path):
                                                         % pyver)})
     assert py.returncode == 0 and py.stdout.startswith("ok 42\n" + prefix), py.stdout + py.stderr
 
+    # a directory that was there before (a shared man section) stays
     make("uninstall", "BUILD=" + build, "PREFIX=" + prefix)
-    assert files_under(prefix) == []
+    assert not os.path.exists(prefix), files_under(prefix)  # every directory it made is gone
+    shared = tmp_path / "shared"
+    (shared / "share" / "man" / "man1").mkdir(parents=True)
+    make("install", "BUILD=" + build, "PREFIX=" + str(shared))
+    make("uninstall", "BUILD=" + build, "PREFIX=" + str(shared))
+    left = sorted(os.path.relpath(os.path.join(p, d), shared) for p, ds, _ in os.walk(shared)
+                  for d in ds)
+    assert left == ["share", "share/man", "share/man/man1"], left
 
 
 def test_make_install_destdir(tmp_path):
