@@ -233,9 +233,9 @@ def test_an_open_breaking_a_lease_does_not_stall_the_holder(caller, engine, flag
     The child's signal and its next call must be served meanwhile, as with
     the kernel's own open, so the open ends at once."""
     r = run(caller, "attack_r4_lease", flags, holder, engine=engine,
-            opts=["--timeout", "6s"], timeout=60)
+            opts=["--timeout", "40s"], timeout=90)
     assert r.rc == 0 and r.stdout.startswith("open: OK"), r
-    assert r.wall < 4, r.wall
+    assert r.wall < 30, r.wall  # a stall lasts the kernel's 45 s lease-break-time
 
 
 # ---- the log cannot be written: nothing is answered ----

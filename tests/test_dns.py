@@ -288,6 +288,7 @@ def test_a_silent_upstream_is_servfail_in_time(caller):
     assert "answers" not in rec[0]
 
 
+@pytest.mark.soak  # judged by the run's wall time (make test's load made one 1.4 s)
 def test_a_query_in_flight_does_not_hold_up_the_end_of_the_run(caller):
     # the candidate asks and exits: vigil stops waiting for upstream (it
     # waited its 1.5 s before), and the query is still on record
@@ -328,12 +329,16 @@ def test_every_run_answers_its_first_query(caller, dns):
     # the socket is bound while pid 1 brings `lo` up: a run whose resolver
     # lost its replies waited out glibc's 5 s timeouts and failed; one in
     # ten did before the bind waited for `lo`
+    # glibc asks once and waits longer than the run may last: a lost query
+    # is a failed run, not a slow one (no wall time to judge under load)
     pol = policy(caller)
     for i in range(30):
         r = caller.run("getent", "ahostsv4", "svc.test",
-                       opts=["-p", pol, "--dns-upstream", dns.upstream, "--time", "20s"],
+                       opts=["-p", pol, "--dns-upstream", dns.upstream, "--time", "20s",
+                             "--env", "RES_OPTIONS=attempts:1 timeout:30"],
                        env=PRIVATE)
-        assert r.rc == 0 and "10.77.0.1" in r.stdout and r.wall < 3, (i, r)
+        assert r.rc == 0 and "10.77.0.1" in r.stdout, (i, r)
+        assert len(dns_recs(r, name="svc.test")) == 1, (i, dns_recs(r))
 
 
 @pytest.mark.skipif(not shutil.which("tmux"), reason="tmux is not installed")

@@ -82,7 +82,7 @@ def test_c_memory_hog_cannot_go_past_the_memory_cap(root_caller):
 def test_endless_loop_ends_at_the_timeout(root_caller):
     r = root_caller.run(root_caller.build("spin"), opts=["--timeout", "1s"])
     assert r.rc == 124, r
-    assert 1.0 <= r.wall < 2.5, r.wall
+    assert 1.0 <= r.wall < 8, r.wall  # at the timeout, not the run's 60 s default
     res = r.result
     assert res["status"] == "timeout" and res["exit_code"] == 124
     assert "time" in res["limits_hit"] and res["limits"]["time"]["value"] == 1000
