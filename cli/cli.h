@@ -2,6 +2,8 @@
  * exit status; usage errors print one line and return 2 (125 for run). */
 #ifndef VG_CLI_H
 #define VG_CLI_H
+#include <stddef.h>
+
 int vg_cmd_run(int argc, char **argv);
 int vg_cmd_check(int argc, char **argv);
 int vg_cmd_log(int argc, char **argv);

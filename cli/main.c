@@ -7,18 +7,6 @@
 #include "util/util.h"
 #include "util/escape.h"
 
-const struct vg_command vg_commands[] = {
-    {"run", vg_cmd_run, "run a command in a fresh sandbox under a policy", &vg_run_optcmd},
-    {"check", vg_cmd_check, "validate policies and print their rules", &vg_check_optcmd},
-    {"log", vg_cmd_log, "print a run log as text or JSON Lines", &vg_log_optcmd},
-    {"view", vg_cmd_view, "replay a run log in the terminal", &vg_view_optcmd},
-    {"batch", vg_cmd_batch, "run many candidates, each in its own sandbox", &vg_batch_optcmd},
-    {"learn", vg_cmd_learn, "write the policy a run needed, from its log", &vg_learn_optcmd},
-    {"completion", vg_cmd_completion, "print the bash completion script (vigil completion bash)",
-     NULL},
-};
-const size_t vg_ncommands = VG_ARRAY_LEN(vg_commands);
-
 static const struct vg_example examples[] = {
     {"vigil run -p python -o run.msgpack -- python3 cand.py",
      "run a candidate under the shipped python policy"},
