@@ -92,7 +92,7 @@ static const struct vg_opt rows[] = {
      "by vigil; ptrace: seccomp RET_TRACE + ptrace stops", .def_text = "notify, or ptrace with a note where the\n"
      "kernel lacks what notify needs",
      .kind = VG_OPT_CALL, .set = set_engine, .choices = engine_names},
-    {"quiet", 'q', NULL, "no summary line (errors only; without -o the log is the latest:\n'vigil log' and 'vigil view' open it)", .kind = VG_OPT_FLAG, .off = AT(quiet)},
+    {"quiet", 'q', NULL, "no summary line, only errors (without -o the log is\nthe latest, which 'vigil log' and 'vigil view' open)", .kind = VG_OPT_FLAG, .off = AT(quiet)},
     {"help", 'h', NULL, "this text", .kind = VG_OPT_STOP, .value = VG_OPTS_HELP},
     {.heading = "limits (override the policy's; one table, vigil-policy(5)):",
      .kind = VG_OPT_LIMITS, .off = AT(limits)},
@@ -104,7 +104,7 @@ static const struct vg_opt rows[] = {
 
 static const struct vg_example examples[] = {
     {"vigil run -p python -o run.msgpack --result r.json -- python3 cand.py",
-     "run cand.py under the shipped python policy: its log in run.msgpack, its result record in r.json"},
+     "run cand.py under the shipped python policy; log and result to files"},
     {"vigil run --dry-run -p python -- python3 cand.py",
      "refuse nothing and record what the policy would have refused"},
     {"vigil run --timeout 10s --memory 256M -- ./a.out < input.txt",

@@ -57,8 +57,11 @@ static const struct vg_opt t_rows[] = {
     {"help", 'h', NULL, "this text", .kind = VG_OPT_STOP, .value = VG_OPTS_HELP},
     {.heading = "limits:", .kind = VG_OPT_LIMITS, .off = AT(limits)},
 };
-static const struct vg_optcmd t_cmd = {"t", "usage: t\n", "end\n", t_rows,
-                                       VG_ARRAY_LEN(t_rows), false};
+static const struct vg_example t_examples[] = {{"t --flag", "sets the flag"}};
+static const struct vg_optcmd t_cmd = {
+    .name = "t", .usage = "usage: t\n", .epilog = "end\n", .rows = t_rows,
+    .n = VG_ARRAY_LEN(t_rows), .examples = t_examples, .nexamples = VG_ARRAY_LEN(t_examples),
+};
 
 /* Parse the words of line (space-separated) after a command name. */
 static int parse_line(const struct vg_optcmd *c, const char *line, void *dst, int *first,
@@ -244,6 +247,29 @@ static void check_table(const struct vg_optcmd *c)
         if (!limit && !CHECK(end - line <= HELP_COLS))
             fprintf(stderr, "  %s: long line '%.*s'\n", c->name, (int)(end - line), line);
     }
+    /* examples come last, each a command line of this command and a line
+     * saying what it does (scripts/man.py makes EXAMPLES of them) */
+    char prefix[32];
+    snprintf(prefix, sizeof prefix, "vigil %s ", c->name);
+    const char *ex = strstr(help, "\n" VG_OPTS_EXAMPLES_HEAD);
+    CHECK(c->nexamples == 0 || ex != NULL);
+    for (size_t i = 0; c != &t_cmd && i < c->nexamples; i++)
+        if (!CHECK(!strncmp(c->examples[i].cmd, prefix, strlen(prefix)) && c->examples[i].what))
+            fprintf(stderr, "  %s: example '%s'\n", c->name, c->examples[i].cmd);
+    free(help);
+}
+
+/* Every command shows itself in use. */
+static void test_every_command_has_examples(void)
+{
+    const struct vg_optcmd *all[] = {&vg_run_optcmd, &vg_batch_optcmd, &vg_log_optcmd,
+                                     &vg_learn_optcmd, &vg_check_optcmd, &vg_view_optcmd};
+    for (size_t i = 0; i < VG_ARRAY_LEN(all); i++)
+        if (!CHECK(all[i]->nexamples >= 1))
+            fprintf(stderr, "  %s: no example\n", all[i]->name);
+    char *help = help_of(&t_cmd);
+    if (help)
+        CHECK(strstr(help, "end\n\nexamples:\n  t --flag\n      sets the flag\n") != NULL);
     free(help);
 }
 
@@ -278,6 +304,7 @@ int main(void)
     test_defaults_and_order();
     test_bad();
     test_tables();
+    test_every_command_has_examples();
     test_run_defaults();
     return check_done();
 }
