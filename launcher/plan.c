@@ -145,6 +145,12 @@ static bool under(const char *path, const char *tree)
     return !strncmp(path, tree, n) && (path[n] == '/' || path[n] == 0);
 }
 
+const char *const *vg_plan_own_trees(uint32_t *n)
+{
+    *n = (uint32_t)VG_ARRAY_LEN(own_trees);
+    return own_trees;
+}
+
 bool vg_plan_in_own_tree(const char *path)
 {
     for (size_t i = 0; i < VG_ARRAY_LEN(own_trees); i++)
