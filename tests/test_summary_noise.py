@@ -166,3 +166,37 @@ def test_log_deny_lists_the_refused_name(root_caller):
     recs = [json.loads(ln) for ln in p.stdout.splitlines()]
     assert {x["name"] for x in recs if x["type"] == "dns"} == {"pypi.org"}, recs
     assert all(x["decision"] != "allow" for x in recs), recs
+
+
+def learned_rules(caller, log, *opts):
+    p = caller.vigil_raw("learn", log, *opts, env={"HOME": "/nonexistent"})
+    assert p.returncode == 0, p.stderr
+    return [ln for ln in p.stdout.splitlines() if ln.startswith("allow ")]
+
+
+def test_learn_writes_no_rule_for_noise(root_caller, tmp_path):
+    """From the clean gcc run (host workdir: /tmp is not $WORK) and the
+    candidate that resolves a name: no rule for gcc's probes of `as`, for
+    the sandbox's /tmp, for vigil's resolver or for nscd.  With --diff of
+    a policy that lacks /tmp too: the base policy decides the sandbox's
+    own scratch, a learned policy does not."""
+    gcc = run_clean(root_caller, "gcc-host")
+    # looked for and never found (ld looks for hello before it writes it)
+    probes = ({e["args"].get("resolved") for e in syscalls(gcc.recs) if e.get("probe")}
+              - {e["args"].get("resolved") for e in syscalls(gcc.recs) if not e.get("probe")})
+    tiny = tmp_path / "tiny.policy"
+    tiny.write_text("version 1\ndefault deny\nallow read /usr/** /etc/**\n")
+    tiny.chmod(0o644)
+    for opts in ((), ("--diff", str(tiny))):
+        rules = learned_rules(root_caller, gcc.log_path, *opts)
+        assert rules or opts == (), rules
+        for rule in rules:
+            pattern = rule.split(None, 2)[2]
+            assert pattern not in probes, rule
+            assert not pattern.startswith(("$TMP", "/tmp/cc", "/tmp/**")), rule
+            assert not os.path.basename(pattern) == "as", rule
+    tries = tries_run(root_caller)
+    for opts in ((), ("--diff", str(tiny))):
+        rules = learned_rules(root_caller, tries.log_path, *opts)
+        assert "allow exec /usr/bin/curl" in rules, rules   # what it did try is learned
+        assert not [x for x in rules if RESOLVER[0] in x or "nscd" in x], rules
