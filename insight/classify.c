@@ -8,7 +8,6 @@
 
 #include "core/syscalls.h"
 #include "insight/summary.h"
-#include "launcher/plan.h"
 #include "net/dns.h"
 
 /* Secrets and home directories, as the sandbox names them.  Each row is
@@ -208,10 +207,9 @@ void vg_sum_places_set(struct vg_sum_places *pl, const struct vg_header *h)
 {
     vg_sum_places_free(pl);
     pl->workdir = h->cwd ? vg_xstrdup(h->cwd) : NULL;
+    /* A log older than the key has none: nothing is scratch, as then. */
     uint32_t n = h->nscratch;
     const char *const *trees = h->scratch;
-    if (!n) /* a log older than the key: every version had these trees */
-        trees = vg_plan_own_trees(&n);
     pl->scratch = vg_xrealloc(NULL, (n ? n : 1) * sizeof *pl->scratch);
     for (uint32_t i = 0; i < n; i++)
         if (trees[i] && trees[i][0] == '/' && trees[i][1]) /* "/" would make all scratch */

@@ -120,6 +120,21 @@ def test_the_shipped_demo_shows_no_noise(root_caller, tmp_path):
     assert [i for i in dry["deletions"]["items"] if i["what"].startswith("/etc/")], dry
 
 
+def test_a_host_tree_bound_into_tmp_is_not_scratch(root_caller):
+    """--bind-rw of a host directory into /tmp: a write there reaches the
+    host, so /tmp is no longer the sandbox's own (the header says so) and
+    the write is flagged; a write in the workdir is still not."""
+    host = host_workdir(root_caller)
+    r = root_caller.run("sh", "-c", "echo x > /tmp/shared/f; echo y > mine.txt",
+                        opts=("--bind-rw", f"{host}:/tmp/shared"))
+    assert r.rc == 0, r
+    with open(os.path.join(host, "f")) as f:
+        assert f.read() == "x\n"                      # it did reach the host
+    assert "/tmp" not in r.recs[0].get("scratch", []), r.recs[0]
+    s = summary_json(root_caller, r.log_path)
+    assert [i["what"] for i in s["writes"]["items"]] == ["/tmp/shared/f"], s["writes"]
+
+
 def tries_run(caller):
     r = caller.run("python3", caller.cand("tries_things.py"))
     assert r.rc == 0 and "done" in r.stdout, r
