@@ -99,10 +99,11 @@ static int set_pid(void *dst, const char *arg, struct vg_err *err)
 static const struct vg_opt rows[] = {
     {"json", 0, NULL, "JSON Lines, one object per record, keys as on disk",
      .kind = VG_OPT_FLAG, .off = AT(json)},
-    {"deny", 0, NULL, "only refused calls: deny, kill, would-deny, would-kill",
+    {"deny", 0, NULL, "only refusals: calls deny, kill, would-deny, would-kill;\n"
+     "names vigil's resolver refused (dns records)",
      .kind = VG_OPT_FLAG, .off = AT(deny)},
     {"class", 0, "CLASS", "only this class (read write exec connect bind send\n"
-     "system, or the record types proc note header trailer);\n"
+     "system, or the record types proc note dns header trailer);\n"
      "repeat it or give a comma list", .kind = VG_OPT_CALL, .set = add_classes},
     {"pid", 0, "PID", "only records of this pid (as the candidate sees it)",
      .kind = VG_OPT_CALL, .set = set_pid},
@@ -115,10 +116,13 @@ static const struct vg_opt rows[] = {
      "(lookups that found nothing) of one process for one name\n"
      "into one line, \"probed 6 paths for curl: ...\"", .kind = VG_OPT_FLAG, .off = AT(all)},
     {"summary", 0, NULL, "what the candidate tried, by category (secrets and home\n"
-     "paths, network, programs refused, writes and deletions\n"
-     "outside the workdir), each with a count, the first time,\n"
-     "the decisions and the source line when known; with --json\n"
-     "one JSON object, the result record's \"summary\"",
+     "paths, network and names refused, programs refused,\n"
+     "writes and deletions outside the workdir and the\n"
+     "sandbox's /tmp), each with a count, the first time,\n"
+     "the decisions and the source line when known; PATH\n"
+     "probes, the sandbox's scratch, vigil's resolver and nscd\n"
+     "are counted apart as noise; with --json one JSON object,\n"
+     "the result record's \"summary\"",
      .kind = VG_OPT_FLAG, .off = AT(summary)},
     {"help", 'h', NULL, "this text", .kind = VG_OPT_STOP, .value = VG_OPTS_HELP},
 };
@@ -160,10 +164,18 @@ static bool is_refusal(enum vg_decision d)
     return d == VG_DEC_DENY || d == VG_DEC_KILL || d == VG_DEC_WOULD_DENY || d == VG_DEC_WOULD_KILL;
 }
 
+/* A refused call, or a name vigil's resolver refused: the candidate
+ * tried to reach it, though no call names it (no address was handed out). */
+static bool refused(const struct vg_record *r)
+{
+    return (r->type == VG_REC_SYSCALL && is_refusal(r->u.sys.decision)) ||
+           (r->type == VG_REC_DNS && is_refusal(r->u.dns.decision));
+}
+
 static bool selected(const struct log_opts *o, const struct vg_record *r)
 {
     bool sys = r->type == VG_REC_SYSCALL;
-    if (o->deny && !(sys && is_refusal(r->u.sys.decision)))
+    if (o->deny && !refused(r))
         return false;
     if (o->have_class && !(sys ? o->cls[r->u.sys.cls] : o->rtype[r->type]))
         return false;

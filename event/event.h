@@ -106,6 +106,8 @@ struct vg_header {
     const struct vg_kv *resolved; /* host names in the policy -> addresses */
     uint32_t nresolved;
     const char *engine_note;  /* --engine notify: its kernel features, or why it fell back */
+    const char *const *scratch; /* the sandbox's own writable trees (private tmpfs), or none */
+    uint32_t nscratch;
 };
 
 struct vg_frame {
@@ -307,6 +309,7 @@ struct vg_record {
 #define VG_K_MODE "mode"
 #define VG_K_ENGINE "engine"
 #define VG_K_ENGINE_NOTE "engine_note"
+#define VG_K_SCRATCH "scratch"
 #define VG_K_POLICY "policy"       /* {"path","sha256","text"} */
 #define VG_K_PATH "path"
 #define VG_K_SHA256 "sha256"

@@ -136,6 +136,7 @@ static const struct vg_field header_f[] = {
     FLD(VG_K_ARTIFACTS, VG_F_STRUCTV, struct vg_header, artifacts,
         NFLD(struct vg_header, nartifacts), .sub = &artifact_s),
     FLD(VG_K_RESOLVED, VG_F_KVMAP, struct vg_header, resolved, NFLD(struct vg_header, nresolved)),
+    FLD(VG_K_SCRATCH, VG_F_STRV, struct vg_header, scratch, NFLD(struct vg_header, nscratch)),
 };
 SCHEMA(header_s, struct vg_header, header_f);
 

@@ -1,10 +1,14 @@
 /* classify.c: which category of the intent summary a syscall record
- * counts in (summary.h), by the tables below: data, not conditions. */
+ * counts in, and which records are noise (summary.h), by the tables
+ * below: data, not conditions.  `vigil learn` asks the same questions
+ * (learn.c), so what the summary calls noise never becomes a rule. */
 #include <fnmatch.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "core/syscalls.h"
 #include "insight/summary.h"
+#include "net/dns.h"
 
 /* Secrets and home directories, as the sandbox names them.  Each row is
  * one test on the canonical path; plain string tests, not globs: every
@@ -67,6 +71,11 @@ static const char *const harmless_write_globs[] = {
 };
 
 
+/* The sockets of the C library's own name service: glibc connects to
+ * nscd before every lookup of a host, user or group, whatever the
+ * program asked; the sandbox has no /run or /var, so it finds nothing. */
+static const char *const libc_sockets[] = {"/var/run/nscd/socket", "/run/nscd/socket"};
+
 static bool matches_any(const char *const *globs, size_t n, const char *path)
 {
     for (size_t i = 0; path && i < n; i++)
@@ -94,6 +103,11 @@ static bool is_delete(const char *name)
     return e && (e->carry == VG_CARRY_UNLINK || e->carry == VG_CARRY_RMDIR);
 }
 
+static bool is_net(enum vg_class c)
+{
+    return c == VG_CLASS_CONNECT || c == VG_CLASS_SEND || c == VG_CLASS_BIND;
+}
+
 /* Inside the workdir (or its own name)? */
 static bool in_workdir(const char *workdir, const char *path)
 {
@@ -114,8 +128,10 @@ static void net_what(const struct vg_args *a, struct vg_buf *b)
 
 /* Which category a record counts in, and under what name; -1: none.
  * (A secret counts as a secret, whatever else it is.) */
-int vg_sum_category(const char *workdir, const struct vg_syscall_ev *e, struct vg_buf *what)
+int vg_sum_category(const struct vg_sum_places *pl, const struct vg_syscall_ev *e,
+                    struct vg_buf *what)
 {
+    const char *workdir = pl->workdir;
     const char *path = e->args.resolved;
     bool file = e->cls == VG_CLASS_READ || e->cls == VG_CLASS_WRITE || e->cls == VG_CLASS_EXEC;
     if (file && (vg_sum_is_secret(path) || vg_sum_is_secret(e->args.resolved2))) {
@@ -124,7 +140,7 @@ int vg_sum_category(const char *workdir, const struct vg_syscall_ev *e, struct v
     }
     if (e->cls == VG_CLASS_EXEC)
         return VG_SUM_EXEC;
-    if (e->cls == VG_CLASS_CONNECT || e->cls == VG_CLASS_SEND || e->cls == VG_CLASS_BIND) {
+    if (is_net(e->cls)) {
         net_what(&e->args, what);
         return VG_SUM_NETWORK;
     }
@@ -137,3 +153,74 @@ int vg_sum_category(const char *workdir, const struct vg_syscall_ev *e, struct v
                ? -1 : VG_SUM_WRITES;
 }
 
+
+static bool under(const char *path, const char *tree)
+{
+    size_t n = strlen(tree);
+    return !strncmp(path, tree, n) && (path[n] == 0 || path[n] == '/');
+}
+
+const char *vg_sum_scratch_tree(const struct vg_sum_places *pl, const char *path)
+{
+    for (size_t i = 0; path && i < pl->nscratch; i++)
+        if (under(path, pl->scratch[i]))
+            return pl->scratch[i];
+    return NULL;
+}
+
+static bool is_libc_socket(const struct vg_args *a)
+{
+    bool unix_sock = (a->family && !strcmp(a->family, "unix")) ||
+                     (a->proto && !strcmp(a->proto, "unix"));
+    for (size_t i = 0; unix_sock && a->addr && i < VG_ARRAY_LEN(libc_sockets); i++)
+        if (!strcmp(a->addr, libc_sockets[i]))
+            return true;
+    return false;
+}
+
+/* The resolver the sandbox's resolv.conf names (net/dns.h), whatever the
+ * protocol: glibc retries a truncated answer over TCP. */
+static bool is_resolver(const struct vg_args *a)
+{
+    return a->addr && a->port == VG_DNS_PORT && !strcmp(a->addr, VG_DNS_ADDR);
+}
+
+enum vg_sum_noise vg_sum_noise_of(const struct vg_sum_places *pl, const struct vg_syscall_ev *e)
+{
+    const struct vg_args *a = &e->args;
+    if (is_net(e->cls))
+        return is_resolver(a) ? VG_NOISE_RESOLVER : is_libc_socket(a) ? VG_NOISE_NSCD
+                                                                       : VG_NOISE_NONE;
+    bool file = e->cls == VG_CLASS_READ || e->cls == VG_CLASS_WRITE || e->cls == VG_CLASS_EXEC;
+    if (!file || vg_sum_is_secret(a->resolved) || vg_sum_is_secret(a->resolved2))
+        return VG_NOISE_NONE; /* a secret looked for is intent, found or not */
+    if (e->probe)
+        return VG_NOISE_PROBE;
+    /* a program run from /tmp is judged as any program: only files are scratch */
+    if (e->cls != VG_CLASS_EXEC && vg_sum_scratch_tree(pl, a->resolved) &&
+        (!a->resolved2 || vg_sum_scratch_tree(pl, a->resolved2)))
+        return VG_NOISE_SCRATCH;
+    return VG_NOISE_NONE;
+}
+
+void vg_sum_places_set(struct vg_sum_places *pl, const struct vg_header *h)
+{
+    vg_sum_places_free(pl);
+    pl->workdir = h->cwd ? vg_xstrdup(h->cwd) : NULL;
+    /* A log older than the key has none: nothing is scratch, as then. */
+    uint32_t n = h->nscratch;
+    const char *const *trees = h->scratch;
+    pl->scratch = vg_xrealloc(NULL, (n ? n : 1) * sizeof *pl->scratch);
+    for (uint32_t i = 0; i < n; i++)
+        if (trees[i] && trees[i][0] == '/' && trees[i][1]) /* "/" would make all scratch */
+            pl->scratch[pl->nscratch++] = vg_xstrdup(trees[i]);
+}
+
+void vg_sum_places_free(struct vg_sum_places *pl)
+{
+    for (size_t i = 0; i < pl->nscratch; i++)
+        free(pl->scratch[i]);
+    free(pl->scratch);
+    free(pl->workdir);
+    memset(pl, 0, sizeof *pl);
+}

@@ -64,8 +64,26 @@ static bool base_allows_path(const struct vg_learn *L, enum vg_class cls, const 
     return L->base && vg_policy_decide_path(L->base, cls, path).action == VG_ACT_ALLOW;
 }
 
-static void learn_path(struct vg_learn *L, enum vg_class cls, const char *path, bool exact)
+/* The sandbox's scratch tree a file outside $WORK lies in, or NULL.  Its
+ * names are made up anew each run (gcc's /tmp/ccXXXXXX.s): a rule for one
+ * would be noise, and the tree is the sandbox's own. */
+static const char *scratch_of(const struct vg_learn *L, enum vg_class cls, const char *path)
 {
+    size_t n = strlen(L->work);
+    bool in_work = !strncmp(path, L->work, n) && (path[n] == '/' || path[n] == 0);
+    return cls == VG_CLASS_EXEC || in_work ? NULL : vg_sum_scratch_tree(&L->where, path);
+}
+
+/* How a path is written: as the policy's patterns would (a tree, a glob),
+ * or as the name itself, outside the candidate's places (a directory
+ * listed, a symlink read), or as a file named on the command line, which
+ * is the file itself wherever it lies (a copy in the sandbox's /tmp too). */
+enum learn_how { AS_PATTERN, AS_NAME, AS_NAMED_FILE };
+
+static void learn_path(struct vg_learn *L, enum vg_class cls, const char *path,
+                       enum learn_how how)
+{
+    bool exact = how != AS_PATTERN;
     if (!path || path[0] != '/' || base_allows_path(L, cls, path))
         return;
     if (vg_sum_is_secret(path)) {
@@ -76,7 +94,26 @@ static void learn_path(struct vg_learn *L, enum vg_class cls, const char *path, 
         skip(L, "a name the policy language cannot write", cls, path);
         return;
     }
+    const char *tree = how == AS_NAMED_FILE ? NULL : scratch_of(L, cls, path);
     struct vg_buf pat = {0};
+    if (tree) {
+        /* named as the tree, never as the file; with a base policy (the
+         * include, --diff) that tree is the base's to grant, not ours:
+         * a comment, not a rule.  A policy standing alone needs it. */
+        if (L->places.tmp && !strcmp(tree, L->places.tmp)) {
+            vg_buf_puts(&pat, "$TMP/**");
+        } else {
+            vg_glob_put_literal(&pat, tree);
+            vg_buf_puts(&pat, "/**");
+        }
+        if (L->base)
+            skip(L, "the sandbox's own scratch, gone with the run: the base policy decides it",
+                 cls, pat.data);
+        else
+            add_rule(L, cls, pat.data);
+        vg_buf_free(&pat);
+        return;
+    }
     vg_generalize(cls, path, &L->places, exact, &pat);
     vg_buf_put(&pat, "", 1);
     add_rule(L, cls, pat.data);
@@ -155,26 +192,29 @@ static bool names_itself(const struct vg_syscall_ev *e)
 
 static void learn_syscall(struct vg_learn *L, const struct vg_syscall_ev *e)
 {
+    enum vg_sum_noise noise = vg_sum_noise_of(&L->where, e);
     if (e->probe)
         return; /* nothing was found */
+    if (noise == VG_NOISE_RESOLVER || noise == VG_NOISE_NSCD)
+        return; /* the sandbox's own resolver, the C library's own socket: no task asks */
     if (e->rule.file && !strcmp(e->rule.file, ARTIFACT_RULE_FILE)) {
         /* Named on the command line: the supervisor allows it anyway, but
          * the kernel's Landlock layer only knows the policy's rules, so
          * the file itself is granted (exactly); the command's exec needs
          * nothing (vigil grants it in Landlock too). */
         if (e->cls == VG_CLASS_READ)
-            learn_path(L, e->cls, e->args.resolved, true);
+            learn_path(L, e->cls, e->args.resolved, AS_NAMED_FILE);
         return;
     }
     switch (e->cls) {
     case VG_CLASS_READ:
     case VG_CLASS_WRITE:
-        learn_path(L, e->cls, e->args.resolved, names_itself(e));
+        learn_path(L, e->cls, e->args.resolved, names_itself(e) ? AS_NAME : AS_PATTERN);
         if (e->args.resolved2)
-            learn_path(L, e->cls, e->args.resolved2, false);
+            learn_path(L, e->cls, e->args.resolved2, AS_PATTERN);
         break;
     case VG_CLASS_EXEC:
-        learn_path(L, e->cls, e->args.exe ? e->args.exe : e->args.resolved, true);
+        learn_path(L, e->cls, e->args.exe ? e->args.exe : e->args.resolved, AS_NAME);
         break;
     case VG_CLASS_CONNECT:
     case VG_CLASS_BIND:
@@ -197,13 +237,14 @@ static void learn_image(struct vg_learn *L, const struct vg_proc_ev *p)
     L->seen_exec = true;
     if (first && L->command_file)
         return;
-    learn_path(L, VG_CLASS_EXEC, p->exe, true);
+    learn_path(L, VG_CLASS_EXEC, p->exe, AS_NAME);
 }
 
 static int on_header(struct vg_learn *L, const struct vg_header *h, struct vg_err *err)
 {
     L->work = vg_xstrdup(h->cwd ? h->cwd : "/tmp/work");
     L->places.work = L->work;
+    vg_sum_places_set(&L->where, h);
     L->command_file = h->argc > 0 && h->argv[0] && strchr(h->argv[0], '/');
     L->run_policy = vg_xstrdup(h->policy_path ? h->policy_path : "?");
     return vg_learn_base(L, h, err);
@@ -265,6 +306,7 @@ int vg_learn(const struct vg_learn_opts *o, struct vg_buf *out, struct vg_err *e
     vg_policy_free(L.base);
     free(L.include);
     free(L.work);
+    vg_sum_places_free(&L.where);
     free(L.run_policy);
     return rc;
 }

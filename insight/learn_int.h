@@ -6,6 +6,7 @@
 
 #include "event/event.h"
 #include "insight/learn.h"
+#include "insight/summary.h"
 #include "policy/policy.h"
 
 struct vg_learn_lines {
@@ -17,6 +18,7 @@ struct vg_learn {
     const struct vg_learn_opts *o;
     struct vg_places places;      /* ~, $WORK (the run's cwd), $TMP */
     char *work;
+    struct vg_sum_places where;   /* the header's workdir and scratch, as the summary sees them */
     char *run_policy;             /* the header's policy path, for the comment */
     bool command_file;            /* argv[0] names a file: its first exec needs no rule */
     bool seen_exec;

@@ -1,6 +1,7 @@
 /* summary.c: see summary.h.  Each syscall record falls into at most one
- * category (classify.c); items are found by their text, so memory is
- * bounded by VG_SUM_MAX_ITEMS per category. */
+ * category or is noise (classify.c), each dns record vigil's resolver
+ * refused is a network attempt; items are found by their text, so memory
+ * is bounded by VG_SUM_MAX_ITEMS per category. */
 #include "insight/summary.h"
 
 #include <stdio.h>
@@ -38,6 +39,7 @@ struct attempt {
     unsigned decisions;
     bool found, net;
     const struct vg_syscall_ev *e; /* NULL for a PATH search (its own source) */
+    const struct vg_dns_ev *dns;   /* a name refused */
 };
 
 /* A malloc'd copy of the record's source line (insight/source.h), or NULL. */
@@ -58,6 +60,30 @@ static const char *host_of(const struct attempt *a)
     return a->e && a->e->args.host && a->e->args.host[0] ? a->e->args.host : NULL;
 }
 
+/* Is word one of the words of b, separated by sep (one character)? */
+static bool listed(const struct vg_buf *b, const char *word, const char *sep)
+{
+    size_t n = strlen(word);
+    for (const char *p = b->data; p && p < b->data + b->len;) {
+        const char *e = memchr(p, sep[0], (size_t)(b->data + b->len - p));
+        size_t len = e ? (size_t)(e - p) : (size_t)(b->data + b->len - p);
+        if (len == n && !memcmp(p, word, n))
+            return true;
+        p += len + 1;
+    }
+    return false;
+}
+
+/* Append word to b's sep-separated words, once. */
+static void add_word(struct vg_buf *b, const char *word, const char *sep)
+{
+    if (listed(b, word, sep))
+        return;
+    if (b->len)
+        vg_buf_puts(b, sep);
+    vg_buf_puts(b, word);
+}
+
 static void count(struct vg_sum_list *l, const char *what, const struct attempt *a)
 {
     l->total++;
@@ -74,6 +100,12 @@ static void count(struct vg_sum_list *l, const char *what, const struct attempt 
         it->source = source_of(a);
     if (!it->host && a->net && host_of(a))
         it->host = vg_xstrdup(host_of(a));
+    if (a->dns) {
+        it->dns = true;
+        if (!it->host)
+            it->host = vg_xstrdup(a->dns->name ? a->dns->name : "");
+        add_word(&it->rcodes, a->dns->rcode ? a->dns->rcode : "?", "/");
+    }
 }
 
 /* ---- PATH searches: execve tries of one name in a row, one attempt ---- */
@@ -85,7 +117,8 @@ struct vg_exec_try {
     char *source;
     struct vg_buf paths;
     unsigned npaths;
-    bool refused;
+    bool refused;        /* a try that found the program was refused */
+    bool probe_refused;  /* a try of a path that does not exist was */
 };
 
 #define VG_SUM_MAX_PATHS 8
@@ -109,6 +142,11 @@ static void close_try(struct vg_summary *s, size_t i)
             it->source = t->source;
             t->source = NULL;
         }
+    } else if (t->probe_refused) {
+        /* only lookups of what does not exist were refused: a PATH search
+         * (gcc's for as, in every PATH directory) that found its program,
+         * or found none: nothing could have run */
+        s->noise[VG_NOISE_PROBE]++;
     }
     free(t->base);
     free(t->source);
@@ -131,19 +169,6 @@ static void end_try(struct vg_summary *s, uint64_t proc)
         close_try(s, i);
 }
 
-/* Is path one of the space-separated words of b? */
-static bool listed(const struct vg_buf *b, const char *path)
-{
-    size_t n = strlen(path);
-    for (const char *p = b->data; p && p < b->data + b->len;) {
-        const char *e = memchr(p, ' ', (size_t)(b->data + b->len - p));
-        size_t len = e ? (size_t)(e - p) : (size_t)(b->data + b->len - p);
-        if (len == n && !memcmp(p, path, n))
-            return true;
-        p += len + 1;
-    }
-    return false;
-}
 
 static void add_exec(struct vg_summary *s, const struct vg_syscall_ev *e, const struct attempt *a)
 {
@@ -166,14 +191,14 @@ static void add_exec(struct vg_summary *s, const struct vg_syscall_ev *e, const 
     struct vg_exec_try *t = &s->tries[i];
     t->a.decisions |= 1u << e->decision;
     t->a.found |= !e->probe;
-    t->refused |= is_refusal(e->decision);
+    bool probe = vg_sum_noise_of(&s->places, e) == VG_NOISE_PROBE;
+    t->refused |= is_refusal(e->decision) && !probe;
+    t->probe_refused |= is_refusal(e->decision) && probe;
     if (!t->source)
         t->source = source_of(a);
-    if (t->npaths < VG_SUM_MAX_PATHS && path && !listed(&t->paths, path)) {
+    if (t->npaths < VG_SUM_MAX_PATHS && path && !listed(&t->paths, path, " ")) {
         t->npaths++;
-        if (t->paths.len)
-            vg_buf_puts(&t->paths, " ");
-        vg_buf_puts(&t->paths, path);
+        add_word(&t->paths, path, " ");
     }
 }
 
@@ -182,16 +207,32 @@ static void add_exec(struct vg_summary *s, const struct vg_syscall_ev *e, const 
 static void add_syscall(struct vg_summary *s, const struct vg_syscall_ev *e)
 {
     struct vg_buf what = {0};
-    int c = vg_sum_category(s->workdir, e, &what);
+    int c = vg_sum_category(&s->places, e, &what);
+    enum vg_sum_noise noise = c >= 0 ? vg_sum_noise_of(&s->places, e) : VG_NOISE_NONE;
     if (c >= 0) {
         vg_buf_put(&what, "", 1);
         struct attempt a = {.ts = e->ts_ns, .decisions = 1u << e->decision, .found = !e->probe,
                             .net = c == VG_SUM_NETWORK, .e = e};
         if (c == VG_SUM_EXEC)
-            add_exec(s, e, &a);
+            add_exec(s, e, &a); /* a PATH search is judged whole, when it ends */
+        else if (noise != VG_NOISE_NONE)
+            s->noise[noise]++;
         else
             count(&s->cat[c], what.data, &a);
     }
+    vg_buf_free(&what);
+}
+
+/* A name vigil's resolver refused (any decision but allow): what the
+ * candidate tried to reach, though no connect followed. */
+static void add_dns(struct vg_summary *s, const struct vg_dns_ev *e)
+{
+    if (!is_refusal(e->decision))
+        return;
+    struct vg_buf what = {0};
+    vg_buf_printf(&what, "dns %s", e->name ? e->name : "");
+    struct attempt a = {.ts = e->ts_ns, .decisions = 1u << e->decision, .net = true, .dns = e};
+    count(&s->cat[VG_SUM_NETWORK], what.data, &a);
     vg_buf_free(&what);
 }
 
@@ -199,11 +240,13 @@ void vg_summary_add(struct vg_summary *s, const struct vg_record *r)
 {
     switch (r->type) {
     case VG_REC_HEADER:
-        free(s->workdir);
-        s->workdir = r->u.header.cwd ? vg_xstrdup(r->u.header.cwd) : NULL;
+        vg_sum_places_set(&s->places, &r->u.header);
         break;
     case VG_REC_SYSCALL:
         add_syscall(s, &r->u.sys);
+        break;
+    case VG_REC_DNS:
+        add_dns(s, &r->u.dns);
         break;
     case VG_REC_PROC:
         /* a new image or the end of the process ends its PATH search */
@@ -231,11 +274,12 @@ void vg_summary_free(struct vg_summary *s)
             free(l->items[i].host);
             free(l->items[i].source);
             vg_buf_free(&l->items[i].paths);
+            vg_buf_free(&l->items[i].rcodes);
         }
         free(l->items);
     }
     free(s->tries);
-    free(s->workdir);
+    vg_sum_places_free(&s->places);
     memset(s, 0, sizeof *s);
 }
 

@@ -4,8 +4,12 @@
  * run, from the log it wrote: run/result.c), rendered as text or JSON.
  *
  * Categories (docs/FORMAT.md "vigil log --summary" has the exact rules):
- * secrets and home paths touched, network attempts, programs the policy
- * does not let run, writes outside the workdir, deletions outside it. */
+ * secrets and home paths touched, network attempts (names refused by
+ * vigil's resolver among them), programs the policy does not let run,
+ * writes outside the workdir, deletions outside it.  What the sandbox and
+ * the C library do on their own (a PATH search's lookups of what does not
+ * exist, the sandbox's private /tmp, vigil's resolver, nscd) is noise:
+ * counted apart, never an attempt. */
 #ifndef VG_INSIGHT_SUMMARY_H
 #define VG_INSIGHT_SUMMARY_H
 #include <stdbool.h>
@@ -20,6 +24,23 @@ enum vg_sum_cat {
     VG_SUM_NCATS
 };
 
+/* Records that look like an attempt and are not one (classify.c). */
+enum vg_sum_noise {
+    VG_NOISE_NONE,
+    VG_NOISE_PROBE,    /* a lookup of what does not exist: a PATH search's tries */
+    VG_NOISE_SCRATCH,  /* in the sandbox's own trees (its private /tmp, /dev/shm) */
+    VG_NOISE_RESOLVER, /* to vigil's resolver, the one the sandbox is given */
+    VG_NOISE_NSCD,     /* the C library asking nscd, before every name lookup */
+    VG_NOISE_NKINDS
+};
+
+/* Where a run's records are judged: from its header. */
+struct vg_sum_places {
+    char *workdir;       /* the header's cwd, or NULL */
+    char **scratch;      /* the header's scratch (older logs: the sandbox's own trees) */
+    size_t nscratch;
+};
+
 /* Distinct things kept per category; attempts on more are only counted. */
 #define VG_SUM_MAX_ITEMS 200
 
@@ -29,10 +50,12 @@ struct vg_sum_item {
     char *host;          /* network: the name the record gives, or NULL */
     char *source;        /* the first attempt's source line ("cand.py:14 in f"), or NULL */
     struct vg_buf paths; /* exec: the paths tried, space-separated, the first few */
+    struct vg_buf rcodes; /* a name refused: its answers' rcodes, '/'-separated */
     uint64_t count;      /* attempts (a PATH search is one) */
     uint64_t first_ts;   /* ns since the start of the run */
     unsigned decisions;  /* bit (1 << vg_decision) per decision seen */
     bool found;          /* some attempt found the object (not only probes) */
+    bool dns;            /* a name refused (a dns record), what is "dns NAME" */
 };
 
 struct vg_sum_list {
@@ -46,7 +69,8 @@ struct vg_exec_try;      /* an open PATH search (summary.c) */
 
 struct vg_summary {
     struct vg_sum_list cat[VG_SUM_NCATS];
-    char *workdir;       /* the header's cwd */
+    uint64_t noise[VG_NOISE_NKINDS]; /* records (PATH searches) left out, by why */
+    struct vg_sum_places places;
     struct vg_exec_try *tries;
     size_t ntries, captries;
 };
@@ -67,8 +91,17 @@ struct vg_json;
 void vg_summary_json(const struct vg_summary *s, struct vg_json *j);
 /* classify.c.  Is path (sandbox view) a secret or a home path? */
 bool vg_sum_is_secret(const char *path);
-/* The category record e counts in, its item's name appended to what
- * (nothing for exec: the PATH search names it); -1 for none.  workdir:
- * the header's cwd. */
-int vg_sum_category(const char *workdir, const struct vg_syscall_ev *e, struct vg_buf *what);
+/* The category record e would count in, its item's name appended to what
+ * (nothing for exec: the PATH search names it); -1 for none.  Noise is
+ * not told apart here: vg_sum_noise_of says it. */
+int vg_sum_category(const struct vg_sum_places *pl, const struct vg_syscall_ev *e,
+                    struct vg_buf *what);
+/* Is record e noise, and which?  A secret never is; a PATH search's
+ * refusals are noise when every one was a probe (summary.c). */
+enum vg_sum_noise vg_sum_noise_of(const struct vg_sum_places *pl, const struct vg_syscall_ev *e);
+/* The scratch tree path lies in ("/tmp"), or NULL. */
+const char *vg_sum_scratch_tree(const struct vg_sum_places *pl, const char *path);
+/* pl from a header (copies); vg_sum_places_free undoes it. */
+void vg_sum_places_set(struct vg_sum_places *pl, const struct vg_header *h);
+void vg_sum_places_free(struct vg_sum_places *pl);
 #endif

@@ -17,6 +17,16 @@ static const struct {
     [VG_SUM_DELETIONS] = {"deletions", "deletions outside the workdir"},
 };
 
+/* Noise, by kind: its JSON key and what the text calls it. */
+static const struct {
+    const char *key, *text;
+} noises[VG_NOISE_NKINDS] = {
+    [VG_NOISE_PROBE] = {"probes", "PATH probes"},
+    [VG_NOISE_SCRATCH] = {"scratch", "the sandbox's own scratch"},
+    [VG_NOISE_RESOLVER] = {"resolver", "vigil's resolver"},
+    [VG_NOISE_NSCD] = {"nscd", "nscd"},
+};
+
 /* Items shown per category in the text; the JSON has them all. */
 #define VG_SUM_TEXT_ITEMS 12
 #define NS_PER_S 1000000000u
@@ -58,6 +68,57 @@ static void text_item(const struct vg_sum_item *it, enum vg_sum_cat c, struct vg
     vg_buf_puts(b, "\n");
 }
 
+/* The names refused, on one line: "names refused: pypi.org (NXDOMAIN
+ * x6), ..." (a dry run's would-deny says so).  How many it showed. */
+static size_t text_names(const struct vg_sum_list *l, struct vg_buf *b)
+{
+    size_t shown = 0;
+    for (size_t i = 0; i < l->n && shown < VG_SUM_TEXT_ITEMS; i++) {
+        const struct vg_sum_item *it = &l->items[i];
+        if (!it->dns)
+            continue;
+        vg_buf_puts(b, shown++ ? ", " : "  names refused: ");
+        vg_text_escaped(b, it->host ? it->host : "");
+        vg_buf_puts(b, " (");
+        if (it->decisions != 1u << VG_DEC_DENY) {
+            put_decisions(b, it->decisions, "/");
+            vg_buf_puts(b, ", ");
+        }
+        vg_text_escaped(b, it->rcodes.data ? it->rcodes.data : "?");
+        vg_buf_printf(b, " x%" PRIu64 ")", it->count);
+    }
+    if (shown)
+        vg_buf_puts(b, "\n");
+    return shown;
+}
+
+static void text_cat(const struct vg_sum_list *l, enum vg_sum_cat c, struct vg_buf *b)
+{
+    size_t shown = text_names(l, b);
+    for (size_t i = 0; i < l->n && shown < VG_SUM_TEXT_ITEMS; i++)
+        if (!l->items[i].dns) {
+            text_item(&l->items[i], c, b);
+            shown++;
+        }
+    if (l->n > shown || l->more)
+        vg_buf_printf(b, "  ... and %zu more (vigil log --summary --json lists them)\n",
+                      l->n - shown + (l->more ? 1 : 0));
+}
+
+/* One line for what was left out as noise, when anything was. */
+static void text_noise(const struct vg_summary *s, struct vg_buf *b)
+{
+    const char *sep = "not attempts (noise): ";
+    for (int k = VG_NOISE_NONE + 1; k < VG_NOISE_NKINDS; k++) {
+        if (!s->noise[k])
+            continue;
+        vg_buf_printf(b, "%s%s x%" PRIu64, sep, noises[k].text, s->noise[k]);
+        sep = ", ";
+    }
+    if (sep[0] == ',')
+        vg_buf_puts(b, "\n");
+}
+
 void vg_summary_text(const struct vg_summary *s, struct vg_buf *b)
 {
     for (int c = 0; c < VG_SUM_NCATS; c++) {
@@ -68,13 +129,9 @@ void vg_summary_text(const struct vg_summary *s, struct vg_buf *b)
         }
         vg_buf_printf(b, "%s: %" PRIu64 " attempt%s\n", cats[c].title, l->total,
                       l->total == 1 ? "" : "s");
-        size_t shown = l->n < VG_SUM_TEXT_ITEMS ? l->n : VG_SUM_TEXT_ITEMS;
-        for (size_t i = 0; i < shown; i++)
-            text_item(&l->items[i], (enum vg_sum_cat)c, b);
-        if (l->n > shown || l->more)
-            vg_buf_printf(b, "  ... and %zu more (vigil log --summary --json lists them)\n",
-                          l->n - shown + (l->more ? 1 : 0));
+        text_cat(l, (enum vg_sum_cat)c, b);
     }
+    text_noise(s, b);
 }
 
 static void json_item(const struct vg_sum_item *it, struct vg_json *j)
@@ -99,6 +156,10 @@ static void json_item(const struct vg_sum_item *it, struct vg_json *j)
         vg_json_key(j, "tried");
         vg_json_strn(j, it->paths.data, it->paths.len);
     }
+    if (it->dns) {
+        vg_json_key(j, "rcode");
+        vg_json_strn(j, it->rcodes.data, it->rcodes.len);
+    }
     vg_json_obj_end(j);
 }
 
@@ -118,5 +179,13 @@ void vg_summary_json(const struct vg_summary *s, struct vg_json *j)
         vg_json_arr_end(j);
         vg_json_obj_end(j);
     }
+    /* counts only, no "items": nothing here is an attempt */
+    vg_json_key(j, "noise");
+    vg_json_obj_begin(j);
+    for (int k = VG_NOISE_NONE + 1; k < VG_NOISE_NKINDS; k++) {
+        vg_json_key(j, noises[k].key);
+        vg_json_uint(j, s->noise[k]);
+    }
+    vg_json_obj_end(j);
     vg_json_obj_end(j);
 }

@@ -153,6 +153,28 @@ bool vg_plan_in_own_tree(const char *path)
     return false;
 }
 
+/* Is a host tree bound writable into tree (the workdir, whose writes are
+ * the candidate's job, aside)? */
+static bool holds_host_writable(const struct vg_plan *p, const char *tree)
+{
+    for (unsigned i = 0; i < p->nops; i++) {
+        const struct vg_op *op = &p->ops[i];
+        if (op->kind == VG_OP_BIND_RW && (under(op->dst, tree) || under(tree, op->dst)) &&
+            !(p->cwd && under(op->dst, p->cwd)))
+            return true;
+    }
+    return false;
+}
+
+uint32_t vg_plan_scratch(const struct vg_plan *p, const char **out, uint32_t max)
+{
+    uint32_t n = 0;
+    for (size_t i = 0; i < VG_ARRAY_LEN(own_trees) && n < max; i++)
+        if (!holds_host_writable(p, own_trees[i]))
+            out[n++] = own_trees[i];
+    return n;
+}
+
 /* Is the host file abs already visible, writable, at dst: inside a host
  * tree bound writable at its own path (a host workdir, --bind-rw D)?
  * Then binding it read-only on top would only break a candidate that

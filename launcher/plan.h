@@ -101,6 +101,11 @@ bool vg_plan_is_system_path(const char *path);
  * /tmp, /dev/shm, and so the default workdir)?  A file named on the
  * command line is copied there, never bound over it. */
 bool vg_plan_in_own_tree(const char *path);
+/* The sandbox's own trees that hold nothing of the host's writable (no
+ * --bind-rw or policy bind into them, the workdir aside): what the log's
+ * header calls `scratch`, where no write reaches the host.  At most max
+ * into out (the table's strings); how many. */
+uint32_t vg_plan_scratch(const struct vg_plan *p, const char **out, uint32_t max);
 
 /* Runs in the child, inside the new user+mount namespaces: builds the new
  * root and pivots into it.  -1 with err set on the first failing step. */

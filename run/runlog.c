@@ -6,7 +6,11 @@
 #include <sys/utsname.h>
 
 #include "launcher/limits.h"
+#include "launcher/plan.h"
 #include "run/run_int.h"
+
+/* Room for the sandbox's own trees (launcher/plan.c has two). */
+#define VG_MAX_SCRATCH 8
 
 int vg_run_note(struct run *r, const char *what, const char *detail)
 {
@@ -35,6 +39,8 @@ int vg_run_header(struct run *r)
         snprintf(r->kernel, sizeof r->kernel, "%s %s", u.release, u.version);
     struct vg_limit_rec lim[VG_LIM_COUNT];
     uint32_t nlim = limit_recs(r, lim);
+    const char *scratch[VG_MAX_SCRATCH];
+    uint32_t nscratch = vg_plan_scratch(&r->plan, scratch, VG_MAX_SCRATCH);
     struct vg_record rec = {.type = VG_REC_HEADER};
     rec.u.header = (struct vg_header){
         .format = VG_FORMAT_VERSION, .vigil_version = VG_VERSION,
@@ -46,6 +52,7 @@ int vg_run_header(struct run *r)
         .policy_path = r->policy_name, .policy_sha256 = vg_policy_sha256(r->pol),
         .policy_text = vg_policy_text(r->pol), .limits = lim, .nlimits = nlim,
         .artifacts = r->artifacts, .nartifacts = r->nartifacts,
+        .scratch = scratch, .nscratch = nscratch,
     };
     int rc = vg_log_write(r->log, &rec);
     for (unsigned i = 0; rc == 0 && i < r->nwarnings; i++)

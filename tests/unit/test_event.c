@@ -30,6 +30,7 @@ static const struct vg_frame frames[] = {
 static const struct vg_limit_rec limits[] = {{"time", 60000, "supervisor"}, {"memory", 1ull << 33, "rlimit"}};
 static const struct vg_artifact arts[] = {{"/work/a.py", "ab12"}};
 static const struct vg_kv resolved[] = {{"example.com", "93.184.216.34"}, {"b", ""}};
+static const char *const scratch2[] = {"/tmp", "/dev/shm"};
 static const struct vg_count counts[] = {{VG_CLASS_READ, VG_DEC_ALLOW, 5}, {VG_CLASS_SYSTEM, VG_DEC_WOULD_KILL, 1}};
 
 static struct vg_record full_header(void)
@@ -38,7 +39,8 @@ static struct vg_record full_header(void)
     struct vg_header *h = &r.u.header;
     *h = (struct vg_header){VG_FORMAT_VERSION, "0.1.0", 1700000000123456789ull, 99, "6.1.0 #1",
                             argv3, 3, "/work", "task-1", "enforce", "ptrace", "p.policy",
-                            "cafe", "version 1\ndefault deny\n", limits, 2, arts, 1, resolved, 2, NULL};
+                            "cafe", "version 1\ndefault deny\n", limits, 2, arts, 1, resolved, 2, NULL,
+                            scratch2, 2};
     return r;
 }
 
@@ -159,6 +161,7 @@ static void check_header(const struct vg_header *a, const struct vg_header *b)
     CHECK(b->nartifacts == 1 && streq(b->artifacts[0].path, "/work/a.py") && streq(b->artifacts[0].sha256, "ab12"));
     CHECK(b->nresolved == 2 && streq(b->resolved[0].name, "example.com") &&
           streq(b->resolved[0].value, "93.184.216.34") && streq(b->resolved[1].value, ""));
+    CHECK(b->nscratch == 2 && streq(b->scratch[0], "/tmp") && streq(b->scratch[1], "/dev/shm"));
 }
 
 static void check_syscall(const struct vg_syscall_ev *a, const struct vg_syscall_ev *b)

@@ -1,8 +1,9 @@
 /* test_insight.c: the pieces of insight/ and the probe mark that can be
  * checked without a run: the canonical walk says whether a path names
  * nothing (followed or not, through a dangling symlink, a missing
- * directory, a file used as one); the secret table; and the patterns
- * `vigil learn` writes for a path. */
+ * directory, a file used as one); the secret table; which records are
+ * noise (the summary and learn both ask); and the patterns `vigil learn`
+ * writes for a path. */
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -76,6 +77,66 @@ static void test_secrets(void)
     CHECK(!vg_sum_is_secret(NULL));
 }
 
+/* One record as the noise classifier sees it. */
+struct noise_row {
+    enum vg_class cls;
+    const char *resolved, *resolved2, *family, *proto, *addr;
+    int port;
+    bool probe;
+    enum vg_sum_noise want;
+};
+
+static void test_noise(void)
+{
+    static const struct noise_row rows[] = {
+        {VG_CLASS_EXEC, "/usr/local/bin/as", .probe = true, .want = VG_NOISE_PROBE},
+        {VG_CLASS_EXEC, "/usr/bin/curl", .want = VG_NOISE_NONE},
+        {VG_CLASS_EXEC, "/tmp/a.out", .want = VG_NOISE_NONE},       /* a program is a program */
+        {VG_CLASS_READ, "/tmp/work/.ssh/id_rsa", .probe = true, .want = VG_NOISE_NONE},
+        {VG_CLASS_WRITE, "/tmp/ccX.s", .want = VG_NOISE_SCRATCH},
+        {VG_CLASS_WRITE, "/tmp", .want = VG_NOISE_SCRATCH},
+        {VG_CLASS_WRITE, "/dev/shm/sem.x", .want = VG_NOISE_SCRATCH},
+        {VG_CLASS_WRITE, "/tmpx/a", .want = VG_NOISE_NONE},
+        {VG_CLASS_WRITE, "/tmp/a", "/etc/a", .want = VG_NOISE_NONE}, /* moved out of it */
+        {VG_CLASS_WRITE, "/etc/passwd", .want = VG_NOISE_NONE},
+        {VG_CLASS_SEND, .family = "inet", .proto = "udp", .addr = "127.0.0.53", .port = 53,
+         .want = VG_NOISE_RESOLVER},
+        {VG_CLASS_CONNECT, .family = "inet", .proto = "tcp", .addr = "127.0.0.53", .port = 53,
+         .want = VG_NOISE_RESOLVER},
+        {VG_CLASS_SEND, .family = "inet", .proto = "udp", .addr = "127.0.0.53", .port = 5353,
+         .want = VG_NOISE_NONE},
+        {VG_CLASS_SEND, .family = "inet", .proto = "udp", .addr = "8.8.8.8", .port = 53,
+         .want = VG_NOISE_NONE},
+        {VG_CLASS_CONNECT, .family = "unix", .proto = "unix", .addr = "/var/run/nscd/socket",
+         .port = -1, .want = VG_NOISE_NSCD},
+        {VG_CLASS_CONNECT, .family = "unix", .proto = "unix", .addr = "/tmp/work/nscd/socket",
+         .port = -1, .want = VG_NOISE_NONE},
+    };
+    static const char *const trees[] = {"/tmp", "/dev/shm", "/", ""}; /* "/" and "" ignored */
+    struct vg_header h = {.cwd = "/tmp/work", .scratch = trees, .nscratch = 4};
+    struct vg_sum_places pl = {0};
+    vg_sum_places_set(&pl, &h);
+    CHECK(pl.nscratch == 2);
+    for (size_t i = 0; i < VG_ARRAY_LEN(rows); i++) {
+        const struct noise_row *r = &rows[i];
+        struct vg_syscall_ev e = {.cls = r->cls, .probe = r->probe};
+        e.args = (struct vg_args){.resolved = r->resolved, .resolved2 = r->resolved2,
+                                  .family = r->family, .proto = r->proto, .addr = r->addr,
+                                  .port = r->port, .flags = -1, .mode = -1};
+        enum vg_sum_noise got = vg_sum_noise_of(&pl, &e);
+        CHECK(got == r->want || (fprintf(stderr, "  row %zu: noise %d, not %d\n", i, got,
+                                         r->want), 0));
+    }
+    CHECK(vg_sum_scratch_tree(&pl, "/tmp/x") && vg_sum_scratch_tree(&pl, "/dev/shm/y"));
+    CHECK(!vg_sum_scratch_tree(&pl, "/etc/x") && !vg_sum_scratch_tree(&pl, NULL));
+    /* a log older than the header's scratch (or a run with a host tree
+     * bound into each): nothing is scratch, /tmp writes count as before */
+    struct vg_header old = {.cwd = "/tmp/work"};
+    vg_sum_places_set(&pl, &old);
+    CHECK(pl.nscratch == 0 && !vg_sum_scratch_tree(&pl, "/tmp/x"));
+    vg_sum_places_free(&pl);
+}
+
 static bool pattern(enum vg_class cls, const char *path, bool exact, const char *want)
 {
     struct vg_places pl = {.home = "/home/u", .work = "/tmp/work", .tmp = "/tmp"};
@@ -117,6 +178,7 @@ int main(void)
     setup();
     test_missing();
     test_secrets();
+    test_noise();
     test_generalize();
     char *cmd = vg_xasprintf("rm -rf %s", tmpdir);
     if (system(cmd) != 0)
