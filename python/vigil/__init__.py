@@ -6,7 +6,7 @@
 
     for rec in vigil.batch([{"id": "t1", "code": "print(1)", "language": "python"}],
                            out="runs", jobs=4):
-        print(rec["task_id"], rec["status"], rec["sha256"])
+        print(rec["task_id"], rec["status"], rec["key"])
 
     for event in vigil.read_log(r["log"]):
         if event["type"] == "syscall" and event["decision"] != "allow":
