@@ -118,14 +118,10 @@ static int limit_of(const char *key)
     return l;
 }
 
-/* limits and env: an object whose values become `vigil run` flags.  A
- * limit's value is checked by the parser `vigil run` itself uses, so that a
- * bad one is the batch's error before anything runs. */
-static int object_flags(struct vg_batch_task *t, const struct vg_jv *v, const char *what,
-                        struct vg_err *err)
+/* limits and env are objects whose members become `vigil run` flags; a
+ * key given twice is an error, not "one of them wins". */
+static int flag_object(const struct vg_jv *v, const char *what, struct vg_err *err)
 {
-    if (!v)
-        return 0;
     if (v->type != VG_JOBJ) {
         vg_errf(err, "'%s' must be an object", what);
         return -1;
@@ -135,38 +131,62 @@ static int object_flags(struct vg_batch_task *t, const struct vg_jv *v, const ch
         vg_errf(err, "%s: duplicate key '%s'", what, dup);
         return -1;
     }
-    bool env = !strcmp(what, "env");
+    return 0;
+}
+
+static int env_flags(struct vg_batch_task *t, const struct vg_jv *v, struct vg_err *err)
+{
+    if (!v)
+        return 0;
+    if (flag_object(v, "env", err) < 0)
+        return -1;
     for (size_t i = 0; i < v->n; i++) {
-        const struct vg_jv *val = &v->items[i];
-        /* an environment holds text: 1 and 1.0 would be two runs of one key */
-        if (env && val->type != VG_JSTR) {
+        /* an environment holds text: 1 and 1.0 would be two keys of one run */
+        if (v->items[i].type != VG_JSTR) {
             vg_errf(err, "env '%s': the value must be a string", v->keys[i]);
             return -1;
         }
+        add_flag(t, vg_xstrdup("--env"));
+        add_flag(t, vg_xasprintf("%s=%s", v->keys[i], v->items[i].s));
+    }
+    return 0;
+}
+
+/* A limit's value is checked by the parser `vigil run` itself uses, so
+ * that a bad one is the batch's error before anything runs. */
+static int limit_flags(struct vg_batch_task *t, const struct vg_jv *v, struct vg_err *err)
+{
+    if (!v)
+        return 0;
+    if (flag_object(v, "limits", err) < 0)
+        return -1;
+    const char *seen[VG_LIM_COUNT] = {0}; /* by which key: "time" and "timeout" are one */
+    for (size_t i = 0; i < v->n; i++) {
+        const struct vg_jv *val = &v->items[i];
+        int l = limit_of(v->keys[i]);
+        uint64_t parsed;
+        char names[256], syntax[160];
         if (val->type != VG_JSTR && val->type != VG_JNUM) {
-            vg_errf(err, "%s '%s': the value must be a string or a number", what, v->keys[i]);
+            vg_errf(err, "limits '%s': the value must be a string or a number", v->keys[i]);
             return -1;
         }
-        if (env) {
-            add_flag(t, vg_xstrdup("--env"));
-            add_flag(t, vg_xasprintf("%s=%s", v->keys[i], val->s));
-        } else {
-            int l = limit_of(v->keys[i]);
-            uint64_t parsed;
-            char names[256], syntax[160];
-            if (l < 0) {
-                vg_limit_names(names, sizeof names);
-                vg_errf(err, "limits: unknown limit '%s' (%s)", v->keys[i], names);
-                return -1;
-            }
-            if (!vg_limit_parse((enum vg_limit)l, val->s, &parsed)) {
-                vg_limit_syntax((enum vg_limit)l, syntax, sizeof syntax);
-                vg_errf(err, "limits '%s': '%s' is not %s", v->keys[i], val->s, syntax);
-                return -1;
-            }
-            add_flag(t, vg_xasprintf("--%s", vg_limit_row((enum vg_limit)l)->flag));
-            add_flag(t, vg_xstrdup(val->s));
+        if (l < 0) {
+            vg_limit_names(names, sizeof names);
+            vg_errf(err, "limits: unknown limit '%s' (%s)", v->keys[i], names);
+            return -1;
         }
+        if (seen[l]) {
+            vg_errf(err, "limits: '%s' and '%s' are one limit", seen[l], v->keys[i]);
+            return -1;
+        }
+        seen[l] = v->keys[i];
+        if (!vg_limit_parse((enum vg_limit)l, val->s, &parsed)) {
+            vg_limit_syntax((enum vg_limit)l, syntax, sizeof syntax);
+            vg_errf(err, "limits '%s': '%s' is not %s", v->keys[i], val->s, syntax);
+            return -1;
+        }
+        add_flag(t, vg_xasprintf("--%s", vg_limit_row((enum vg_limit)l)->flag));
+        add_flag(t, vg_xstrdup(val->s));
     }
     return 0;
 }
@@ -296,8 +316,8 @@ static int task_from(const struct vg_jv *v, struct vg_batch_task *t, struct vg_e
     }
     if (dry && dry->b)
         add_flag(t, vg_xstrdup("--dry-run"));
-    if (object_flags(t, vg_jv_get(v, "limits"), "limits", err) < 0 ||
-        object_flags(t, vg_jv_get(v, "env"), "env", err) < 0)
+    if (limit_flags(t, vg_jv_get(v, "limits"), err) < 0 ||
+        env_flags(t, vg_jv_get(v, "env"), err) < 0)
         return -1;
     return 0;
 }

@@ -220,6 +220,8 @@ def test_merge_says_what_is_missing(root_caller):
       '"code": "2"}'], "tasks.jsonl:2: duplicate key 'code'"),
     (['{"id": "a", "argv": ["true"], "env": {"X": "1", "X": "2"}}'],
      "tasks.jsonl:1: env: duplicate key 'X'"),
+    (['{"id": "a", "argv": ["true"], "limits": {"time": "1s", "timeout": "2s"}}'],
+     "tasks.jsonl:1: limits: 'time' and 'timeout' are one limit"),
     (['{"id": "a", "argv": ["true"], "env": {"SEED": 1}}'],
      "tasks.jsonl:1: env 'SEED': the value must be a string"),
     (['{"id": "a", "argv": ["true"]}', '{"id": "b", "argv": ["echo", "caf\xe9"]}'],

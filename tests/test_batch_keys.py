@@ -162,6 +162,10 @@ def test_interrupted_tasks_run_again(root_caller):
     # what the results file holds is exactly what finished: no error result in it
     assert set(recs) == done and all(x["status"] == "ok" for x in recs.values()), recs
     assert 3 <= len(done) < len(tasks)
+    # runs were under way: started (their key written) and stopped, no result
+    started = {t for t in os.listdir(os.path.join(d, "out", "tasks"))
+               if os.path.exists(os.path.join(d, "out", "tasks", t, "task.json"))}
+    assert started - done, (started, done)
     before = starts(d)
     r = batch(root_caller, d, "-j", "2")
     assert r.returncode == 0, r.stderr
