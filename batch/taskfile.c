@@ -136,8 +136,6 @@ static int flag_object(const struct vg_jv *v, const char *what, struct vg_err *e
 
 static int env_flags(struct vg_batch_task *t, const struct vg_jv *v, struct vg_err *err)
 {
-    if (!v)
-        return 0;
     if (flag_object(v, "env", err) < 0)
         return -1;
     for (size_t i = 0; i < v->n; i++) {
@@ -156,8 +154,6 @@ static int env_flags(struct vg_batch_task *t, const struct vg_jv *v, struct vg_e
  * that a bad one is the batch's error before anything runs. */
 static int limit_flags(struct vg_batch_task *t, const struct vg_jv *v, struct vg_err *err)
 {
-    if (!v)
-        return 0;
     if (flag_object(v, "limits", err) < 0)
         return -1;
     const char *seen[VG_LIM_COUNT] = {0}; /* by which key: "time" and "timeout" are one */
@@ -316,8 +312,8 @@ static int task_from(const struct vg_jv *v, struct vg_batch_task *t, struct vg_e
     }
     if (dry && dry->b)
         add_flag(t, vg_xstrdup("--dry-run"));
-    if (limit_flags(t, vg_jv_get(v, "limits"), err) < 0 ||
-        env_flags(t, vg_jv_get(v, "env"), err) < 0)
+    const struct vg_jv *limits = vg_jv_get(v, "limits"), *env = vg_jv_get(v, "env");
+    if ((limits && limit_flags(t, limits, err) < 0) || (env && env_flags(t, env, err) < 0))
         return -1;
     return 0;
 }
