@@ -146,16 +146,67 @@ static int write_text(const char *path, const char *text, struct vg_err *err)
     return rc;
 }
 
-/* A fresh OUT/tasks/ID with its work directory, code and inputs.  What an
- * interrupted attempt left there is removed first: it is ours (claim_out). */
+/* OUT/tasks/.ID.prev: a task's result of its key, kept while --rerun runs
+ * the task again (no id starts with '.'). */
+static char *prev_dir(const char *out, const struct vg_batch_task *t)
+{
+    return vg_xasprintf("%s/tasks/.%s.prev", out, t->id);
+}
+
+/* Makes room for a new attempt.  A result of the task's key is moved
+ * aside, not removed, so that an interrupted rerun leaves the task with
+ * the result it had (settle); anything else there (a stale or cut-off
+ * attempt) is removed: it is ours (claim_out). */
+static int clear_attempt(const struct vg_batch_opts *o, const struct vg_batch_task *t,
+                         struct vg_err *err)
+{
+    char *dir = vg_batch_task_dir(o->out, t), *prev = prev_dir(o->out, t);
+    int rc = 0;
+    if (access(dir, F_OK) == 0) {
+        bool keep = vg_batch_task_state(o->out, t, NULL) == VG_TASK_DONE;
+        if (keep && access(prev, F_OK) == 0 && vg_scratch_remove(prev) < 0)
+            keep = false;
+        if (keep ? rename(dir, prev) < 0 : vg_scratch_remove(dir) < 0) {
+            vg_errf(err, "task %s: cannot %s the earlier attempt in %s", t->id,
+                    keep ? "set aside" : "remove", dir);
+            rc = -1;
+        }
+    }
+    free(prev);
+    free(dir);
+    return rc;
+}
+
+/* After an attempt, or on finding one a killed batch left: the new
+ * attempt stands if it is a result of the key, else the result set aside
+ * comes back.  Either way one of them is the task's, never neither. */
+static void settle(const struct vg_batch_opts *o, const struct vg_batch_task *t)
+{
+    char *dir = vg_batch_task_dir(o->out, t), *prev = prev_dir(o->out, t);
+    if (access(prev, F_OK) == 0) {
+        bool fresh = vg_batch_task_state(o->out, t, NULL) == VG_TASK_DONE;
+        int rc;
+        if (fresh) {
+            rc = vg_scratch_remove(prev);
+        } else {
+            rc = access(dir, F_OK) == 0 ? vg_scratch_remove(dir) : 0;
+            if (rc == 0)
+                rc = rename(prev, dir);
+        }
+        if (rc < 0)
+            vg_say(stderr, "vigil batch: task %s: cannot %s %s", t->id,
+                   fresh ? "remove the earlier result in" : "restore the earlier result from",
+                   prev);
+    }
+    free(prev);
+    free(dir);
+}
+
+/* A fresh OUT/tasks/ID with its work directory, code and inputs. */
 static int prepare(const struct vg_batch_opts *o, const struct vg_batch_task *t, struct vg_err *err)
 {
     char *dir = vg_batch_task_dir(o->out, t), *work = vg_xasprintf("%s/work", dir);
-    int rc = 0;
-    if (access(dir, F_OK) == 0 && vg_scratch_remove(dir) < 0) {
-        vg_errf(err, "task %s: cannot remove the earlier attempt in %s", t->id, dir);
-        rc = -1;
-    }
+    int rc = clear_attempt(o, t, err);
     if (rc == 0)
         rc = make_dir(dir, err) < 0 || make_dir(work, err) < 0 ? -1 : 0;
     if (rc == 0 && t->code) {
@@ -304,6 +355,7 @@ static void reap(struct runner *r)
             continue;
         if (stop_signal) {   /* it may have ended of the same signal */
             set_aside_interrupted(r, s->task);
+            settle(r->o, s->task);
             s->pid = 0;
             r->running--;
             return;
@@ -318,6 +370,7 @@ static void reap(struct runner *r)
         r->running--;
         r->prog.running = r->running;
         vg_progress_task(&r->prog, s->task, st, (double)(vg_now_mono_ns() - s->start_ns) / NS_PER_S);
+        settle(r->o, s->task);
         free(st);
         s->pid = 0;
         return;
@@ -337,6 +390,7 @@ static void stop_all(struct runner *r)
         for (unsigned i = 0; pid > 0 && i < r->nslots; i++)
             if (r->slots[i].pid == pid) {
                 set_aside_interrupted(r, r->slots[i].task);
+                settle(r->o, r->slots[i].task);
                 r->slots[i].pid = 0;
                 r->running--;
             }
@@ -446,6 +500,7 @@ int vg_batch_run(const struct vg_batch_opts *o, const struct vg_batch_tasks *ts)
         const struct vg_batch_task *t = &ts->t[i];
         if (o->nshards > 1 && vg_batch_shard(t, o->nshards) != o->shard)
             continue;
+        settle(o, t); /* what a killed batch left half-way */
         char *st = NULL;
         bool skip = !must_run(o, t, &st);
         if (skip) {

@@ -264,3 +264,32 @@ def test_a_missing_policy_or_file_runs_nothing(root_caller, task2, flags, messag
     assert r.stderr.startswith("vigil batch: " + message % {"d": d}), r.stderr
     assert len(r.stderr.splitlines()) == 1, r.stderr
     assert sorted(os.listdir(d)) == before        # no out/, nothing ran
+
+
+def test_an_interrupted_rerun_keeps_the_results_it_had(root_caller):
+    """--rerun all stopped half-way, by SIGINT and by SIGKILL: every task
+    still has a result of its key (the new one or the one it had), and a
+    plain rerun finds them all done."""
+    d = root_caller.dir("keep")
+    tasks = [{"id": "k%02d" % i, "argv": ["sh", "-c", "sleep 0.4; echo %d" % i]}
+             for i in range(10)]
+    write_tasks(os.path.join(d, "tasks.jsonl"), tasks)
+    r = batch(root_caller, d, "-j", "2")
+    assert r.returncode == 0, r.stderr
+    ids = sorted(t["id"] for t in tasks)
+    for sig in (signal.SIGINT, signal.SIGKILL):
+        before = starts(d)
+        p = root_caller.popen(["batch", "tasks.jsonl", "--out", "out", "-j", "2", "--rerun",
+                               "all"], cwd=d, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + DEADLINE
+        while time.monotonic() < deadline and len(rerun_of(before, starts(d))) < 3:
+            time.sleep(0.05)
+        p.send_signal(sig)
+        p.wait(timeout=DEADLINE)
+        assert p.returncode == (3 if sig == signal.SIGINT else -signal.SIGKILL)
+        r = batch(root_caller, d, "-j", "2")
+        assert r.returncode == 0 and counts(r.stderr) == (0, len(tasks)), r.stderr
+        recs = by_id(d)
+        assert sorted(recs) == ids and all(x["status"] == "ok" for x in recs.values()), recs
+        assert sorted(os.listdir(os.path.join(d, "out", "tasks"))) == ids
