@@ -273,6 +273,14 @@ def test_python_package(root_caller, tmp_path, monkeypatch):
                           out=str(tmp_path / "batch"), jobs=2)
     assert [(r["task_id"], r["status"], r["stdout"]["tail"]) for r in recs] == [
         ("a", "ok", "4\n"), ("b", "nonzero", "")]
+    # rerun="failed" runs b again, and only b
+    log_a = os.stat(recs[0]["log"]).st_mtime_ns
+    log_b = os.stat(recs[1]["log"]).st_mtime_ns
+    vigil_py.batch([{"id": "a", "code": "print(2 + 2)", "language": "python"},
+                    {"id": "b", "argv": ["sh", "-c", "exit 4"]}],
+                   out=str(tmp_path / "batch"), jobs=2, rerun="failed")
+    assert os.stat(recs[0]["log"]).st_mtime_ns == log_a
+    assert os.stat(recs[1]["log"]).st_mtime_ns != log_b
     with pytest.raises(vigil_py.VigilError, match="no tasks"):
         vigil_py.batch([], out=str(tmp_path / "empty"))
     with pytest.raises(TypeError):
