@@ -3,9 +3,10 @@
  * A task file holds one JSON object per line (taskfile.c says which keys);
  * each task runs as one `vigil run` of this same binary, in OUT/tasks/ID/
  * (its log, its result, its work directory); results.c joins the results
- * into one JSON Lines file.  A task whose result is complete is never run
- * again, so a killed or retried batch (or shard) only runs what is
- * missing.  docs/RUN.md, "Many candidates", is the user's side of this. */
+ * into one JSON Lines file.  A task's key hashes everything that decides
+ * its run (key.c); a task whose complete result was made for its key is
+ * not run again, so a killed or retried batch (or shard) runs only what is
+ * missing, changed or interrupted.  docs/RUN.md, "Many candidates", is the user's side of this. */
 #ifndef VG_BATCH_H
 #define VG_BATCH_H
 #include <stdbool.h>
@@ -21,18 +22,32 @@ enum vg_batch_exit {
     VG_BATCH_INCOMPLETE = 3, /* interrupted, or results missing: a retry resumes */
 };
 
-/* One task, as the task file gave it. */
+/* A file the task reads: an input, or its stdin.  size and sha256 are
+ * what the key was made of (key.c); the copy made for the run is checked
+ * against them. */
+struct vg_batch_file {
+    char *path;              /* on the host, as the task file gave it */
+    uint64_t size;
+    char sha256[65];
+};
+
+/* One task, as the task file gave it, and its key once vg_batch_check made it. */
 struct vg_batch_task {
     char *id;
     unsigned line;           /* in the task file, 1-based */
     char **argv;             /* the command (NULL-terminated) */
     char *code;              /* or the code, written to the work dir... */
     const struct vg_language *lang; /* ...and run by this language's command */
-    char **inputs;           /* host files copied into the work dir */
+    struct vg_batch_file *inputs; /* host files copied into the work dir */
     unsigned ninputs;
+    char *stdin_text;        /* the candidate's stdin, given inline, or */
+    struct vg_batch_file *stdin_file; /* from this file (NULL: none; /dev/null) */
     char *policy;            /* a file or a shipped policy's name; NULL: the batch's */
     char **flags;            /* extra `vigil run` flags: --timeout 5s --env N=V ... */
     unsigned nflags;
+    /* made by vg_batch_check */
+    char *policy_file;       /* the policy, an absolute path; NULL: the built-in default */
+    char key[65];            /* "" until made: what decides the run, hashed */
 };
 
 struct vg_language {
@@ -55,7 +70,15 @@ struct vg_batch_opts {
     const char *policy;      /* for tasks that name none */
     const char *vigil;       /* the binary each run uses (this one) */
     bool merge;              /* only join the results, run nothing */
+    int rerun;               /* enum vg_batch_rerun */
     bool progress;           /* a progress bar (a terminal) rather than lines */
+};
+
+/* Which tasks with a result of their own key run again (--rerun). */
+enum vg_batch_rerun {
+    VG_RERUN_CHANGED,        /* none: only tasks without one (new, changed, interrupted) */
+    VG_RERUN_FAILED,         /* and those whose status is not ok */
+    VG_RERUN_ALL,            /* every task */
 };
 
 /* taskfile.c */
@@ -64,15 +87,34 @@ void vg_batch_free(struct vg_batch_tasks *ts);
 /* Which shard a task belongs to: stable under reordering and additions. */
 unsigned vg_batch_shard(const struct vg_batch_task *t, unsigned nshards);
 
+/* key.c: resolves every task's policy (relative to the batch's cwd) and
+ * checks it and the task's files; the tasks of the shard (every task with
+ * o->merge) also get their key.  The first problem is err, naming the
+ * task's line and id: nothing has run yet. */
+int vg_batch_check(const struct vg_batch_opts *o, struct vg_batch_tasks *ts, struct vg_err *err);
+/* Writes "key", "inputs" and "stdin" (the files' manifest) into an object. */
+struct vg_json;
+void vg_batch_key_members(const struct vg_batch_task *t, struct vg_json *j);
+
 /* results.c */
 /* OUT/tasks/ID (malloc'd). */
 char *vg_batch_task_dir(const char *out, const struct vg_batch_task *t);
-/* Does the task have a complete result?  Its status in *status (malloc'd)
- * when it does. */
-bool vg_batch_task_done(const char *out, const struct vg_batch_task *t, char **status);
-/* Writes one JSON line per task of the shard that has a result, in
- * task-file order, to path (replaced atomically).  Returns how many tasks
- * have none, or -1 with err. */
+/* Writes OUT/tasks/ID/task.json (the key) into a fresh task directory,
+ * before its run: a result counts only beside the key it was made for. */
+int vg_batch_task_write_key(const char *out, const struct vg_batch_task *t, struct vg_err *err);
+/* What the task's directory holds. */
+enum vg_task_state {
+    VG_TASK_NONE,            /* no complete result (never run, or cut off) */
+    VG_TASK_STALE,           /* a result, made for another key: the task changed */
+    VG_TASK_ERROR,           /* a result of status error: the run was not carried out */
+    VG_TASK_DONE,            /* a result of this key */
+};
+/* Its status in *status (malloc'd) when there is a result (any state but NONE). */
+enum vg_task_state vg_batch_task_state(const char *out, const struct vg_batch_task *t,
+                                       char **status);
+/* Writes one JSON line per task of the shard whose result is of its key
+ * (DONE or ERROR), in task-file order, to path (replaced atomically).
+ * Returns how many tasks have none, or -1 with err. */
 int vg_results_write(const char *out, const struct vg_batch_tasks *ts, unsigned shard,
                      unsigned nshards, const char *path, struct vg_err *err);
 

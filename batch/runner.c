@@ -24,9 +24,11 @@
 #include "run/run.h"
 #include "launcher/scratch.h"
 #include "util/escape.h"
+#include "util/sha256.h"
 
 #define MARKER ".vigil-batch"
 #define INTERRUPTED "result.interrupted.json"
+#define STDIN_FILE "stdin"
 #define NS_PER_S 1e9
 
 static volatile sig_atomic_t stop_signal;
@@ -107,38 +109,20 @@ static int claim_out(const char *out, struct vg_err *err)
     return rc;
 }
 
-/* Everything a task needs that can be checked before anything runs. */
-static int check_task(const struct vg_batch_opts *o, const struct vg_batch_task *t, struct vg_err *err)
-{
-    for (unsigned i = 0; i < t->ninputs; i++) {
-        struct stat st;
-        const char *why = stat(t->inputs[i], &st) < 0 ? strerror(errno)
-                          : !S_ISREG(st.st_mode)     ? "not a regular file"
-                                                     : NULL;
-        if (why) {
-            vg_errf(err, "%s:%u: input '%s': %s", o->tasks_path, t->line, t->inputs[i], why);
-            return -1;
-        }
-    }
-    const char *pol = t->policy ? t->policy : o->policy;
-    if (pol) {
-        struct vg_err e;
-        char *found = vg_policy_find(pol, &e);
-        if (!found) {
-            vg_errf(err, "%s:%u: %s", o->tasks_path, t->line, e.msg);
-            return -1;
-        }
-        free(found);
-    }
-    return 0;
-}
-
-static int copy_file(const char *src, const char *dst, struct vg_err *err)
+/* Copies a task's file, which must still be what its key was made of. */
+static int copy_file(const struct vg_batch_file *src, const char *dst, struct vg_err *err)
 {
     size_t len;
-    char *data = vg_read_file(src, SIZE_MAX / 2, &len, err);
+    char hex[65];
+    char *data = vg_read_file(src->path, SIZE_MAX / 2, &len, err);
     if (!data)
         return -1;
+    vg_sha256_buf(data, len, hex);
+    if (strcmp(hex, src->sha256)) {
+        vg_errf(err, "'%s' changed since the batch made its key: run the batch again", src->path);
+        free(data);
+        return -1;
+    }
     int fd = open(dst, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
     int rc = fd >= 0 && vg_write_all(fd, data, len) == 0 ? 0 : -1;
     if (rc < 0)
@@ -162,16 +146,67 @@ static int write_text(const char *path, const char *text, struct vg_err *err)
     return rc;
 }
 
-/* A fresh OUT/tasks/ID with its work directory, code and inputs.  What an
- * interrupted attempt left there is removed first: it is ours (claim_out). */
+/* OUT/tasks/.ID.prev: a task's result of its key, kept while --rerun runs
+ * the task again (no id starts with '.'). */
+static char *prev_dir(const char *out, const struct vg_batch_task *t)
+{
+    return vg_xasprintf("%s/tasks/.%s.prev", out, t->id);
+}
+
+/* Makes room for a new attempt.  A result of the task's key is moved
+ * aside, not removed, so that an interrupted rerun leaves the task with
+ * the result it had (settle); anything else there (a stale or cut-off
+ * attempt) is removed: it is ours (claim_out). */
+static int clear_attempt(const struct vg_batch_opts *o, const struct vg_batch_task *t,
+                         struct vg_err *err)
+{
+    char *dir = vg_batch_task_dir(o->out, t), *prev = prev_dir(o->out, t);
+    int rc = 0;
+    if (access(dir, F_OK) == 0) {
+        bool keep = vg_batch_task_state(o->out, t, NULL) == VG_TASK_DONE;
+        if (keep && access(prev, F_OK) == 0 && vg_scratch_remove(prev) < 0)
+            keep = false;
+        if (keep ? rename(dir, prev) < 0 : vg_scratch_remove(dir) < 0) {
+            vg_errf(err, "task %s: cannot %s the earlier attempt in %s", t->id,
+                    keep ? "set aside" : "remove", dir);
+            rc = -1;
+        }
+    }
+    free(prev);
+    free(dir);
+    return rc;
+}
+
+/* After an attempt, or on finding one a killed batch left: the new
+ * attempt stands if it is a result of the key, else the result set aside
+ * comes back.  Either way one of them is the task's, never neither. */
+static void settle(const struct vg_batch_opts *o, const struct vg_batch_task *t)
+{
+    char *dir = vg_batch_task_dir(o->out, t), *prev = prev_dir(o->out, t);
+    if (access(prev, F_OK) == 0) {
+        bool fresh = vg_batch_task_state(o->out, t, NULL) == VG_TASK_DONE;
+        int rc;
+        if (fresh) {
+            rc = vg_scratch_remove(prev);
+        } else {
+            rc = access(dir, F_OK) == 0 ? vg_scratch_remove(dir) : 0;
+            if (rc == 0)
+                rc = rename(prev, dir);
+        }
+        if (rc < 0)
+            vg_say(stderr, "vigil batch: task %s: cannot %s %s", t->id,
+                   fresh ? "remove the earlier result in" : "restore the earlier result from",
+                   prev);
+    }
+    free(prev);
+    free(dir);
+}
+
+/* A fresh OUT/tasks/ID with its work directory, code and inputs. */
 static int prepare(const struct vg_batch_opts *o, const struct vg_batch_task *t, struct vg_err *err)
 {
     char *dir = vg_batch_task_dir(o->out, t), *work = vg_xasprintf("%s/work", dir);
-    int rc = 0;
-    if (access(dir, F_OK) == 0 && vg_scratch_remove(dir) < 0) {
-        vg_errf(err, "task %s: cannot remove the earlier attempt in %s", t->id, dir);
-        rc = -1;
-    }
+    int rc = clear_attempt(o, t, err);
     if (rc == 0)
         rc = make_dir(dir, err) < 0 || make_dir(work, err) < 0 ? -1 : 0;
     if (rc == 0 && t->code) {
@@ -180,11 +215,20 @@ static int prepare(const struct vg_batch_opts *o, const struct vg_batch_task *t,
         free(f);
     }
     for (unsigned i = 0; rc == 0 && i < t->ninputs; i++) {
-        const char *base = strrchr(t->inputs[i], '/');
-        char *f = vg_xasprintf("%s/%s", work, base ? base + 1 : t->inputs[i]);
-        rc = copy_file(t->inputs[i], f, err);
+        const char *base = strrchr(t->inputs[i].path, '/');
+        char *f = vg_xasprintf("%s/%s", work, base ? base + 1 : t->inputs[i].path);
+        rc = copy_file(&t->inputs[i], f, err);
         free(f);
     }
+    /* stdin is a file of the task's own, outside the candidate's reach */
+    char *in = vg_xasprintf("%s/%s", dir, STDIN_FILE);
+    if (rc == 0 && t->stdin_file)
+        rc = copy_file(t->stdin_file, in, err);
+    else if (rc == 0 && t->stdin_text)
+        rc = write_text(in, t->stdin_text, err);
+    free(in);
+    if (rc == 0)
+        rc = vg_batch_task_write_key(o->out, t, err);
     /* As root the candidate is host nobody: its work dir must be its own. */
     if (rc == 0 && geteuid() == 0 && chown(work, VG_HOST_NOBODY, VG_HOST_NOBODY) < 0) {
         vg_errf(err, "chown %s: %s", work, strerror(errno));
@@ -215,10 +259,9 @@ static char **run_argv(const struct vg_batch_opts *o, const struct vg_batch_task
     v[n++] = vg_xstrdup(t->id);
     v[n++] = vg_xstrdup("--workdir");
     v[n++] = vg_xasprintf("%s/work", dir);
-    const char *pol = t->policy ? t->policy : o->policy;
-    if (pol) {
+    if (t->policy_file) { /* absolute: the run works in its own directory */
         v[n++] = vg_xstrdup("-p");
-        v[n++] = vg_xstrdup(pol);
+        v[n++] = vg_xstrdup(t->policy_file);
     }
     for (unsigned i = 0; i < t->nflags; i++)
         v[n++] = vg_xstrdup(t->flags[i]);
@@ -243,16 +286,20 @@ static int start(struct runner *r, const struct vg_batch_task *t, struct vg_err 
     char **argv = run_argv(r->o, t);
     char *work = vg_xasprintf("%s/tasks/%s/work", r->o->out, t->id);
     char *said = vg_xasprintf("%s/tasks/%s/vigil.stderr", r->o->out, t->id);
+    char *in = t->stdin_file || t->stdin_text
+                   ? vg_xasprintf("%s/tasks/%s/%s", r->o->out, t->id, STDIN_FILE)
+                   : vg_xstrdup("/dev/null");
     pid_t parent = getpid();
     pid_t pid = fork();
     if (pid == 0) {
         /* The run dies with the batch.  The candidate's output is in its
          * result (tails); what vigil itself says goes to vigil.stderr. */
-        int null = open("/dev/null", O_RDWR);
+        int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+        int in_fd = open(in, O_RDONLY | O_CLOEXEC);
         int err_fd = open(said, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
         if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent || null < 0 ||
-            err_fd < 0 || dup2(null, 0) < 0 || dup2(null, 1) < 0 || dup2(err_fd, 2) < 0 ||
-            chdir(work) < 0)
+            in_fd < 0 || err_fd < 0 || dup2(in_fd, 0) < 0 || dup2(null, 1) < 0 ||
+            dup2(err_fd, 2) < 0 || chdir(work) < 0)
             _exit(VG_BATCH_INCOMPLETE);
         signal(SIGINT, SIG_DFL);
         signal(SIGTERM, SIG_DFL);
@@ -261,6 +308,7 @@ static int start(struct runner *r, const struct vg_batch_task *t, struct vg_err 
     }
     free(work);
     free(said);
+    free(in);
     free_argv(argv);
     if (pid < 0) {
         vg_errf(err, "fork: %s", strerror(errno));
@@ -282,8 +330,7 @@ static int start(struct runner *r, const struct vg_batch_task *t, struct vg_err 
  * result (prepare removes it with the rest of the attempt). */
 static void set_aside_interrupted(const struct runner *r, const struct vg_batch_task *t)
 {
-    char *st = NULL;
-    if (!vg_batch_task_done(r->o->out, t, &st) || !strcmp(st, "error")) {
+    if (vg_batch_task_state(r->o->out, t, NULL) != VG_TASK_DONE) {
         char *dir = vg_batch_task_dir(r->o->out, t);
         char *res = vg_xasprintf("%s/result.json", dir), *aside = vg_xasprintf("%s/%s", dir, INTERRUPTED);
         if (rename(res, aside) < 0 && errno != ENOENT && unlink(res) < 0)
@@ -293,7 +340,6 @@ static void set_aside_interrupted(const struct runner *r, const struct vg_batch_
         free(aside);
         free(dir);
     }
-    free(st);
 }
 
 /* Waits for one run to end and takes in its result. */
@@ -309,12 +355,13 @@ static void reap(struct runner *r)
             continue;
         if (stop_signal) {   /* it may have ended of the same signal */
             set_aside_interrupted(r, s->task);
+            settle(r->o, s->task);
             s->pid = 0;
             r->running--;
             return;
         }
         char *st = NULL;
-        vg_batch_task_done(r->o->out, s->task, &st);
+        vg_batch_task_state(r->o->out, s->task, &st);
         r->prog.done++;
         if (!st || strcmp(st, "ok"))
             r->prog.failed++;
@@ -323,6 +370,7 @@ static void reap(struct runner *r)
         r->running--;
         r->prog.running = r->running;
         vg_progress_task(&r->prog, s->task, st, (double)(vg_now_mono_ns() - s->start_ns) / NS_PER_S);
+        settle(r->o, s->task);
         free(st);
         s->pid = 0;
         return;
@@ -342,6 +390,7 @@ static void stop_all(struct runner *r)
         for (unsigned i = 0; pid > 0 && i < r->nslots; i++)
             if (r->slots[i].pid == pid) {
                 set_aside_interrupted(r, r->slots[i].task);
+                settle(r->o, r->slots[i].task);
                 r->slots[i].pid = 0;
                 r->running--;
             }
@@ -375,6 +424,13 @@ static int finish(const struct vg_batch_opts *o, const struct vg_batch_tasks *ts
     return task_error ? VG_BATCH_TASK_ERROR : VG_BATCH_OK;
 }
 
+/* Has the task a result of its key (what the results file takes)? */
+static bool has_result(const char *out, const struct vg_batch_task *t)
+{
+    enum vg_task_state st = vg_batch_task_state(out, t, NULL);
+    return st == VG_TASK_DONE || st == VG_TASK_ERROR;
+}
+
 static int merge(const struct vg_batch_opts *o, const struct vg_batch_tasks *ts)
 {
     struct vg_err err;
@@ -385,7 +441,7 @@ static int merge(const struct vg_batch_opts *o, const struct vg_batch_tasks *ts)
     else if (missing) {
         struct vg_buf ids = {0};
         for (unsigned i = 0, shown = 0; i < ts->n && shown < 10; i++)
-            if (!vg_batch_task_done(o->out, &ts->t[i], NULL)) {
+            if (!has_result(o->out, &ts->t[i])) {
                 vg_buf_printf(&ids, " %s", ts->t[i].id);
                 shown++;
             }
@@ -399,14 +455,19 @@ static int merge(const struct vg_batch_opts *o, const struct vg_batch_tasks *ts)
     return missing ? VG_BATCH_INCOMPLETE : VG_BATCH_OK;
 }
 
+/* Does the task run (again)?  Only a result of its own key that is not an
+ * error is done; --rerun widens that.  *status: the result's, if any. */
+static bool must_run(const struct vg_batch_opts *o, const struct vg_batch_task *t, char **status)
+{
+    enum vg_task_state st = vg_batch_task_state(o->out, t, status);
+    if (st != VG_TASK_DONE)
+        return true;
+    return o->rerun == VG_RERUN_ALL || (o->rerun == VG_RERUN_FAILED && strcmp(*status, "ok"));
+}
+
 int vg_batch_run(const struct vg_batch_opts *o, const struct vg_batch_tasks *ts)
 {
     struct vg_err err;
-    for (unsigned i = 0; i < ts->n && !o->merge; i++)
-        if (check_task(o, &ts->t[i], &err) < 0) {
-            vg_say(stderr, "vigil batch: %s", err.msg);
-            return VG_BATCH_CONFIG;
-        }
     if (o->merge) {
         /* joins what shards made: nothing to create */
         char *marker = vg_xasprintf("%s/%s", o->out, MARKER);
@@ -439,14 +500,17 @@ int vg_batch_run(const struct vg_batch_opts *o, const struct vg_batch_tasks *ts)
         const struct vg_batch_task *t = &ts->t[i];
         if (o->nshards > 1 && vg_batch_shard(t, o->nshards) != o->shard)
             continue;
+        settle(o, t); /* what a killed batch left half-way */
         char *st = NULL;
-        if (vg_batch_task_done(o->out, t, &st)) {
+        bool skip = !must_run(o, t, &st);
+        if (skip) {
             r.prog.skipped++;
             if (strcmp(st, "ok"))
                 r.prog.failed++;
-            free(st);
-            continue;
         }
+        free(st);
+        if (skip)
+            continue;
         while (r.running >= r.nslots && !stop_signal)
             reap(&r);
         if (!stop_signal && (rc = start(&r, t, &err)) < 0)

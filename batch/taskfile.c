@@ -7,11 +7,16 @@
  *   language  python | shell | node: the code is written to the work dir
  *             and run with the language's interpreter and shipped policy
  *   inputs    [string]: host files copied into the work dir (by basename)
+ *   stdin     string: the candidate's stdin, or {"file": PATH}: a host file's
+ *             bytes (without it, stdin is /dev/null)
  *   policy    string: a policy file or a shipped policy's name
  *   limits    {name: value}: a limit by its policy name or its `vigil run`
  *             flag (time or timeout, memory, procs, ...), checked here
- *   env       {NAME: VALUE}: `vigil run --env NAME=VALUE` for each
- *   dry_run   bool: `vigil run --dry-run` */
+ *   env       {NAME: "VALUE"}: `vigil run --env NAME=VALUE` for each
+ *   dry_run   bool: `vigil run --dry-run`
+ * A key given twice, in a task or in one of its objects, is an error (a
+ * JSON reader would keep one of them, silently); relative paths are the
+ * batch's cwd's (key.c resolves and checks them). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -34,7 +39,7 @@ static const struct vg_language languages[] = {
 };
 
 static const char *const known_keys[] = {
-    "id", "argv", "code", "language", "inputs", "policy", "limits", "env", "dry_run",
+    "id", "argv", "code", "language", "inputs", "stdin", "policy", "limits", "env", "dry_run",
 };
 
 static bool valid_id(const char *id)
@@ -75,6 +80,28 @@ static char **strings(const struct vg_jv *v, unsigned *n, bool *bad)
     return out;
 }
 
+/* A key an object has twice, or NULL.  Sorted, so that a task line of
+ * many keys costs n log n, not n squared. */
+static int by_key(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static const char *duplicate_key(const struct vg_jv *v)
+{
+    if (v->n < 2)
+        return NULL;
+    char **keys = vg_xcalloc(v->n, sizeof *keys);
+    memcpy(keys, v->keys, v->n * sizeof *keys);
+    qsort(keys, v->n, sizeof *keys, by_key);
+    const char *dup = NULL;
+    for (size_t i = 1; i < v->n && !dup; i++)
+        if (!strcmp(keys[i - 1], keys[i]))
+            dup = keys[i];
+    free(keys);
+    return dup;
+}
+
 static void add_flag(struct vg_batch_task *t, char *flag)
 {
     t->flags = vg_xrealloc(t->flags, (t->nflags + 1) * sizeof *t->flags);
@@ -91,44 +118,71 @@ static int limit_of(const char *key)
     return l;
 }
 
-/* limits and env: an object whose values become `vigil run` flags.  A
- * limit's value is checked by the parser `vigil run` itself uses, so that a
- * bad one is the batch's error before anything runs. */
-static int object_flags(struct vg_batch_task *t, const struct vg_jv *v, const char *what,
-                        struct vg_err *err)
+/* limits and env are objects whose members become `vigil run` flags; a
+ * key given twice is an error, not "one of them wins". */
+static int flag_object(const struct vg_jv *v, const char *what, struct vg_err *err)
 {
-    if (!v)
-        return 0;
     if (v->type != VG_JOBJ) {
         vg_errf(err, "'%s' must be an object", what);
         return -1;
     }
+    const char *dup = duplicate_key(v);
+    if (dup) {
+        vg_errf(err, "%s: duplicate key '%s'", what, dup);
+        return -1;
+    }
+    return 0;
+}
+
+static int env_flags(struct vg_batch_task *t, const struct vg_jv *v, struct vg_err *err)
+{
+    if (flag_object(v, "env", err) < 0)
+        return -1;
     for (size_t i = 0; i < v->n; i++) {
-        const struct vg_jv *val = &v->items[i];
-        if (val->type != VG_JSTR && val->type != VG_JNUM) {
-            vg_errf(err, "%s '%s': the value must be a string or a number", what, v->keys[i]);
+        /* an environment holds text: 1 and 1.0 would be two keys of one run */
+        if (v->items[i].type != VG_JSTR) {
+            vg_errf(err, "env '%s': the value must be a string", v->keys[i]);
             return -1;
         }
-        if (!strcmp(what, "env")) {
-            add_flag(t, vg_xstrdup("--env"));
-            add_flag(t, vg_xasprintf("%s=%s", v->keys[i], val->s));
-        } else {
-            int l = limit_of(v->keys[i]);
-            uint64_t parsed;
-            char names[256], syntax[160];
-            if (l < 0) {
-                vg_limit_names(names, sizeof names);
-                vg_errf(err, "limits: unknown limit '%s' (%s)", v->keys[i], names);
-                return -1;
-            }
-            if (!vg_limit_parse((enum vg_limit)l, val->s, &parsed)) {
-                vg_limit_syntax((enum vg_limit)l, syntax, sizeof syntax);
-                vg_errf(err, "limits '%s': '%s' is not %s", v->keys[i], val->s, syntax);
-                return -1;
-            }
-            add_flag(t, vg_xasprintf("--%s", vg_limit_row((enum vg_limit)l)->flag));
-            add_flag(t, vg_xstrdup(val->s));
+        add_flag(t, vg_xstrdup("--env"));
+        add_flag(t, vg_xasprintf("%s=%s", v->keys[i], v->items[i].s));
+    }
+    return 0;
+}
+
+/* A limit's value is checked by the parser `vigil run` itself uses, so
+ * that a bad one is the batch's error before anything runs. */
+static int limit_flags(struct vg_batch_task *t, const struct vg_jv *v, struct vg_err *err)
+{
+    if (flag_object(v, "limits", err) < 0)
+        return -1;
+    const char *seen[VG_LIM_COUNT] = {0}; /* by which key: "time" and "timeout" are one */
+    for (size_t i = 0; i < v->n; i++) {
+        const struct vg_jv *val = &v->items[i];
+        int l = limit_of(v->keys[i]);
+        uint64_t parsed;
+        char names[256], syntax[160];
+        if (val->type != VG_JSTR && val->type != VG_JNUM) {
+            vg_errf(err, "limits '%s': the value must be a string or a number", v->keys[i]);
+            return -1;
         }
+        if (l < 0) {
+            vg_limit_names(names, sizeof names);
+            vg_errf(err, "limits: unknown limit '%s' (%s)", v->keys[i], names);
+            return -1;
+        }
+        if (seen[l]) {
+            vg_errf(err, "limits: '%s' and '%s' are one limit", seen[l], v->keys[i]);
+            return -1;
+        }
+        seen[l] = v->keys[i];
+        if (!vg_limit_parse((enum vg_limit)l, val->s, &parsed)) {
+            vg_limit_syntax((enum vg_limit)l, syntax, sizeof syntax);
+            vg_errf(err, "limits '%s': '%s' is not %s", v->keys[i], val->s, syntax);
+            return -1;
+        }
+        add_flag(t, vg_xasprintf("--%s", vg_limit_row((enum vg_limit)l)->flag));
+        add_flag(t, vg_xstrdup(val->s));
     }
     return 0;
 }
@@ -143,16 +197,63 @@ static const struct vg_language *language(const char *name)
 
 static int check_keys(const struct vg_jv *v, struct vg_err *err)
 {
+    const char *dup = duplicate_key(v);
+    if (dup) {
+        vg_errf(err, "duplicate key '%s'", dup);
+        return -1;
+    }
     for (size_t i = 0; i < v->n; i++) {
         bool known = false;
         for (size_t k = 0; k < VG_ARRAY_LEN(known_keys) && !known; k++)
             known = !strcmp(v->keys[i], known_keys[k]);
         if (!known) {
-            vg_errf(err, "unknown key '%s' (id argv code language inputs policy limits env "
-                         "dry_run)", v->keys[i]);
+            vg_errf(err, "unknown key '%s' (id argv code language inputs stdin policy limits "
+                         "env dry_run)", v->keys[i]);
             return -1;
         }
     }
+    return 0;
+}
+
+static struct vg_batch_file *file_named(const char *path)
+{
+    struct vg_batch_file *f = vg_xcalloc(1, sizeof *f);
+    f->path = vg_xstrdup(path);
+    return f;
+}
+
+static int inputs_from(struct vg_batch_task *t, const struct vg_jv *v, struct vg_err *err)
+{
+    bool bad = false;
+    unsigned n;
+    char **paths = strings(v, &n, &bad);
+    if (bad) {
+        vg_errf(err, "'inputs' must be a list of file paths");
+        return -1;
+    }
+    t->inputs = n ? vg_xcalloc(n, sizeof *t->inputs) : NULL;
+    for (unsigned i = 0; i < n; i++)
+        t->inputs[i].path = paths[i]; /* taken over */
+    t->ninputs = n;
+    free(paths);
+    return 0;
+}
+
+/* stdin: "text", or {"file": PATH}. */
+static int stdin_from(struct vg_batch_task *t, const struct vg_jv *v, struct vg_err *err)
+{
+    if (!v)
+        return 0;
+    if (v->type == VG_JSTR) {
+        t->stdin_text = vg_xstrdup(v->s);
+        return 0;
+    }
+    const char *file = vg_jv_str(v, "file");
+    if (v->type != VG_JOBJ || v->n != 1 || !file) {
+        vg_errf(err, "'stdin' is a string or {\"file\": PATH}");
+        return -1;
+    }
+    t->stdin_file = file_named(file);
     return 0;
 }
 
@@ -195,11 +296,9 @@ static int task_from(const struct vg_jv *v, struct vg_batch_task *t, struct vg_e
         vg_errf(err, "'language' goes with 'code', not with 'argv'");
         return -1;
     }
-    t->inputs = strings(vg_jv_get(v, "inputs"), &t->ninputs, &bad);
-    if (bad) {
-        vg_errf(err, "'inputs' must be a list of file paths");
+    if (inputs_from(t, vg_jv_get(v, "inputs"), err) < 0 ||
+        stdin_from(t, vg_jv_get(v, "stdin"), err) < 0)
         return -1;
-    }
     const struct vg_jv *pol = vg_jv_get(v, "policy");
     if (pol && pol->type != VG_JSTR) {
         vg_errf(err, "'policy' must be a string");
@@ -213,8 +312,8 @@ static int task_from(const struct vg_jv *v, struct vg_batch_task *t, struct vg_e
     }
     if (dry && dry->b)
         add_flag(t, vg_xstrdup("--dry-run"));
-    if (object_flags(t, vg_jv_get(v, "limits"), "limits", err) < 0 ||
-        object_flags(t, vg_jv_get(v, "env"), "env", err) < 0)
+    const struct vg_jv *limits = vg_jv_get(v, "limits"), *env = vg_jv_get(v, "env");
+    if ((limits && limit_flags(t, limits, err) < 0) || (env && env_flags(t, env, err) < 0))
         return -1;
     return 0;
 }
@@ -227,9 +326,14 @@ static void task_free(struct vg_batch_task *t)
     free(t->argv);
     free(t->code);
     for (unsigned i = 0; i < t->ninputs; i++)
-        free(t->inputs[i]);
+        free(t->inputs[i].path);
     free(t->inputs);
+    free(t->stdin_text);
+    if (t->stdin_file)
+        free(t->stdin_file->path);
+    free(t->stdin_file);
     free(t->policy);
+    free(t->policy_file);
     for (unsigned i = 0; i < t->nflags; i++)
         free(t->flags[i]);
     free(t->flags);

@@ -16,23 +16,28 @@
 
 static const char usage_text[] =
     "usage: vigil batch TASKS.jsonl --out DIR [-j N] [--shard I/N] [-p POLICY]\n"
+    "       vigil batch TASKS.jsonl --out DIR --rerun failed|all\n"
     "       vigil batch TASKS.jsonl --out DIR --merge\n"
     "\n"
     "Run every task of TASKS.jsonl (one JSON object a line) in its own fresh\n"
     "sandbox, N at a time.  Each task gets OUT/tasks/ID/ (run.msgpack,\n"
-    "result.json, work/); OUT/results.jsonl gets one line per task: its result\n"
-    "record, its task_id and the sha256 of what ran.  A task whose result is\n"
-    "complete is not run again: rerun the same command to finish a batch that\n"
-    "was stopped.  Task keys: id, argv | code + language (python, shell, node),\n"
-    "inputs, policy, limits, env, dry_run (vigil-run(1) docs, RUN.md \"Batches\").\n"
+    "result.json, task.json, work/); OUT/results.jsonl gets one line per task:\n"
+    "its result record, its task_id, its key (the SHA-256 of everything that\n"
+    "decides the run: command or code, input and stdin bytes, policy with its\n"
+    "includes, limits, env, vigil's version) and its files' manifest.  A task\n"
+    "with a complete result of its key (not status error) is not run again:\n"
+    "rerun the same command to finish a stopped batch; a changed task runs\n"
+    "again.  Task keys: id, argv | code + language (python, shell, node),\n"
+    "inputs, stdin, policy, limits, env, dry_run; relative paths are the\n"
+    "current directory's (vigil-running(7), \"Many candidates\").\n"
     "\n";
 
 static const char usage_tail[] =
     "\n"
     "Exit status: 0 every task has a result; 1 some task's run could not be\n"
-    "carried out (status error: a retry may help); 2 the batch is misconfigured\n"
-    "(bad task file, flag or --out: do not retry); 3 interrupted or results\n"
-    "missing (a retry resumes).\n";
+    "carried out (status error: a retry runs it again); 2 the batch is\n"
+    "misconfigured (bad task file, policy, input, flag or --out: do not retry);\n"
+    "3 interrupted or results missing (a retry resumes).\n";
 
 /* What the command line gives; the shard is worked out after it. */
 struct batch_args {
@@ -42,6 +47,10 @@ struct batch_args {
 };
 
 enum { PROGRESS_AUTO, PROGRESS_ALWAYS, PROGRESS_NEVER };
+static const char *const rerun_names[] = {
+    [VG_RERUN_CHANGED] = "changed", [VG_RERUN_FAILED] = "failed", [VG_RERUN_ALL] = "all", NULL,
+};
+
 static const char *const progress_names[] = {
     [PROGRESS_AUTO] = "auto", [PROGRESS_ALWAYS] = "always", [PROGRESS_NEVER] = "never", NULL,
 };
@@ -58,8 +67,12 @@ static const struct vg_opt rows[] = {
      .kind = VG_OPT_STRING, .off = AT(shard)},
     {"shards", 0, "N", "the shard count for JOB_COMPLETION_INDEX",
      .kind = VG_OPT_STRING, .off = AT(shards)},
-    {"policy", 'p', "P", "the policy of tasks that name none",
+    {"policy", 'p', "P",
+     "the policy of tasks that name none (a path: the\ncurrent directory's)",
      .kind = VG_OPT_STRING, .off = AT(o.policy)},
+    {"rerun", 0, "WHAT", "which tasks run again: changed (new, changed,\n"
+     "interrupted or status error), failed (those and\nany not ok), all", .def = "changed",
+     .kind = VG_OPT_CHOICE, .off = AT(o.rerun), .choices = rerun_names},
     {"merge", 0, NULL, "run nothing: join every shard's results into\nOUT/results.jsonl",
      .kind = VG_OPT_FLAG, .off = AT(o.merge)},
     {"progress", 0, "WHEN", "a progress bar: auto (stderr a terminal), always, never",
@@ -186,7 +199,13 @@ int vg_cmd_batch(int argc, char **argv)
         free(out);
         return VG_BATCH_CONFIG;
     }
-    rc = vg_batch_run(&o, &ts);
+    /* every policy and file checked, and the keys made, before anything runs */
+    if (vg_batch_check(&o, &ts, &err) < 0) {
+        vg_say(stderr, "vigil batch: %s", err.msg);
+        rc = VG_BATCH_CONFIG;
+    } else {
+        rc = vg_batch_run(&o, &ts);
+    }
     vg_batch_free(&ts);
     free(out);
     return rc;

@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 #include "event/schema.h"
-#include "event/utf8.h"
+#include "util/utf8.h"
 
 struct vg_log {
     int fd;

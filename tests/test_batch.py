@@ -100,11 +100,13 @@ def test_a_batch_of_200_equals_single_runs(caller):
     for r in recs:
         assert r["log"] == os.path.join(out, "tasks", r["task_id"], "run.msgpack"), r
         assert decode_log(r["log"])[0]["task_id"] == r["task_id"]
-    # what ran is named: the code's own hash for code tasks
-    import hashlib
+    # what ran is named by its key: two tasks have one key exactly when
+    # they are the same but for their id
+    def content(t):
+        return json.dumps({k: v for k, v in t.items() if k != "id"}, sort_keys=True)
     for t, r in zip(tasks, recs):
-        if "code" in t:
-            assert r["sha256"] == hashlib.sha256(t["code"].encode()).hexdigest()
+        assert {content(u) for u, s in zip(tasks, recs) if s["key"] == r["key"]} == {content(t)}
+    assert all(len(r["key"]) == 64 and r["inputs"] == [] and r["stdin"] is None for r in recs)
     by_id = {r["task_id"]: r for r in recs}
     assert by_id["task-004"]["status"] == "timeout" and by_id["task-004"]["exit_code"] == 124
     assert by_id["task-002"]["denied"] > 0 and by_id["task-002"]["status"] == "nonzero"
@@ -119,7 +121,7 @@ def test_a_batch_of_200_equals_single_runs(caller):
     assert not wait_gone(mark, 5)
     assert sorted(os.listdir(out)) == [".vigil-batch", "results.jsonl", "tasks"]
     assert sorted(os.listdir(os.path.join(out, "tasks", "task-000"))) == [
-        "result.json", "run.msgpack", "vigil.stderr", "work"]
+        "result.json", "run.msgpack", "task.json", "vigil.stderr", "work"]
 
 
 def test_killed_batch_resumes_without_running_a_task_twice(root_caller):
@@ -210,9 +212,20 @@ def test_merge_says_what_is_missing(root_caller):
     (['{"id": "../x", "argv": ["true"]}'], "tasks.jsonl:1: 'id' must be"),
     (['{"id": "a", "code": "x"}'], "tasks.jsonl:1: 'code' is a string and needs 'language'"),
     (['{"id": "a", "argv": ["true"], "inputs": ["/no/such/file"]}'],
-     "tasks.jsonl:1: input '/no/such/file': No such file or directory"),
+     "tasks.jsonl:1: task 'a': input '/no/such/file': No such file or directory"),
     (['{"id": "a", "argv": ["true"], "policy": "no-such-policy"}'],
-     "tasks.jsonl:1: policy 'no-such-policy': no such file"),
+     "tasks.jsonl:1: task 'a': policy 'no-such-policy': no such file"),
+    # a key twice is not "the first (or the last) wins": it is an error
+    (['{"id": "a", "argv": ["true"]}', '{"id": "b", "code": "1", "language": "python", '
+      '"code": "2"}'], "tasks.jsonl:2: duplicate key 'code'"),
+    (['{"id": "a", "argv": ["true"], "env": {"X": "1", "X": "2"}}'],
+     "tasks.jsonl:1: env: duplicate key 'X'"),
+    (['{"id": "a", "argv": ["true"], "limits": {"time": "1s", "timeout": "2s"}}'],
+     "tasks.jsonl:1: limits: 'time' and 'timeout' are one limit"),
+    (['{"id": "a", "argv": ["true"], "env": {"SEED": 1}}'],
+     "tasks.jsonl:1: env 'SEED': the value must be a string"),
+    (['{"id": "a", "argv": ["true"]}', '{"id": "b", "argv": ["echo", "caf\xe9"]}'],
+     "tasks.jsonl:2: byte 34: invalid UTF-8"),
     (['{"id": "a", "argv": ["true"], "limits": {"memroy": "1G"}}'],
      "tasks.jsonl:1: limits: unknown limit 'memroy'"),
     (['{"id": "a", "argv": ["true"], "limits": {"memory": "10"}}'],
@@ -221,8 +234,8 @@ def test_merge_says_what_is_missing(root_caller):
 ])
 def test_misconfigured_batch_exits_2_and_creates_nothing(root_caller, lines, message):
     d = root_caller.dir("bad")
-    with open(os.path.join(d, "tasks.jsonl"), "w") as f:
-        f.write("\n".join(lines) + ("\n" if lines else ""))
+    with open(os.path.join(d, "tasks.jsonl"), "wb") as f:   # latin-1: bytes as written
+        f.write(("\n".join(lines) + ("\n" if lines else "")).encode("latin-1"))
     r = root_caller.vigil_raw("batch", "tasks.jsonl", "--out", "out", cwd=d)
     assert r.returncode == 2, r
     assert r.stderr.startswith("vigil batch: " + message), r.stderr
@@ -260,6 +273,14 @@ def test_python_package(root_caller, tmp_path, monkeypatch):
                           out=str(tmp_path / "batch"), jobs=2)
     assert [(r["task_id"], r["status"], r["stdout"]["tail"]) for r in recs] == [
         ("a", "ok", "4\n"), ("b", "nonzero", "")]
+    # rerun="failed" runs b again, and only b
+    log_a = os.stat(recs[0]["log"]).st_mtime_ns
+    log_b = os.stat(recs[1]["log"]).st_mtime_ns
+    vigil_py.batch([{"id": "a", "code": "print(2 + 2)", "language": "python"},
+                    {"id": "b", "argv": ["sh", "-c", "exit 4"]}],
+                   out=str(tmp_path / "batch"), jobs=2, rerun="failed")
+    assert os.stat(recs[0]["log"]).st_mtime_ns == log_a
+    assert os.stat(recs[1]["log"]).st_mtime_ns != log_b
     with pytest.raises(vigil_py.VigilError, match="no tasks"):
         vigil_py.batch([], out=str(tmp_path / "empty"))
     with pytest.raises(TypeError):

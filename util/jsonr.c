@@ -1,6 +1,7 @@
 /* jsonr.c: see jsonr.h.  A recursive-descent parser over a bounded input;
  * recursion depth is capped, so hostile input cannot exhaust the stack. */
 #include "util/jsonr.h"
+#include "util/utf8.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -323,7 +324,13 @@ struct vg_jv *vg_jv_parse(const char *text, size_t len, struct vg_err *err)
 {
     struct parser ps = {text, text, text + len, err, false};
     struct vg_jv *v = vg_xcalloc(1, sizeof *v);
-    if (value(&ps, v, 0)) {
+    /* JSON text is UTF-8 (RFC 8259); bytes that are not would reach argv
+     * and paths as something no editor shows. */
+    size_t good = vg_utf8_prefix(text, len);
+    if (good < len) {
+        ps.p = text + good;
+        fail(&ps, "invalid UTF-8");
+    } else if (value(&ps, v, 0)) {
         skip_ws(&ps);
         if (ps.p != ps.end)
             fail(&ps, "text after the value");

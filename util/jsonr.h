@@ -1,6 +1,7 @@
 /* jsonr.h: a small JSON reader (batch task lines, result records).  It
  * parses one value into a tree, with limits on depth and size, and says
- * what is wrong and at which byte (counted from 1).  Strings are UTF-8 with \u escapes
+ * what is wrong and at which byte (counted from 1).  The text must be
+ * well-formed UTF-8 (util/utf8.c); strings have their \u escapes
  * decoded (a \u0000 or an unpaired surrogate is an error: these strings
  * become paths and argv).  Numbers keep their text. */
 #ifndef VG_JSONR_H

@@ -6,7 +6,7 @@
 
     for rec in vigil.batch([{"id": "t1", "code": "print(1)", "language": "python"}],
                            out="runs", jobs=4):
-        print(rec["task_id"], rec["status"], rec["sha256"])
+        print(rec["task_id"], rec["status"], rec["key"])
 
     for event in vigil.read_log(r["log"]):
         if event["type"] == "syscall" and event["decision"] != "allow":
@@ -84,11 +84,13 @@ def run(argv, *, policy=None, log=None, env=None, dry_run=False, vigil=None, ext
     return result
 
 
-def batch(tasks, out, *, jobs=1, shard=None, policy=None, vigil=None):
+def batch(tasks, out, *, jobs=1, shard=None, policy=None, rerun=None, vigil=None):
     """Run tasks (a list of task dicts, or the path of a JSON Lines task
     file) with `vigil batch` into the directory out; return the records of
     out/results.jsonl (or of the shard's file) as a list of dicts.  Tasks
-    already done in out are not run again."""
+    done in out with their current key are not run again, unless rerun
+    ("failed" or "all") says so.  Relative paths in tasks are the current
+    directory's."""
     if isinstance(tasks, (str, os.PathLike)):
         task_file = os.fspath(tasks)
     else:
@@ -102,6 +104,8 @@ def batch(tasks, out, *, jobs=1, shard=None, policy=None, vigil=None):
         args += ["--shard", "%d/%d" % shard]
     if policy:
         args += ["-p", policy]
+    if rerun:
+        args += ["--rerun", rerun]
     try:
         proc = subprocess.run(args, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                               stderr=subprocess.PIPE, text=True)

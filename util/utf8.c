@@ -1,6 +1,6 @@
 /* utf8.c: strict UTF-8 check (no overlongs, no surrogates, <= U+10FFFF),
  * the same rule Python applies when it decodes a msgpack str. */
-#include "event/utf8.h"
+#include "util/utf8.h"
 
 #include <stdint.h>
 
@@ -16,7 +16,7 @@ static unsigned seq_len(unsigned char c)
     return 0;
 }
 
-bool vg_utf8_valid(const char *s, size_t n)
+size_t vg_utf8_prefix(const char *s, size_t n)
 {
     const unsigned char *p = (const unsigned char *)s;
     size_t i = 0;
@@ -27,16 +27,21 @@ bool vg_utf8_valid(const char *s, size_t n)
         }
         unsigned l = seq_len(p[i]);
         if (l == 0 || l > n - i)
-            return false;
+            return i;
         uint32_t cp = p[i] & (0x7fu >> l);
         for (unsigned k = 1; k < l; k++) {
             if ((p[i + k] & 0xc0) != 0x80)
-                return false;
+                return i;
             cp = cp << 6 | (p[i + k] & 0x3fu);
         }
         if (cp < min_cp[l] || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
-            return false;
+            return i;
         i += l;
     }
-    return true;
+    return n;
+}
+
+bool vg_utf8_valid(const char *s, size_t n)
+{
+    return vg_utf8_prefix(s, n) == n;
 }
