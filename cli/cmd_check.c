@@ -19,8 +19,9 @@ static const char usage_text[] =
     "\n"
     "Parse and validate each policy (a file, or the name of a shipped policy:\n"
     "'python' is python.policy), following its includes, print its\n"
-    "rules in normalized form, one per line with the file:line it came from,\n"
-    "then its defaults, limits, binds and environment.  Errors and warnings\n"
+    "rules in normalized form, one per line with the file:line it came from\n"
+    "(and, after '(= ', what a path in the host's read-only trees resolves\n"
+    "to), then its defaults, limits, binds and environment.  Errors and warnings\n"
     "go to stderr as FILE:LINE:COL: message.\n"
     "\n";
 

@@ -194,6 +194,7 @@ static int parse_ppat(struct parser *ps, const struct tok *t, bool abstract_ok,
     if (!vg_glob_expand(rest, &pp->alts, &pp->nalts))
         return perr(ps, t->col, "too many alternatives (more than %d once braces are expanded)",
                     VG_GLOB_MAX_ALTS);
+    pp->nwritten = pp->nalts;
     for (uint32_t i = 0; i < pp->nalts; i++)
         if (has_dot_component(pp->alts[i]))
             return perr(ps, t->col, "'.' and '..' cannot appear in a pattern (paths are matched in canonical form)");
@@ -205,6 +206,7 @@ static void ppat_free(struct vg_ppat *pp)
     for (uint32_t i = 0; i < pp->nalts; i++)
         free(pp->alts[i]);
     free(pp->alts);
+    free(pp->from);
     if (pp->globs)
         for (uint32_t i = 0; i < pp->nalts; i++)
             vg_glob_free(&pp->globs[i]);
@@ -606,13 +608,15 @@ static void finish(struct vg_policy *p)
             if (p->rules[i].classes & VG_CLS_BIT(c))
                 p->list[c][p->nlist[c]++] = i;
     vg_sha256_buf(p->text.data, p->text.len, p->sha256);
+    vg_pol_resolve_rules(p);
     vg_pol_find_warnings(p);
 }
 
 static struct vg_policy *parse_top(const char *name, const char *id, const char *text,
-                                   struct vg_err *err)
+                                   const struct vg_trees *ro, struct vg_err *err)
 {
     struct vg_policy *p = vg_xcalloc(1, sizeof *p);
+    p->ro = ro;
     for (int c = 0; c < VG_NPCLASS; c++)
         p->def[c] = VG_ACT_DENY;      /* nothing said: deny */
     p->path = vg_xstrdup(name);
@@ -630,12 +634,24 @@ static struct vg_policy *parse_top(const char *name, const char *id, const char 
     return p;
 }
 
+struct vg_policy *vg_policy_parse_in(const char *name, const char *text,
+                                     const struct vg_trees *ro, struct vg_err *err)
+{
+    return parse_top(name, name, text, ro, err);
+}
+
 struct vg_policy *vg_policy_parse(const char *name, const char *text, struct vg_err *err)
 {
-    return parse_top(name, name, text, err);
+    return vg_policy_parse_in(name, text, &vg_system_trees, err);
 }
 
 struct vg_policy *vg_policy_load(const char *path, struct vg_err *err)
+{
+    return vg_policy_load_in(path, &vg_system_trees, err);
+}
+
+struct vg_policy *vg_policy_load_in(const char *path, const struct vg_trees *ro,
+                                    struct vg_err *err)
 {
     size_t len;
     char *text = vg_read_file(path, MAX_FILE, &len, err);
@@ -649,7 +665,7 @@ struct vg_policy *vg_policy_load(const char *path, struct vg_err *err)
             line += *c == '\n';
         vg_errf(err, "%s:%u:1: NUL byte in policy text", path, line);
     } else {
-        p = parse_top(path, real ? real : path, text, err);
+        p = parse_top(path, real ? real : path, text, ro, err);
     }
     free(real);
     free(text);

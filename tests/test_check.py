@@ -145,3 +145,30 @@ def test_unreadable_file(vigil, tmp_path):
     r = vigil("check", str(tmp_path / "missing.policy"))
     assert r.returncode == 1
     assert "missing.policy" in r.stderr and "No such file" in r.stderr
+
+
+def policy_file(tmp_path, *lines):
+    """A policy of these lines after `version 1` (line 1)."""
+    p = tmp_path / "t.policy"
+    p.write_text("version 1\n" + "".join(line + "\n" for line in lines))
+    return p
+
+def test_rule_shows_what_it_resolves_to(vigil, tmp_path):
+    """A literal path in a read-only tree is also matched as what it
+    resolves to; check says so, and warns of one that does not exist (but
+    not of a glob, nor of places that appear during the run)."""
+    real = os.path.realpath("/usr/bin/python3")
+    if real == "/usr/bin/python3":
+        pytest.skip("/usr/bin/python3 is not a symlink here")
+    p = policy_file(tmp_path, "allow exec /usr/bin/python3",
+                    "allow exec /usr/bin/vigil-no-such-program",
+                    "allow exec /usr/bin/vigil-no-such-* /usr/bin/{vigil-no-such,python3}",
+                    "allow write $WORK/later $TMP/later /tmp/later", "default deny")
+    r = vigil("check", str(p))
+    assert r.returncode == 0, r.stderr
+    assert f"{p}:2: allow exec /usr/bin/python3  (= {real})" in r.stdout.splitlines()
+    assert r.stderr.splitlines() == [
+        f"{p}:3:12: warning: rule names no object: /usr/bin/vigil-no-such-program does not "
+        "exist, and nothing can create it (the sandbox shows /usr read-only)"]
+    assert vigil("check", "--strict", str(p)).returncode == 1
+
