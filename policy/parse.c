@@ -487,21 +487,10 @@ static int include_builtin(struct parser *ps)
     return parse_text(ps, "default.policy", BUILTIN_ID, vg_default_policy_text);
 }
 
-static int st_include(struct parser *ps)
+/* Read and parse the file at path (malloc'd; kept as the rules' file name
+ * when it is read). */
+static int include_file(struct parser *ps, const struct tok *t, char *path)
 {
-    if (want_words(ps, 2, 2, "a file name"))
-        return -1;
-    const struct tok *t = &ps->t[1];
-    if (ps->depth >= MAX_DEPTH)
-        return perr(ps, t->col, "includes nested too deeply (more than %d levels)", MAX_DEPTH);
-    if (!strcmp(t->s, BUILTIN_ID))
-        return include_builtin(ps);
-    char *path;
-    const char *slash = strrchr(ps->file, '/');
-    if (t->s[0] == '/' || !slash)
-        path = vg_xstrdup(t->s);
-    else
-        path = vg_xasprintf("%.*s/%s", (int)(slash - ps->file), ps->file, t->s);
     struct vg_err e;
     char *text = vg_read_file(path, MAX_FILE, NULL, &e);
     int saved = errno;
@@ -519,6 +508,37 @@ static int st_include(struct parser *ps)
     free(real);
     free(text);
     return rc;
+}
+
+/* `include <NAME>`: the shipped policy NAME.policy, found as `-p NAME`
+ * finds it (policy/find.c); <default> is the built-in one, so that it is
+ * the policy this binary was built with wherever vigil runs. */
+static int include_shipped(struct parser *ps, const struct tok *t)
+{
+    if (!strcmp(t->s, BUILTIN_ID))
+        return include_builtin(ps);
+    char *name = vg_xstrndup(t->s + 1, strlen(t->s) - 2);
+    char *path = vg_policy_find_shipped(name);
+    int rc = path ? include_file(ps, t, path)
+                  : perr(ps, t->col, "no shipped policy '%s' ('vigil check --list' names them)", name);
+    free(name);
+    return rc;
+}
+
+static int st_include(struct parser *ps)
+{
+    if (want_words(ps, 2, 2, "a file name"))
+        return -1;
+    const struct tok *t = &ps->t[1];
+    size_t n = strlen(t->s);
+    if (ps->depth >= MAX_DEPTH)
+        return perr(ps, t->col, "includes nested too deeply (more than %d levels)", MAX_DEPTH);
+    if (n > 2 && t->s[0] == '<' && t->s[n - 1] == '>')
+        return include_shipped(ps, t);
+    const char *slash = strrchr(ps->file, '/');
+    if (t->s[0] == '/' || !slash)
+        return include_file(ps, t, vg_xstrdup(t->s));
+    return include_file(ps, t, vg_xasprintf("%.*s/%s", (int)(slash - ps->file), ps->file, t->s));
 }
 
 static const struct {

@@ -255,6 +255,10 @@ int vg_policy_landlock_plan(const struct vg_policy *p, int abi,
  * or the NAME of a shipped policy (NAME.policy).  Malloc'd; NULL with err
  * when there is none. */
 char *vg_policy_find(const char *arg, struct vg_err *err);
+/* The real path of the shipped policy NAME (NAME.policy in the first
+ * search directory that has it; `include <NAME>`), malloc'd; NULL when
+ * there is none or NAME is not a name. */
+char *vg_policy_find_shipped(const char *name);
 /* Calls fn for each shipped policy (name, real path), first of a name only,
  * in search order. */
 void vg_policy_list(void (*fn)(const char *name, const char *path, void *arg), void *arg);

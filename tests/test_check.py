@@ -172,3 +172,30 @@ def test_rule_shows_what_it_resolves_to(vigil, tmp_path):
         "exist, and nothing can create it (the sandbox shows /usr read-only)"]
     assert vigil("check", "--strict", str(p)).returncode == 1
 
+
+def test_include_shipped_by_name(vigil, tmp_path):
+    """include <NAME> takes any shipped policy (and what it includes)."""
+    p = policy_file(tmp_path, "include <python>")
+    r = vigil("check", "--strict", str(p))
+    assert r.returncode == 0, r.stderr
+    files = {line.split(":", 1)[0] for line in r.stdout.splitlines() if not line.startswith("#")}
+    assert any(f.endswith("/policies/python.policy") for f in files), r.stdout
+    assert any(f.endswith("/policies/default.policy") for f in files), r.stdout
+
+
+def test_include_unknown_and_cycle_by_name(vigil, tmp_path):
+    own = tmp_path / "own"
+    own.mkdir()
+    (own / "ping.policy").write_text("version 1\ninclude <pong>\n")
+    (own / "pong.policy").write_text("version 1\nallow read /x\ninclude <ping>\n")
+    env = {**os.environ, "VIGIL_POLICY_DIR": str(own)}
+    r = vigil("check", "ping", env=env)
+    assert r.returncode == 1 and r.stdout == ""
+    assert r.stderr == (f"{own}/pong.policy:3:9: include cycle: {own}/ping.policy -> "
+                        f"{own}/pong.policy -> {own}/ping.policy\n")
+    p = policy_file(tmp_path, "include <no-such-policy>")
+    r = vigil("check", str(p))
+    assert r.returncode == 1
+    assert r.stderr == (f"{p}:2:9: no shipped policy 'no-such-policy' "
+                        "('vigil check --list' names them)\n")
+
