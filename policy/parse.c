@@ -316,6 +316,7 @@ static bool first_setting(struct parser *ps, struct vg_setting_src *src, uint32_
     if (!src->file) {
         src->file = ps->file;
         src->line = ps->line;
+        src->col = ps->t[0].col;
         return true;
     }
     if (src->file == ps->file && !*earlier)

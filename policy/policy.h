@@ -143,7 +143,7 @@ struct vg_policy *vg_policy_parse_in(const char *name, const char *text,
 void vg_policy_free(struct vg_policy *p);
 
 /* Warnings found while parsing (shadowed rules, dangerous grants, rules
- * naming no object: docs/POLICY.md), each
+ * naming no object, default allow: docs/POLICY.md), each
  * "file:line:col: warning: ...".  Valid until vg_policy_free. */
 uint32_t vg_policy_nwarnings(const struct vg_policy *p);
 const char *vg_policy_warning(const struct vg_policy *p, uint32_t i);

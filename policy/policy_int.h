@@ -49,6 +49,7 @@ struct vg_prule {
 struct vg_setting_src {
     const char *file;
     uint32_t line;
+    uint32_t col;
 };
 
 struct vg_pbind {

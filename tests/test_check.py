@@ -33,7 +33,9 @@ def test_broken_policy_is_refused_with_location(vigil, name):
 
 # Warnings a shipped policy gives on purpose (each says why in its text).
 INTENDED = {"c.policy": ["'allow exec $TMP/**' defeats the sandbox",
-                         "'allow exec $WORK/**' defeats the sandbox"]}
+                         "'allow exec $WORK/**' defeats the sandbox"],
+            "observe.policy": ["'default allow' allows every read, write, exec, connect, bind "
+                               "and send call"]}
 
 
 @pytest.mark.parametrize("path", SHIPPED, ids=[os.path.basename(p) for p in SHIPPED])
@@ -199,3 +201,12 @@ def test_include_unknown_and_cycle_by_name(vigil, tmp_path):
     assert r.stderr == (f"{p}:2:9: no shipped policy 'no-such-policy' "
                         "('vigil check --list' names them)\n")
 
+
+def test_default_allow_warns(vigil, tmp_path):
+    p = policy_file(tmp_path, "allow read /usr/**", "default allow read write", "default deny")
+    r = vigil("check", str(p))
+    assert r.returncode == 0
+    assert r.stderr == (f"{p}:3:1: warning: 'default allow' allows every read and write call no "
+                        "rule matches (say what the candidate needs and let the rest be refused: "
+                        "'default deny')\n")
+    assert vigil("check", "--strict", str(p)).returncode == 1
