@@ -39,7 +39,7 @@ struct check_opts {
 #define AT(field) offsetof(struct check_opts, field)
 
 static const struct vg_opt rows[] = {
-    {"strict", 0, NULL, "treat warnings (shadowed rules, dangerous grants, default allow...) as errors",
+    {"strict", 0, NULL, "treat warnings (shadowed rules, default allow, ...) as errors",
      .kind = VG_OPT_FLAG, .off = AT(strict)},
     {"quiet", 'q', NULL, "print only errors and warnings", .kind = VG_OPT_FLAG, .off = AT(quiet)},
     {"list", 0, NULL, "the shipped policies, by name, with their files",
