@@ -104,11 +104,9 @@ static enum vg_walk step(struct walk *w, const struct vg_trees *t, const char *c
     size_t before = w->dlen;
     if (vg_path_push(w->done, sizeof w->done, &w->dlen, c, n))
         return VG_WALK_AWAY;
-    if (above_trees(t, w->done))
-        return VG_WALK_FOUND;
     /* never look at anything outside the trees: it could change */
     if (!vg_trees_holds(t, w->done))
-        return VG_WALK_AWAY;
+        return above_trees(t, w->done) ? VG_WALK_FOUND : VG_WALK_AWAY;
     struct stat st;
     if (lstat(w->done, &st))
         return errno == ENOENT || errno == ENOTDIR ? VG_WALK_MISSING : VG_WALK_AWAY;

@@ -70,6 +70,7 @@ static void build_tree(void)
     mk("usr/hidden/link", "../bin/python3.11");
     mk("usr/bound/link", "../bin/python3.11");
     mk("lib", "usr/lib");
+    mk("usr/lnk", "bin");
     snprintf(usr, sizeof usr, "%s/usr", root);
     snprintf(lib, sizeof lib, "%s/lib", root);
     snprintf(hidden, sizeof hidden, "%s/usr/hidden", root);
@@ -106,6 +107,19 @@ static void test_walk(void)
     walk_is("usr/bin/loop", VG_WALK_AWAY, NULL);
     walk_is("usr/hidden/link", VG_WALK_AWAY, NULL);  /* the sandbox hides it */
     walk_is("work/x", VG_WALK_AWAY, NULL);           /* never looked at */
+    walk_is("usr/lnk/python3", VG_WALK_FOUND, "usr/bin/python3.11");
+}
+
+/* A tree inside another: the links above the inner one are still
+ * followed (only what lies above every tree is taken as given). */
+static void test_nested_trees(void)
+{
+    const char *nested_dirs[] = {usr, at("usr/lnk/deep")};
+    struct vg_trees nested = {nested_dirs, 2, NULL, 0};
+    char *out = NULL;
+    CHECK(vg_trees_resolve(&nested, at("usr/lnk/python3"), &out) == VG_WALK_FOUND);
+    CHECK_STR(out, at("usr/bin/python3.11"));
+    free(out);
 }
 
 /* The policy text with R standing for the tree's root. */
@@ -215,6 +229,7 @@ int main(void)
 {
     build_tree();
     test_walk();
+    test_nested_trees();
     test_rules();
     test_unsure_run();
     check_rmtree(root);
