@@ -281,7 +281,7 @@ int vg_plan_build(struct vg_plan *p, const struct vg_run_opts *o,
     add_artifacts(p);
     /* Names go to vigil's resolver (net/dns.h), whatever the host uses. */
     if (p->dns)
-        vg_plan_add(p, VG_OP_FILE, VG_DNS_RESOLV_CONF, "/etc/resolv.conf", 0, 0444, true);
+        vg_plan_add(p, VG_OP_FILE, VG_DNS_RESOLV_CONF, VG_SANDBOX_RESOLV_CONF, 0, 0444, true);
     vg_plan_add(p, VG_OP_REMOUNT_RO, NULL, "/", 0, 0, false);
     build_env(p, o, pol);
     return 0;

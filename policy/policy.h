@@ -111,11 +111,16 @@ struct vg_trees {
     unsigned ndirs;
     const char *const *hidden;
     unsigned nhidden;
+    const char *const *own;     /* files the sandbox puts its own over */
+    unsigned nown;
 };
 extern const struct vg_trees vg_system_trees;
+/* The one such file of every sandbox: vigil's resolver's resolv.conf. */
+#define VG_SANDBOX_RESOLV_CONF "/etc/resolv.conf"
 /* Is path (absolute, squashed) tree itself or below it? */
 bool vg_path_under(const char *path, const char *tree);
-/* Does path lie in one of t's dirs and under none of its hidden paths? */
+/* Does path lie in one of t's dirs, under none of its hidden paths and
+ * none of its own files? */
 bool vg_trees_holds(const struct vg_trees *t, const char *path);
 /* Resolve a path lying in t on the host's file system, one component at a
  * time (lstat, readlink), never looking at anything outside t's trees.

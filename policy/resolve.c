@@ -39,7 +39,8 @@ static void scope_init(struct scope *s, const struct vg_policy *p)
         s->hidden[n] = vg_xstrdup(b->dst_rest ? b->dst_rest : b->src_rest);
         vg_path_squash(s->hidden[n++]);
     }
-    s->t = (struct vg_trees){ro->dirs, ro->ndirs, (const char *const *)s->hidden, n};
+    s->t = (struct vg_trees){ro->dirs, ro->ndirs, (const char *const *)s->hidden, n,
+                             ro->own, ro->nown};
 }
 
 static void scope_free(struct scope *s)

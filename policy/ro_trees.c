@@ -31,8 +31,12 @@ static const char *const etc_masks[] = {
     "/etc/credstore", "/etc/credstore.encrypted",
 };
 
+/* Bound over the host's (launcher/plan.c): not the host's object. */
+static const char *const sandbox_files[] = {VG_SANDBOX_RESOLV_CONF};
+
 const struct vg_trees vg_system_trees = {
     system_dirs, VG_ARRAY_LEN(system_dirs), etc_masks, VG_ARRAY_LEN(etc_masks),
+    sandbox_files, VG_ARRAY_LEN(sandbox_files),
 };
 
 /* The kernel's own bound on symlinks followed in one lookup (ELOOP). */
@@ -51,6 +55,8 @@ bool vg_trees_holds(const struct vg_trees *t, const char *path)
         in = vg_path_under(path, t->dirs[i]);
     for (unsigned i = 0; i < t->nhidden && in; i++)
         in = !vg_path_under(path, t->hidden[i]);
+    for (unsigned i = 0; i < t->nown && in; i++)
+        in = !vg_path_under(path, t->own[i]);
     return in;
 }
 

@@ -2,7 +2,8 @@
  * (policy/ro_trees.c, policy/resolve.c).  A temporary tree stands in for
  * the host's /usr and /lib, so nothing here depends on the host's own
  * layout: a symlink's rule also matches what it resolves to, nothing
- * outside the trees (nor hidden in them, nor under a bind) is looked at,
+ * outside the trees (nor hidden in them, nor a file the sandbox has of its
+ * own there, nor under a bind) is looked at,
  * a literal path there that does not exist is warned of, and a run whose
  * workdir or bind lies in a tree matches rules as written. */
 #include <stdio.h>
@@ -17,8 +18,8 @@
 #define TEXT_MAX 4096
 
 static char root[64] = "/tmp/vg-resolve-XXXXXX";
-static char usr[128], lib[128], hidden[128];
-static const char *dirs[2], *hid[1];
+static char usr[128], lib[128], hidden[128], own[128];
+static const char *dirs[2], *hid[1], *owned[1];
 static struct vg_trees trees;
 static const struct vg_places places = {"/home/u", "/work/cand", "/tmp"};
 
@@ -71,13 +72,16 @@ static void build_tree(void)
     mk("usr/bound/link", "../bin/python3.11");
     mk("lib", "usr/lib");
     mk("usr/lnk", "bin");
+    mk("usr/bin/own", "python3.11");
     snprintf(usr, sizeof usr, "%s/usr", root);
     snprintf(lib, sizeof lib, "%s/lib", root);
     snprintf(hidden, sizeof hidden, "%s/usr/hidden", root);
     dirs[0] = usr;
     dirs[1] = lib;
+    snprintf(own, sizeof own, "%s/usr/bin/own", root);
     hid[0] = hidden;
-    trees = (struct vg_trees){dirs, 2, hid, 1};
+    owned[0] = own;
+    trees = (struct vg_trees){dirs, 2, hid, 1, owned, 1};
 }
 
 static void walk_is(const char *rel, enum vg_walk want, const char *want_rel)
@@ -106,6 +110,7 @@ static void test_walk(void)
     walk_is("usr/bin/out", VG_WALK_AWAY, NULL);      /* leads out of the trees */
     walk_is("usr/bin/loop", VG_WALK_AWAY, NULL);
     walk_is("usr/hidden/link", VG_WALK_AWAY, NULL);  /* the sandbox hides it */
+    walk_is("usr/bin/own", VG_WALK_AWAY, NULL);      /* the sandbox has its own */
     walk_is("work/x", VG_WALK_AWAY, NULL);           /* never looked at */
     walk_is("usr/lnk/python3", VG_WALK_FOUND, "usr/bin/python3.11");
 }
@@ -115,7 +120,7 @@ static void test_walk(void)
 static void test_nested_trees(void)
 {
     const char *nested_dirs[] = {usr, at("usr/lnk/deep")};
-    struct vg_trees nested = {nested_dirs, 2, NULL, 0};
+    struct vg_trees nested = {nested_dirs, 2, NULL, 0, NULL, 0};
     char *out = NULL;
     CHECK(vg_trees_resolve(&nested, at("usr/lnk/python3"), &out) == VG_WALK_FOUND);
     CHECK_STR(out, at("usr/bin/python3.11"));
