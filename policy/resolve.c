@@ -20,7 +20,7 @@
 struct scope {
     struct vg_trees t;
     char **hidden;
-    unsigned nown;      /* hidden[nown..] are squashed copies of binds' */
+    unsigned nfixed;    /* hidden[nfixed..] are squashed copies of binds' */
 };
 
 static void scope_init(struct scope *s, const struct vg_policy *p)
@@ -30,7 +30,7 @@ static void scope_init(struct scope *s, const struct vg_policy *p)
     unsigned n = 0;
     for (unsigned i = 0; i < ro->nhidden; i++)
         s->hidden[n++] = (char *)ro->hidden[i];
-    s->nown = n;
+    s->nfixed = n;
     for (uint32_t i = 0; i < p->nbinds; i++) {
         const struct vg_pbind *b = &p->binds[i];
         enum vg_place pl = b->dst_rest ? b->dst_place : b->src_place;
@@ -45,7 +45,7 @@ static void scope_init(struct scope *s, const struct vg_policy *p)
 
 static void scope_free(struct scope *s)
 {
-    for (unsigned i = s->nown; i < s->t.nhidden; i++)
+    for (unsigned i = s->nfixed; i < s->t.nhidden; i++)
         free(s->hidden[i]);
     free(s->hidden);
 }
