@@ -19,8 +19,9 @@ static const char usage_text[] =
     "\n"
     "Parse and validate each policy (a file, or the name of a shipped policy:\n"
     "'python' is python.policy), following its includes, print its\n"
-    "rules in normalized form, one per line with the file:line it came from,\n"
-    "then its defaults, limits, binds and environment.  Errors and warnings\n"
+    "rules in normalized form, one per line with the file:line it came from\n"
+    "(and, after '(= ', what a path in the host's read-only trees resolves\n"
+    "to), then its defaults, limits, binds and environment.  Errors and warnings\n"
     "go to stderr as FILE:LINE:COL: message.\n"
     "\n";
 
@@ -38,7 +39,7 @@ struct check_opts {
 #define AT(field) offsetof(struct check_opts, field)
 
 static const struct vg_opt rows[] = {
-    {"strict", 0, NULL, "treat warnings (shadowed rules, dangerous grants) as errors",
+    {"strict", 0, NULL, "treat warnings (shadowed rules, default allow, ...) as errors",
      .kind = VG_OPT_FLAG, .off = AT(strict)},
     {"quiet", 'q', NULL, "print only errors and warnings", .kind = VG_OPT_FLAG, .off = AT(quiet)},
     {"list", 0, NULL, "the shipped policies, by name, with their files",

@@ -13,23 +13,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* What programs need from the host, read-only.  Symlinks (merged /usr:
- * /bin -> usr/bin) are recreated as symlinks so canonical paths inside are
- * the host's canonical paths. */
-static const char *const system_dirs[] = {
-    "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc",
-};
-
-/* Secret-bearing files under /etc: hidden even though /etc is visible. */
-static const char *const etc_masks[] = {
-    "/etc/shadow", "/etc/shadow-", "/etc/gshadow", "/etc/gshadow-",
-    "/etc/sudoers", "/etc/sudoers.d", "/etc/ssl/private", "/etc/security/opasswd",
-    "/etc/krb5.keytab", "/etc/ssh/ssh_host_rsa_key", "/etc/ssh/ssh_host_ecdsa_key",
-    "/etc/ssh/ssh_host_ed25519_key", "/etc/ssh/ssh_host_dsa_key",
-    "/etc/ssh/ssh_host_key", "/etc/libvirt", "/etc/docker", "/etc/NetworkManager/system-connections",
-    "/etc/wireguard", "/etc/ipsec.secrets", "/etc/ppp/chap-secrets", "/etc/ppp/pap-secrets",
-    "/etc/credstore", "/etc/credstore.encrypted",
-};
+/* What programs need from the host, read-only, and the secret-bearing
+ * files under /etc hidden even though /etc is visible: one list, which
+ * the policy also resolves its rules in (policy/ro_trees.c).  Symlinks
+ * among the trees (merged /usr: /bin -> usr/bin) are recreated as
+ * symlinks so canonical paths inside are the host's canonical paths. */
+static const struct vg_trees *const host_trees = &vg_system_trees;
 
 static const char *const dev_nodes[] = {
     "/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty",
@@ -62,8 +51,8 @@ void vg_plan_add(struct vg_plan *p, enum vg_op_kind k, const char *src,
 
 static void add_system_dirs(struct vg_plan *p)
 {
-    for (size_t i = 0; i < VG_ARRAY_LEN(system_dirs); i++) {
-        const char *d = system_dirs[i];
+    for (unsigned i = 0; i < host_trees->ndirs; i++) {
+        const char *d = host_trees->dirs[i];
         struct stat st;
         if (lstat(d, &st) < 0)
             continue;
@@ -78,8 +67,8 @@ static void add_system_dirs(struct vg_plan *p)
             vg_plan_add(p, VG_OP_BIND_RO, d, d, 0, 0, true);
         }
     }
-    for (size_t i = 0; i < VG_ARRAY_LEN(etc_masks); i++)
-        vg_plan_add(p, VG_OP_MASK, NULL, etc_masks[i], 0, 0, true);
+    for (unsigned i = 0; i < host_trees->nhidden; i++)
+        vg_plan_add(p, VG_OP_MASK, NULL, host_trees->hidden[i], 0, 0, true);
 }
 
 static void add_proc_dev_tmp(struct vg_plan *p)
@@ -106,11 +95,9 @@ static void add_proc_dev_tmp(struct vg_plan *p)
 
 bool vg_plan_is_system_path(const char *path)
 {
-    for (size_t i = 0; i < VG_ARRAY_LEN(system_dirs); i++) {
-        size_t n = strlen(system_dirs[i]);
-        if (!strncmp(path, system_dirs[i], n) && (path[n] == '/' || path[n] == 0))
+    for (unsigned i = 0; i < host_trees->ndirs; i++)
+        if (vg_path_under(path, host_trees->dirs[i]))
             return true;
-    }
     return false;
 }
 
@@ -316,7 +303,7 @@ int vg_plan_build(struct vg_plan *p, const struct vg_run_opts *o,
     add_artifacts(p);
     /* Names go to vigil's resolver (net/dns.h), whatever the host uses. */
     if (p->dns)
-        vg_plan_add(p, VG_OP_FILE, VG_DNS_RESOLV_CONF, "/etc/resolv.conf", 0, 0444, true);
+        vg_plan_add(p, VG_OP_FILE, VG_DNS_RESOLV_CONF, VG_SANDBOX_RESOLV_CONF, 0, 0444, true);
     vg_plan_add(p, VG_OP_REMOUNT_RO, NULL, "/", 0, 0, false);
     build_env(p, o, pol);
     return 0;

@@ -41,13 +41,16 @@ char *vg_pol_expand_literal(enum vg_place pl, const char *rest,
     return s;
 }
 
-static void compile_ppat(struct vg_ppat *pp, const struct vg_places *places)
+/* as_written: the resolved forms are compiled as the alternative they
+ * came from (so they add nothing), keeping one glob per alternative. */
+static void compile_ppat(struct vg_ppat *pp, const struct vg_places *places, bool as_written)
 {
     pp->globs = vg_xcalloc(pp->nalts, sizeof *pp->globs);
     for (uint32_t i = 0; i < pp->nalts; i++) {
         struct vg_buf b = {0};
+        uint32_t src = as_written && i >= pp->nwritten ? pp->from[i - pp->nwritten] : i;
         vg_glob_put_literal(&b, vg_place_path(pp->place, places));
-        vg_buf_puts(&b, pp->alts[i]);
+        vg_buf_puts(&b, pp->alts[src]);
         vg_glob_compile(b.data, &pp->globs[i]);
         vg_buf_free(&b);
     }
@@ -73,15 +76,49 @@ static int check_places(const struct vg_places *places, struct vg_err *err)
     return 0;
 }
 
+static bool overlaps(const char *a, const char *b)
+{
+    return vg_path_under(a, b) || vg_path_under(b, a);
+}
+
+/* Is a read-only tree the rules were resolved in not the host's in this
+ * run: the workdir, the home or a bind of the run's own in it (or it in
+ * them)?  Then what was resolved there could change: rules are matched
+ * as written only. */
+static bool trees_unsure(const struct vg_policy *p, const struct vg_places *places,
+                         const struct vg_bind *binds, unsigned nbinds)
+{
+    if (!p->ro)
+        return false;
+    for (unsigned i = 0; i < p->ro->ndirs; i++) {
+        const char *d = p->ro->dirs[i];
+        if (overlaps(places->work, d) || overlaps(places->home, d))
+            return true;
+        for (unsigned j = 0; j < nbinds; j++) {
+            const struct vg_bind *b = &binds[j];
+            if (overlaps(b->dst ? b->dst : b->src, d))
+                return true;
+        }
+    }
+    return false;
+}
+
 int vg_pol_compile(struct vg_policy *p, const struct vg_places *places, struct vg_err *err)
+{
+    return vg_policy_compile_run(p, places, NULL, 0, err);
+}
+
+int vg_policy_compile_run(struct vg_policy *p, const struct vg_places *places,
+                          const struct vg_bind *binds, unsigned nbinds, struct vg_err *err)
 {
     if (check_places(places, err))
         return -1;
     vg_pol_uncompile(p);
+    bool as_written = trees_unsure(p, places, binds, nbinds);
     for (uint32_t i = 0; i < p->nrules; i++) {
         struct vg_prule *r = &p->rules[i];
         if (r->path.nalts)
-            compile_ppat(&r->path, places);
+            compile_ppat(&r->path, places, as_written);
     }
     for (uint32_t i = 0; i < p->nbinds; i++) {
         struct vg_pbind *b = &p->binds[i];

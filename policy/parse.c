@@ -194,6 +194,7 @@ static int parse_ppat(struct parser *ps, const struct tok *t, bool abstract_ok,
     if (!vg_glob_expand(rest, &pp->alts, &pp->nalts))
         return perr(ps, t->col, "too many alternatives (more than %d once braces are expanded)",
                     VG_GLOB_MAX_ALTS);
+    pp->nwritten = pp->nalts;
     for (uint32_t i = 0; i < pp->nalts; i++)
         if (has_dot_component(pp->alts[i]))
             return perr(ps, t->col, "'.' and '..' cannot appear in a pattern (paths are matched in canonical form)");
@@ -205,6 +206,7 @@ static void ppat_free(struct vg_ppat *pp)
     for (uint32_t i = 0; i < pp->nalts; i++)
         free(pp->alts[i]);
     free(pp->alts);
+    free(pp->from);
     if (pp->globs)
         for (uint32_t i = 0; i < pp->nalts; i++)
             vg_glob_free(&pp->globs[i]);
@@ -314,6 +316,7 @@ static bool first_setting(struct parser *ps, struct vg_setting_src *src, uint32_
     if (!src->file) {
         src->file = ps->file;
         src->line = ps->line;
+        src->col = ps->t[0].col;
         return true;
     }
     if (src->file == ps->file && !*earlier)
@@ -485,21 +488,10 @@ static int include_builtin(struct parser *ps)
     return parse_text(ps, "default.policy", BUILTIN_ID, vg_default_policy_text);
 }
 
-static int st_include(struct parser *ps)
+/* Read and parse the file at path (malloc'd; kept as the rules' file name
+ * when it is read). */
+static int include_file(struct parser *ps, const struct tok *t, char *path)
 {
-    if (want_words(ps, 2, 2, "a file name"))
-        return -1;
-    const struct tok *t = &ps->t[1];
-    if (ps->depth >= MAX_DEPTH)
-        return perr(ps, t->col, "includes nested too deeply (more than %d levels)", MAX_DEPTH);
-    if (!strcmp(t->s, BUILTIN_ID))
-        return include_builtin(ps);
-    char *path;
-    const char *slash = strrchr(ps->file, '/');
-    if (t->s[0] == '/' || !slash)
-        path = vg_xstrdup(t->s);
-    else
-        path = vg_xasprintf("%.*s/%s", (int)(slash - ps->file), ps->file, t->s);
     struct vg_err e;
     char *text = vg_read_file(path, MAX_FILE, NULL, &e);
     int saved = errno;
@@ -517,6 +509,37 @@ static int st_include(struct parser *ps)
     free(real);
     free(text);
     return rc;
+}
+
+/* `include <NAME>`: the shipped policy NAME.policy, found as `-p NAME`
+ * finds it (policy/find.c); <default> is the built-in one, so that it is
+ * the policy this binary was built with wherever vigil runs. */
+static int include_shipped(struct parser *ps, const struct tok *t)
+{
+    if (!strcmp(t->s, BUILTIN_ID))
+        return include_builtin(ps);
+    char *name = vg_xstrndup(t->s + 1, strlen(t->s) - 2);
+    char *path = vg_policy_find_shipped(name);
+    int rc = path ? include_file(ps, t, path)
+                  : perr(ps, t->col, "no shipped policy '%s' ('vigil check --list' names them)", name);
+    free(name);
+    return rc;
+}
+
+static int st_include(struct parser *ps)
+{
+    if (want_words(ps, 2, 2, "a file name"))
+        return -1;
+    const struct tok *t = &ps->t[1];
+    size_t n = strlen(t->s);
+    if (ps->depth >= MAX_DEPTH)
+        return perr(ps, t->col, "includes nested too deeply (more than %d levels)", MAX_DEPTH);
+    if (n > 2 && t->s[0] == '<' && t->s[n - 1] == '>')
+        return include_shipped(ps, t);
+    const char *slash = strrchr(ps->file, '/');
+    if (t->s[0] == '/' || !slash)
+        return include_file(ps, t, vg_xstrdup(t->s));
+    return include_file(ps, t, vg_xasprintf("%.*s/%s", (int)(slash - ps->file), ps->file, t->s));
 }
 
 static const struct {
@@ -606,13 +629,15 @@ static void finish(struct vg_policy *p)
             if (p->rules[i].classes & VG_CLS_BIT(c))
                 p->list[c][p->nlist[c]++] = i;
     vg_sha256_buf(p->text.data, p->text.len, p->sha256);
+    vg_pol_resolve_rules(p);
     vg_pol_find_warnings(p);
 }
 
 static struct vg_policy *parse_top(const char *name, const char *id, const char *text,
-                                   struct vg_err *err)
+                                   const struct vg_trees *ro, struct vg_err *err)
 {
     struct vg_policy *p = vg_xcalloc(1, sizeof *p);
+    p->ro = ro;
     for (int c = 0; c < VG_NPCLASS; c++)
         p->def[c] = VG_ACT_DENY;      /* nothing said: deny */
     p->path = vg_xstrdup(name);
@@ -630,12 +655,24 @@ static struct vg_policy *parse_top(const char *name, const char *id, const char 
     return p;
 }
 
+struct vg_policy *vg_policy_parse_in(const char *name, const char *text,
+                                     const struct vg_trees *ro, struct vg_err *err)
+{
+    return parse_top(name, name, text, ro, err);
+}
+
 struct vg_policy *vg_policy_parse(const char *name, const char *text, struct vg_err *err)
 {
-    return parse_top(name, name, text, err);
+    return vg_policy_parse_in(name, text, &vg_system_trees, err);
 }
 
 struct vg_policy *vg_policy_load(const char *path, struct vg_err *err)
+{
+    return vg_policy_load_in(path, &vg_system_trees, err);
+}
+
+struct vg_policy *vg_policy_load_in(const char *path, const struct vg_trees *ro,
+                                    struct vg_err *err)
 {
     size_t len;
     char *text = vg_read_file(path, MAX_FILE, &len, err);
@@ -649,7 +686,7 @@ struct vg_policy *vg_policy_load(const char *path, struct vg_err *err)
             line += *c == '\n';
         vg_errf(err, "%s:%u:1: NUL byte in policy text", path, line);
     } else {
-        p = parse_top(path, real ? real : path, text, err);
+        p = parse_top(path, real ? real : path, text, ro, err);
     }
     free(real);
     free(text);

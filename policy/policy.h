@@ -101,6 +101,35 @@ struct vg_places {
     const char *tmp;    /* $TMP : the private tmpfs (always "/tmp") */
 };
 
+/* Host trees the sandbox shows read-only (dirs), and what it hides in
+ * them (hidden: masked, or a bind's destination).  Nothing there changes
+ * during a run, so a path there names the same object on the host as in
+ * the sandbox.  vg_system_trees is the launcher's list (launcher/plan.c
+ * mounts and masks from it). */
+struct vg_trees {
+    const char *const *dirs;
+    unsigned ndirs;
+    const char *const *hidden;
+    unsigned nhidden;
+    const char *const *own;     /* files the sandbox puts its own over */
+    unsigned nown;
+};
+extern const struct vg_trees vg_system_trees;
+/* The one such file of every sandbox: vigil's resolver's resolv.conf. */
+#define VG_SANDBOX_RESOLV_CONF "/etc/resolv.conf"
+/* Is path (absolute, squashed) tree itself or below it? */
+bool vg_path_under(const char *path, const char *tree);
+/* Does path lie in one of t's dirs, under none of its hidden paths and
+ * none of its own files? */
+bool vg_trees_holds(const struct vg_trees *t, const char *path);
+/* Resolve a path lying in t on the host's file system, one component at a
+ * time (lstat, readlink), never looking at anything outside t's trees.
+ * FOUND: *out (malloc'd) is the canonical path, also in t; MISSING: a
+ * component does not exist; AWAY: the path leads out of t (or too many
+ * links, or an error): no resolution is trusted. */
+enum vg_walk { VG_WALK_FOUND, VG_WALK_MISSING, VG_WALK_AWAY };
+enum vg_walk vg_trees_resolve(const struct vg_trees *t, const char *path, char **out);
+
 struct vg_policy;
 
 /* Parse and validate a file (following includes) or an in-memory text
@@ -109,9 +138,17 @@ struct vg_policy;
 struct vg_policy *vg_policy_load(const char *path, struct vg_err *err);
 struct vg_policy *vg_policy_parse(const char *name, const char *text,
                                   struct vg_err *err);
+/* The same, literal paths of rules in the read-only trees ro resolved
+ * there (policy/resolve.c); the two above use vg_system_trees.  ro must
+ * outlive the policy. */
+struct vg_policy *vg_policy_load_in(const char *path, const struct vg_trees *ro,
+                                    struct vg_err *err);
+struct vg_policy *vg_policy_parse_in(const char *name, const char *text,
+                                     const struct vg_trees *ro, struct vg_err *err);
 void vg_policy_free(struct vg_policy *p);
 
-/* Warnings found while parsing (shadowed rules, dangerous grants), each
+/* Warnings found while parsing (shadowed rules, dangerous grants, rules
+ * naming no object, default allow: docs/POLICY.md), each
  * "file:line:col: warning: ...".  Valid until vg_policy_free. */
 uint32_t vg_policy_nwarnings(const struct vg_policy *p);
 const char *vg_policy_warning(const struct vg_policy *p, uint32_t i);
@@ -121,6 +158,11 @@ const char *vg_policy_warning(const struct vg_policy *p, uint32_t i);
  * (net/dns.h), and nothing else does.  Must be called once before deciding. */
 int vg_policy_compile(struct vg_policy *p, const struct vg_places *places,
                       struct vg_err *err);
+/* The same for a run that also binds these (--bind, --bind-rw): a bind, a
+ * workdir or a home in a read-only tree makes that tree not the host's in
+ * the run, and then rules are matched as written only (policy/resolve.c). */
+int vg_policy_compile_run(struct vg_policy *p, const struct vg_places *places,
+                          const struct vg_bind *binds, unsigned nbinds, struct vg_err *err);
 
 /* Path decisions: path is absolute and canonical (the tracer resolves it). */
 struct vg_verdict vg_policy_decide_path(const struct vg_policy *p,
@@ -218,6 +260,10 @@ int vg_policy_landlock_plan(const struct vg_policy *p, int abi,
  * or the NAME of a shipped policy (NAME.policy).  Malloc'd; NULL with err
  * when there is none. */
 char *vg_policy_find(const char *arg, struct vg_err *err);
+/* The real path of the shipped policy NAME (NAME.policy in the first
+ * search directory that has it; `include <NAME>`), malloc'd; NULL when
+ * there is none or NAME is not a name. */
+char *vg_policy_find_shipped(const char *name);
 /* Calls fn for each shipped policy (name, real path), first of a name only,
  * in search order. */
 void vg_policy_list(void (*fn)(const char *name, const char *path, void *arg), void *arg);

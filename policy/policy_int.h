@@ -22,11 +22,16 @@ enum vg_place { VG_PLACE_NONE, VG_PLACE_HOME, VG_PLACE_WORK, VG_PLACE_TMP };
 const char *vg_place_path(enum vg_place pl, const struct vg_places *places);
 const char *vg_place_var(enum vg_place pl);    /* "~", "$WORK", "$TMP" */
 
-/* A path pattern: place + the rest as written, braces expanded. */
+/* A path pattern: place + the rest as written, braces expanded: alts
+ * [0, nwritten).  After them, the forms those resolve to in the read-only
+ * trees (policy/resolve.c): alts[i] for i >= nwritten is what
+ * alts[from[i - nwritten]] names there. */
 struct vg_ppat {
     enum vg_place place;
     char **alts;
     uint32_t nalts;
+    uint32_t nwritten;
+    uint32_t *from;
     struct vg_glob *globs;     /* one per alt, after compile */
 };
 
@@ -44,6 +49,7 @@ struct vg_prule {
 struct vg_setting_src {
     const char *file;
     uint32_t line;
+    uint32_t col;
 };
 
 struct vg_pbind {
@@ -74,6 +80,7 @@ struct vg_policy {
     uint32_t nenv;
     char **warn;
     uint32_t nwarn;
+    const struct vg_trees *ro;      /* where literal paths were resolved */
     char **strs;                    /* file names and other owned strings */
     uint32_t nstrs;
     bool compiled;
@@ -91,6 +98,10 @@ void vg_pol_rule_free(struct vg_prule *r);
  * nothing).  vg_pol_uncompile drops the compiled state. */
 int vg_pol_compile(struct vg_policy *p, const struct vg_places *places, struct vg_err *err);
 void vg_pol_uncompile(struct vg_policy *p);
+
+/* Add the resolved forms of rules' literal paths in p->ro, and warn of
+ * literal paths there that do not exist (policy/resolve.c). */
+void vg_pol_resolve_rules(struct vg_policy *p);
 
 /* Shadowed rules and grants that defeat the sandbox (policy/warn.c). */
 void vg_pol_find_warnings(struct vg_policy *p);

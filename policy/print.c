@@ -75,6 +75,18 @@ static void print_settings(const struct vg_policy *p, FILE *out)
     }
 }
 
+/* What a rule's literal paths resolve to in the read-only trees, when
+ * that differs from what it says (policy/resolve.c): "  (= A, B)". */
+static void print_resolved(const struct vg_ppat *pp, FILE *out)
+{
+    for (uint32_t i = pp->nwritten; i < pp->nalts; i++) {
+        fputs(i == pp->nwritten ? "  (= " : ", ", out);
+        put(out, pp->alts[i]);
+    }
+    if (pp->nalts > pp->nwritten)
+        fputc(')', out);
+}
+
 void vg_policy_print(const struct vg_policy *p, FILE *out)
 {
     fputs("# policy ", out);
@@ -85,6 +97,7 @@ void vg_policy_print(const struct vg_policy *p, FILE *out)
         put(out, p->rules[i].src.file);
         fprintf(out, ":%u: ", p->rules[i].src.line);
         put(out, p->rules[i].src.text);
+        print_resolved(&p->rules[i].path, out);
         fputc('\n', out);
     }
     print_defaults(p, out);

@@ -1,8 +1,9 @@
 /* warn.c: things a policy author probably did not mean, found right after
  * parsing: rules that can never match because an earlier rule covers them
- * (decided conservatively: only when that is certain from the text), and
+ * (decided conservatively: only when that is certain from the text),
  * grants that defeat the sandbox (decided by asking the policy itself
- * about a table of sensitive samples). */
+ * about a table of sensitive samples), and `default allow`.  (A rule
+ * naming no object is resolve.c's, which looks at the trees.) */
 #include <string.h>
 #include <stdlib.h>
 #include <sys/socket.h>
@@ -199,8 +200,45 @@ static void find_dangerous(struct vg_policy *p)
     vg_pol_uncompile(p);
 }
 
+/* Did this line make class c allow? */
+static bool allowed_by(const struct vg_policy *p, int c, const struct vg_setting_src *s)
+{
+    return p->def[c] == VG_ACT_ALLOW && p->def_src[c].file == s->file &&
+           p->def_src[c].line == s->line;
+}
+
+/* The classes a `default allow` line set (the setting that took effect):
+ * each call of them no rule matches goes through, unseen by the author.
+ * One warning per line, at its first class, naming them all. */
+static void find_default_allow(struct vg_policy *p)
+{
+    for (int c = 0; c < VG_NPCLASS; c++) {
+        const struct vg_setting_src *s = &p->def_src[c];
+        bool first = s->file && p->def[c] == VG_ACT_ALLOW;
+        int last = c;
+        for (int k = 0; k < VG_NPCLASS && first; k++)
+            if (allowed_by(p, k, s)) {
+                first = k >= c;
+                last = k;
+            }
+        if (!first)
+            continue;
+        struct vg_buf names = {0};
+        for (int k = c; k <= last; k++)
+            if (allowed_by(p, k, s))
+                vg_buf_printf(&names, "%s%s", k == c ? "" : k == last ? " and " : ", ",
+                              vg_pol_class_names[k]);
+        vg_pol_warnf(p, s->file, s->line, s->col,
+                     "'default allow' allows every %s call no rule matches (say what the "
+                     "candidate needs and let the rest be refused: 'default deny')",
+                     names.data);
+        vg_buf_free(&names);
+    }
+}
+
 void vg_pol_find_warnings(struct vg_policy *p)
 {
     find_shadowed(p);
     find_dangerous(p);
+    find_default_allow(p);
 }

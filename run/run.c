@@ -456,7 +456,7 @@ int vg_run(struct vg_run_opts *o)
     choose_engine(&r);
     /* Every run's network namespace has vigil's resolver: names are what
      * it hands out, nothing is resolved ahead. */
-    if (vg_policy_compile(r.pol, &places, &r.err) < 0 ||
+    if (vg_policy_compile_run(r.pol, &places, o->binds, o->nbinds, &r.err) < 0 ||
         vg_run_artifacts(&r) < 0 || build_sandbox(&r) < 0 || prepare_dns(&r) < 0 || vg_run_outputs(&r) < 0 || restrict_cpus(&r) < 0 ||
         vg_run_header(&r) < 0)
         goto out;

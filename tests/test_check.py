@@ -33,7 +33,9 @@ def test_broken_policy_is_refused_with_location(vigil, name):
 
 # Warnings a shipped policy gives on purpose (each says why in its text).
 INTENDED = {"c.policy": ["'allow exec $TMP/**' defeats the sandbox",
-                         "'allow exec $WORK/**' defeats the sandbox"]}
+                         "'allow exec $WORK/**' defeats the sandbox"],
+            "observe.policy": ["'default allow' allows every read, write, exec, connect, bind "
+                               "and send call"]}
 
 
 @pytest.mark.parametrize("path", SHIPPED, ids=[os.path.basename(p) for p in SHIPPED])
@@ -145,3 +147,66 @@ def test_unreadable_file(vigil, tmp_path):
     r = vigil("check", str(tmp_path / "missing.policy"))
     assert r.returncode == 1
     assert "missing.policy" in r.stderr and "No such file" in r.stderr
+
+
+def policy_file(tmp_path, *lines):
+    """A policy of these lines after `version 1` (line 1)."""
+    p = tmp_path / "t.policy"
+    p.write_text("version 1\n" + "".join(line + "\n" for line in lines))
+    return p
+
+def test_rule_shows_what_it_resolves_to(vigil, tmp_path):
+    """A literal path in a read-only tree is also matched as what it
+    resolves to; check says so, and warns of one that does not exist (but
+    not of a glob, nor of places that appear during the run)."""
+    real = os.path.realpath("/usr/bin/python3")
+    if real == "/usr/bin/python3":
+        pytest.skip("/usr/bin/python3 is not a symlink here")
+    p = policy_file(tmp_path, "allow exec /usr/bin/python3",
+                    "allow exec /usr/bin/vigil-no-such-program",
+                    "allow exec /usr/bin/vigil-no-such-* /usr/bin/{vigil-no-such,python3}",
+                    "allow write $WORK/later $TMP/later /tmp/later", "default deny")
+    r = vigil("check", str(p))
+    assert r.returncode == 0, r.stderr
+    assert f"{p}:2: allow exec /usr/bin/python3  (= {real})" in r.stdout.splitlines()
+    assert r.stderr.splitlines() == [
+        f"{p}:3:12: warning: rule names no object: /usr/bin/vigil-no-such-program does not "
+        "exist, and nothing can create it (the sandbox shows /usr read-only)"]
+    assert vigil("check", "--strict", str(p)).returncode == 1
+
+
+def test_include_shipped_by_name(vigil, tmp_path):
+    """include <NAME> takes any shipped policy (and what it includes)."""
+    p = policy_file(tmp_path, "include <python>")
+    r = vigil("check", "--strict", str(p))
+    assert r.returncode == 0, r.stderr
+    files = {line.split(":", 1)[0] for line in r.stdout.splitlines() if not line.startswith("#")}
+    assert any(f.endswith("/policies/python.policy") for f in files), r.stdout
+    assert any(f.endswith("/policies/default.policy") for f in files), r.stdout
+
+
+def test_include_unknown_and_cycle_by_name(vigil, tmp_path):
+    own = tmp_path / "own"
+    own.mkdir()
+    (own / "ping.policy").write_text("version 1\ninclude <pong>\n")
+    (own / "pong.policy").write_text("version 1\nallow read /x\ninclude <ping>\n")
+    env = {**os.environ, "VIGIL_POLICY_DIR": str(own)}
+    r = vigil("check", "ping", env=env)
+    assert r.returncode == 1 and r.stdout == ""
+    assert r.stderr == (f"{own}/pong.policy:3:9: include cycle: {own}/ping.policy -> "
+                        f"{own}/pong.policy -> {own}/ping.policy\n")
+    p = policy_file(tmp_path, "include <no-such-policy>")
+    r = vigil("check", str(p))
+    assert r.returncode == 1
+    assert r.stderr == (f"{p}:2:9: no shipped policy 'no-such-policy' "
+                        "('vigil check --list' names them)\n")
+
+
+def test_default_allow_warns(vigil, tmp_path):
+    p = policy_file(tmp_path, "allow read /usr/**", "default allow read write", "default deny")
+    r = vigil("check", str(p))
+    assert r.returncode == 0
+    assert r.stderr == (f"{p}:3:1: warning: 'default allow' allows every read and write call no "
+                        "rule matches (say what the candidate needs and let the rest be refused: "
+                        "'default deny')\n")
+    assert vigil("check", "--strict", str(p)).returncode == 1

@@ -223,8 +223,18 @@ static void test_precedence(void)
     CHECK(rd(p, "/x") == VG_ACT_ALLOW);
     CHECK(vg_policy_decide_path(p, VG_CLASS_EXEC, "/x").action == VG_ACT_KILL);
     CHECK(vg_policy_decide_path(p, VG_CLASS_WRITE, "/x").action == VG_ACT_DENY);
-    CHECK(vg_policy_nwarnings(p) == 1);   /* line 5 has no effect; line 4 sets the rest */
+    /* line 5 has no effect; line 4 sets the rest; line 2 lets reads through */
+    CHECK(vg_policy_nwarnings(p) == 2);
     CHECK(strstr(vg_policy_warning(p, 0), "t.policy:5:1: warning: ") != NULL);
+    CHECK(strstr(vg_policy_warning(p, 1),
+                 "t.policy:2:1: warning: 'default allow' allows every read call") != NULL);
+    vg_policy_free(p);
+
+    /* one warning per line, naming the classes that line made allow */
+    p = pol("version 1\ndefault deny exec\ndefault allow\n");
+    CHECK(vg_policy_nwarnings(p) == 1 &&
+          strstr(vg_policy_warning(p, 0), "t.policy:3:1: warning: 'default allow' allows every "
+                                          "read, write, connect, bind and send call"));
     vg_policy_free(p);
 }
 
