@@ -36,6 +36,9 @@ POLDIR  := $(DATADIR)/vigil/policies
 # /usr/local/lib/python3.X/dist-packages.
 PYTHON  ?= $(firstword $(wildcard /usr/bin/python3) python3)
 PYVER   := $(shell $(PYTHON) -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null)
+# The Python package's files (py.typed: it has type annotations, PEP 561).
+PYMODS  := $(notdir $(wildcard python/vigil/*.py))
+PYFILES := $(PYMODS) py.typed
 PYDIR   ?= $(if $(filter /usr,$(PREFIX)),$(PREFIX)/lib/python3/dist-packages,$(PREFIX)/lib/python$(PYVER)/dist-packages)
 
 # Quiet by default: one line per file; V=1 shows every command.
@@ -150,14 +153,16 @@ install: $(BUILD)/vigil man
 	install -m 644 $(MAN5:%=$(BUILD)/man/%.5) $(DESTDIR)$(MANDIR)/man5/
 	install -m 644 $(MAN7:%=$(BUILD)/man/%.7) $(DESTDIR)$(MANDIR)/man7/
 	install -d $(DESTDIR)$(PYDIR)/vigil
-	install -m 644 python/vigil/__init__.py $(DESTDIR)$(PYDIR)/vigil/
+	install -m 644 $(PYFILES:%=python/vigil/%) $(DESTDIR)$(PYDIR)/vigil/
 
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/vigil $(patsubst policies/%,$(DESTDIR)$(POLDIR)/%,$(wildcard policies/*.policy))
 	rm -f $(MAN1:%=$(DESTDIR)$(MANDIR)/man1/%.1) $(MAN5:%=$(DESTDIR)$(MANDIR)/man5/%.5) \
 	    $(MAN7:%=$(DESTDIR)$(MANDIR)/man7/%.7)
-	rm -f $(DESTDIR)$(PYDIR)/vigil/__init__.py
-	-rmdir $(DESTDIR)$(POLDIR) $(DESTDIR)$(DATADIR)/vigil $(DESTDIR)$(PYDIR)/vigil 2>/dev/null
+	rm -f $(PYFILES:%=$(DESTDIR)$(PYDIR)/vigil/%)
+	rm -f $(PYMODS:%.py=$(DESTDIR)$(PYDIR)/vigil/__pycache__/%.*.pyc)
+	-rmdir $(DESTDIR)$(POLDIR) $(DESTDIR)$(DATADIR)/vigil $(DESTDIR)$(PYDIR)/vigil/__pycache__ \
+	    $(DESTDIR)$(PYDIR)/vigil 2>/dev/null
 
 demo: deps
 	@$(MAKE) --no-print-directory vigil
