@@ -227,6 +227,7 @@ def test_inputs_are_copied_in_and_the_work_dir_removed(tmp_path, monkeypatch):
     monkeypatch.setattr("tempfile.tempdir", str(tmp_path))
     data = tmp_path / "data.txt"
     data.write_text("input file\n")
+    data.chmod(0o600)   # the caller's own: its copy is still the candidate's to read
     r = run_tree(code="print(open('data.txt').read().strip())", language="python",
                  inputs=[str(data)], log=str(tmp_path / "run.msgpack"))
     assert r.ok and r.stdout.tail == "input file\n", r
@@ -235,6 +236,10 @@ def test_inputs_are_copied_in_and_the_work_dir_removed(tmp_path, monkeypatch):
     kept = run_tree(code="open('made.txt', 'w').write('x')", language="python", keep=True,
                     log=str(tmp_path / "run2.msgpack"))
     assert kept.ok and kept.workdir_kept and os.path.exists(os.path.join(kept.workdir, "made.txt"))
+    # into a work dir of the caller's, nothing there is written over
+    with pytest.raises(FileExistsError, match="cand.py is already in the work dir"):
+        run_tree(code="print(1)", language="python", workdir=kept.workdir,
+                 log=str(tmp_path / "run3.msgpack"))
     shutil.rmtree(kept.workdir)
 
 

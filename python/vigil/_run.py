@@ -24,6 +24,8 @@ _EXIT_VIGIL_FAILED = 125
 # The sandbox's host uid when vigil runs as root (launcher/run_opts.h,
 # VG_HOST_NOBODY): a work dir run() makes must be the candidate's own.
 _SANDBOX_UID_UNDER_ROOT = 65534
+# The code and inputs run() puts in a work dir (batch/runner.c's mode).
+_WORK_FILE_MODE = 0o644
 
 
 class _Kind(enum.Enum):
@@ -177,6 +179,20 @@ def _command(argv: Optional[Sequence[PathArg]], code: Optional[str],
     return [os.fspath(a) for a in argv], None
 
 
+def _new_file(work: str, name: str) -> IO[bytes]:
+    """A file made in the work dir, as `vigil batch` makes them: 0644 (the
+    sandbox's user reads it whoever wrote it), never over one there."""
+    path = os.path.join(work, name)
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
+                     _WORK_FILE_MODE)
+    except FileExistsError:
+        raise FileExistsError("vigil.run: %s is already in the work dir %s" % (name, work)) \
+            from None
+    os.fchmod(fd, _WORK_FILE_MODE)   # whatever the umask
+    return os.fdopen(fd, "wb")
+
+
 def _fill_workdir(work: str, code: Optional[str], lang: Optional[_Language],
                   inputs: Sequence[PathArg]) -> None:
     """The code and the inputs in the work dir, as `vigil batch` puts a
@@ -191,10 +207,11 @@ def _fill_workdir(work: str, code: Optional[str], lang: Optional[_Language],
         if not os.path.isfile(p):
             raise FileNotFoundError("vigil.run: input %r: no such file" % os.fspath(p))
     for p in inputs:
-        shutil.copy(p, os.path.join(work, os.path.basename(os.fspath(p))))
+        with open(p, "rb") as src, _new_file(work, os.path.basename(os.fspath(p))) as dst:
+            shutil.copyfileobj(src, dst)
     if code is not None and lang is not None:
-        with open(os.path.join(work, lang.file), "w", encoding="utf-8") as f:
-            f.write(code)
+        with _new_file(work, lang.file) as dst:
+            dst.write(code.encode("utf-8"))
 
 
 def _stdin_of(stdin: StdinArg) -> Tuple[Any, Optional[bytes], Optional[IO[bytes]]]:
