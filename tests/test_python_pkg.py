@@ -337,3 +337,27 @@ def test_mypy_strict():
     r = subprocess.run(["mypy", "--strict", "--no-incremental", "--cache-dir", os.devnull,
                         "-p", "vigil"], cwd=SRC, capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stdout + r.stderr
+
+
+def test_batch_follows_results_jsonl_as_it_is_written(tmp_path):
+    """Where vigil batch writes results.jsonl a line per task as it goes
+    (in the order tasks finish), each whole line is a task reported with
+    its sha256, a line not yet whole is not, and the file replaced by the
+    list in task order is read again from its start, nothing twice."""
+    seen = []
+    results = tmp_path / "results.jsonl"
+    follower = vigil_py._batch._Follower(str(tmp_path), str(results), ["a", "b"], jobs=1,
+                                         sharded=False, progress=seen.append)
+
+    def line(task_id):
+        return json.dumps({"task_id": task_id, "status": "ok", "exit_code": 0,
+                           "sha256": task_id * 64}) + "\n"
+
+    follower.look()
+    results.write_text(line("b") + line("a")[:10])
+    follower.look()
+    assert [(r.task_id, r.sha256) for r in seen] == [("b", "b" * 64)]
+    (tmp_path / "new").write_text(line("a") + line("b"))
+    os.rename(str(tmp_path / "new"), str(results))
+    follower.look(final=True)
+    assert [(r.task_id, r.sha256) for r in seen] == [("b", "b" * 64), ("a", "a" * 64)]

@@ -289,7 +289,8 @@ def run(argv: Optional[Sequence[PathArg]] = None, *,
     ``code`` with ``language`` ("python", "shell", "node"), written into
     the work dir and run with that language's interpreter and shipped
     policy, as a `vigil batch` task's.  ``inputs`` are host files copied
-    into the work dir by their base name.  With code or inputs and no
+    into the work dir by their base name (``files`` is the limit on open
+    files, --files).  With code or inputs and no
     ``workdir``, run() makes a work dir and removes it afterwards
     (``keep=True`` keeps it: ``result.workdir``).
 
