@@ -347,7 +347,7 @@ def test_batch_follows_results_jsonl_as_it_is_written(tmp_path):
     seen = []
     results = tmp_path / "results.jsonl"
     follower = vigil_py._batch._Follower(str(tmp_path), str(results), ["a", "b"], jobs=1,
-                                         sharded=False, progress=seen.append)
+                                         progress=seen.append)
 
     def line(task_id):
         return json.dumps({"task_id": task_id, "status": "ok", "exit_code": 0,
@@ -361,3 +361,24 @@ def test_batch_follows_results_jsonl_as_it_is_written(tmp_path):
     os.rename(str(tmp_path / "new"), str(results))
     follower.look(final=True)
     assert [(r.task_id, r.sha256) for r in seen] == [("b", "b" * 64), ("a", "a" * 64)]
+
+
+def test_batch_shards_are_vigils(tmp_path, monkeypatch):
+    """shard=(I, N) runs vigil's shard I, and progress reports exactly its
+    tasks (shard_of agrees with vigil batch); shard=None is every task,
+    whatever a Slurm array's environment says."""
+    monkeypatch.setenv("SLURM_ARRAY_TASK_ID", "1")
+    monkeypatch.setenv("SLURM_ARRAY_TASK_COUNT", "3")
+    monkeypatch.setenv("SLURM_ARRAY_TASK_MIN", "0")
+    ids = ["task-%d" % i for i in range(9)]
+    tasks = [{"id": t, "argv": ["true"]} for t in ids]
+    out = str(tmp_path / "b")
+    for i in range(3):
+        seen = []
+        recs = vigil_py.batch(tasks, out=out, jobs=2, shard=(i, 3), progress=seen.append,
+                              vigil=VIGIL)
+        mine = [t for t in ids if vigil_py.shard_of(t, 3) == i]
+        assert [r.task_id for r in recs] == mine and sorted(r.task_id for r in seen) == mine
+    assert len({vigil_py.shard_of(t, 3) for t in ids}) > 1   # the shards are not all one
+    recs = vigil_py.batch(tasks, out=str(tmp_path / "all"), vigil=VIGIL)
+    assert [r.task_id for r in recs] == ids

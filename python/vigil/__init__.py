@@ -21,7 +21,7 @@ and `vigil batch` write (docs/RUN.md, "The result record"), as `Result`
 did); the log reader needs msgpack (Debian's python3-msgpack).  Nothing
 here decides anything: the binary does.  The API: docs/PYTHON.md.
 """
-from ._batch import Progress, Task, batch
+from ._batch import Progress, Task, batch, shard_of
 from ._errors import MissingDependencyError, VigilError
 from ._log import read_log
 from ._result import Artifact, Limit, LimitValue, Mode, PolicyRef, Result, Status, Stream
@@ -32,5 +32,5 @@ __version__ = "0.1.0"
 __all__ = [
     "LANGUAGES", "Artifact", "Limit", "LimitValue", "MissingDependencyError", "Mode",
     "PolicyRef", "Progress", "Result", "Status", "Stream", "Task", "VigilError", "batch",
-    "binary", "read_log", "run",
+    "binary", "read_log", "run", "shard_of",
 ]

@@ -3,6 +3,7 @@ finished task."""
 from __future__ import annotations
 
 import collections
+import hashlib
 import json
 import os
 import subprocess
@@ -60,6 +61,12 @@ def _task_ids(path: str) -> List[str]:
     return ids
 
 
+def shard_of(task_id: str, nshards: int) -> int:
+    """The shard of a task, as vigil batch picks it (batch/taskfile.c,
+    vg_batch_shard: the first 64 bits of the id's SHA-256, mod N)."""
+    return int(hashlib.sha256(task_id.encode("utf-8")).hexdigest()[:16], 16) % nshards
+
+
 def _load(path: str) -> Optional[Result]:
     """A complete record at path, or None (not there, or not yet whole)."""
     try:
@@ -75,15 +82,14 @@ class _Follower:
     ends, and results.jsonl gets a line per task, as vigil writes it (at
     the end, or as it goes)."""
 
-    def __init__(self, out: str, results: str, ids: List[str], jobs: int, sharded: bool,
+    def __init__(self, out: str, results: str, ids: List[str], jobs: int,
                  progress: Optional[Progress]) -> None:
         self.out, self.results, self.progress = out, results, progress
         self.pending: List[str] = list(dict.fromkeys(ids))
         self.reported: Set[str] = set()
         # Tasks start in file order, at most jobs at once: past the jobs-th
-        # one without a result, none has started.  Not so for a shard,
-        # whose tasks are spread over the file.
-        self.window: Optional[int] = None if sharded else jobs
+        # one without a result, none has started, and none is looked at.
+        self.window = jobs
         self.offset = 0
         self.inode: Optional[int] = None
 
@@ -177,8 +183,9 @@ def batch(tasks: Union[Iterable[Task], PathArg], out: PathArg, *, jobs: int = 1,
     "language", "inputs", "policy", "limits", "env", "dry_run"}: docs/RUN.md,
     "Many candidates") or the path of a JSON Lines task file.  Tasks already
     done in ``out`` are not run again.  ``jobs`` runs at once; ``shard``
-    (I, N) runs shard I of N; ``policy`` is the policy of tasks that name
-    none.
+    (I, N) runs shard I of N (`shard_of` says which tasks), None every
+    task, whatever SLURM_ARRAY_* or JOB_COMPLETION_INDEX in the
+    environment say; ``policy`` is the policy of tasks that name none.
 
     ``progress(result)`` is called once per task as its result appears
     (tasks done by an earlier batch included), in this thread, while the
@@ -204,15 +211,17 @@ def batch(tasks: Union[Iterable[Task], PathArg], out: PathArg, *, jobs: int = 1,
     else:
         task_file, ids = _write_tasks(tasks)
     outdir = os.fspath(out)
+    # --shard 0/1 for the whole file: not a shard SLURM_ARRAY_* or
+    # JOB_COMPLETION_INDEX in the environment would pick behind the caller
+    index, count = shard if shard is not None else (0, 1)
     args = [binary(vigil), "batch", task_file, "--out", outdir, "-j", str(jobs),
-            "--progress", "never"]
-    if shard is not None:
-        args += ["--shard", "%d/%d" % shard]
+            "--progress", "never", "--shard", "%d/%d" % (index, count)]
     if policy is not None:
         args += ["-p", os.fspath(policy)]
-    name = "results-%d-of-%d.jsonl" % shard if shard and shard[1] > 1 else "results.jsonl"
+    name = "results-%d-of-%d.jsonl" % (index, count) if count > 1 else "results.jsonl"
     results = os.path.join(outdir, name)
-    follower = _Follower(outdir, results, ids, jobs, shard is not None and shard[1] > 1, progress)
+    ids = [t for t in ids if count == 1 or shard_of(t, count) == index]
+    follower = _Follower(outdir, results, ids, jobs, progress)
     try:
         _run_batch(args, follower)
     finally:
