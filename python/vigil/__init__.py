@@ -2,7 +2,7 @@
 
     import vigil
     r = vigil.run(["python3", "cand.py"], policy="python", timeout="10s", stdin=b"3 4\\n")
-    print(r.status, r.exit_code, r.stdout.tail)          # Status.OK 0 '7\\n'
+    print(r.status, r.exit_code, r.stdout.tail)          # ok 0 7
 
     r = vigil.run(code="print(input())", language="python", stdin="hi\\n", cpus=0.5)
 
