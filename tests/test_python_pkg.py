@@ -15,7 +15,7 @@ import textwrap
 
 import pytest
 
-from helpers import ROOT, VIGIL
+from helpers import NOBODY, ROOT, VIGIL, caller, nobody_caller, root_caller  # noqa: F401
 
 sys.path.insert(0, os.path.join(ROOT, "python"))
 import vigil as vigil_py  # noqa: E402  (the package under test, from the tree)
@@ -382,3 +382,36 @@ def test_batch_shards_are_vigils(tmp_path, monkeypatch):
     assert len({vigil_py.shard_of(t, 3) for t in ids}) > 1   # the shards are not all one
     recs = vigil_py.batch(tasks, out=str(tmp_path / "all"), vigil=VIGIL)
     assert [r.task_id for r in recs] == ids
+
+
+def test_code_and_inputs_as_either_caller(caller):
+    """As root (the sandbox is host nobody: run() gives it the work dir it
+    makes) and as an unprivileged caller (the sandbox is that user), the
+    code and a 0600 input of the caller's are the candidate's to read,
+    stdin and cpus= reach the run, and run() leaves nothing in $TMPDIR."""
+    d, tmp = caller.dir("py"), caller.dir("tmp")
+    pkg = os.path.join(d, "python")
+    shutil.copytree(SRC, pkg, ignore=shutil.ignore_patterns("build", "*.egg-info",
+                                                             "__pycache__"))
+    data = os.path.join(d, "data.txt")
+    with open(data, "w") as f:
+        f.write("the input\n")
+    os.chmod(data, 0o600)
+    if not caller.root:
+        for p in (data, *[os.path.join(w, f) for w, _, fs in os.walk(pkg) for f in fs]):
+            os.chown(p, NOBODY, NOBODY)
+    script = textwrap.dedent("""
+        import json, vigil
+        r = vigil.run(code="print(open('data.txt').read().strip(), input())", language="python",
+                      inputs=[%r], stdin="and stdin", cpus=0.5, log=%r)
+        print(json.dumps([str(r.status), r.stdout.tail, r.limits[vigil.Limit.CPUS].value]))
+    """ % (data, os.path.join(d, "run.msgpack")))
+    argv = [PYTHON, "-c", script]
+    if not caller.root:
+        argv = ["setpriv", "--reuid=%d" % NOBODY, "--regid=%d" % NOBODY, "--clear-groups", "--",
+                *argv]
+    env = caller.env({"PYTHONPATH": pkg, "VIGIL": caller.vigil, "TMPDIR": tmp})
+    r = subprocess.run(argv, env=env, cwd=d, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout) == ["ok", "the input and stdin\n", 500], r.stdout
+    assert os.listdir(tmp) == []
