@@ -36,6 +36,9 @@ POLDIR  := $(DATADIR)/vigil/policies
 # /usr/local/lib/python3.X/dist-packages.
 PYTHON  ?= $(firstword $(wildcard /usr/bin/python3) python3)
 PYVER   := $(shell $(PYTHON) -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null)
+# The Python package's files (py.typed: it has type annotations, PEP 561).
+PYMODS  := $(notdir $(wildcard python/vigil/*.py))
+PYFILES := $(PYMODS) py.typed
 PYDIR   ?= $(if $(filter /usr,$(PREFIX)),$(PREFIX)/lib/python3/dist-packages,$(PREFIX)/lib/python$(PYVER)/dist-packages)
 
 # Quiet by default: one line per file; V=1 shows every command.
@@ -162,7 +165,7 @@ install: $(BUILD)/vigil man $(BUILD)/vigil.bash
 	install -m 644 $(MAN1:%=$(BUILD)/man/%.1) $(DESTDIR)$(MANDIR)/man1/
 	install -m 644 $(MAN5:%=$(BUILD)/man/%.5) $(DESTDIR)$(MANDIR)/man5/
 	install -m 644 $(MAN7:%=$(BUILD)/man/%.7) $(DESTDIR)$(MANDIR)/man7/
-	install -m 644 python/vigil/__init__.py $(DESTDIR)$(PYDIR)/vigil/
+	install -m 644 $(PYFILES:%=python/vigil/%) $(DESTDIR)$(PYDIR)/vigil/
 	install -m 644 $(DOCS) $(DESTDIR)$(DOCDIR)/
 	install -m 644 $(BUILD)/vigil.bash $(DESTDIR)$(COMPDIR)/vigil
 	@# an earlier install's list is kept: those directories are still ours
@@ -173,7 +176,10 @@ uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/vigil $(patsubst policies/%,$(DESTDIR)$(POLDIR)/%,$(wildcard policies/*.policy))
 	rm -f $(MAN1:%=$(DESTDIR)$(MANDIR)/man1/%.1) $(MAN5:%=$(DESTDIR)$(MANDIR)/man5/%.5) \
 	    $(MAN7:%=$(DESTDIR)$(MANDIR)/man7/%.7)
-	rm -f $(DESTDIR)$(PYDIR)/vigil/__init__.py $(patsubst %,$(DESTDIR)$(DOCDIR)/%,$(notdir $(DOCS)))
+	rm -f $(PYFILES:%=$(DESTDIR)$(PYDIR)/vigil/%)
+	rm -f $(PYMODS:%.py=$(DESTDIR)$(PYDIR)/vigil/__pycache__/%.*.pyc)
+	-rmdir $(DESTDIR)$(PYDIR)/vigil/__pycache__ 2>/dev/null
+	rm -f $(patsubst %,$(DESTDIR)$(DOCDIR)/%,$(notdir $(DOCS)))
 	rm -f $(DESTDIR)$(COMPDIR)/vigil
 	@# the directories install created, children first, each only if empty
 	@if [ -f $(DESTDIR)$(DIRLIST) ]; then \

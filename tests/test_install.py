@@ -26,6 +26,9 @@ DOCS = ["README.md"] + sorted("docs/" + os.path.basename(p)
                               for p in glob.glob(os.path.join(ROOT, "docs", "*.md")))
 SHIPPED = sorted(os.path.basename(p) for p in glob.glob(os.path.join(ROOT, "policies", "*.policy")))
 # Top-level entries of the checkout that are build output, not source.
+# the Python package as installed: its modules and the PEP 561 marker
+PY_FILES = sorted(os.listdir(os.path.join(ROOT, "python", "vigil")))
+PY_FILES = [f for f in PY_FILES if f.endswith(".py") or f == "py.typed"]
 NOT_SOURCE = {".git", "build", "build-san", "build-fuzz", "vigil"}
 
 
@@ -49,7 +52,7 @@ def test_make_install_then_uninstall(tmp_path):
     pyver = "%d.%d" % sys.version_info[:2]
     want = sorted(["bin/vigil"] + ["share/man/" + m for m in MAN_PAGES] +
                   ["share/vigil/policies/" + p for p in SHIPPED] +
-                  ["lib/python%s/dist-packages/vigil/__init__.py" % pyver] +
+                  ["lib/python%s/dist-packages/vigil/%s" % (pyver, f) for f in PY_FILES] +
                   ["share/doc/vigil/" + os.path.basename(d) for d in DOCS] +
                   ["share/vigil/installed-dirs", "share/bash-completion/completions/vigil"])
     assert got == want
@@ -92,7 +95,7 @@ def test_make_install_then_uninstall(tmp_path):
     # the installed Python package drives the installed binary
     py = subprocess.run(["/usr/bin/python3", "-c", "import vigil, sys; "
                          "r = vigil.run(['python3', '-c', 'print(6 * 7)'], policy='python'); "
-                         "print(r['status'], r['stdout']['tail'].strip()); print(vigil.__file__)"],
+                         "print(r.status, r.stdout.tail.strip()); print(vigil.__file__)"],
                         capture_output=True, text=True, cwd=str(work),
                         env={**os.environ, "VIGIL": vigil,
                              "PYTHONPATH": os.path.join(prefix, "lib/python%s/dist-packages"
@@ -117,7 +120,8 @@ def test_make_install_destdir(tmp_path):
     got = files_under(stage)
     assert "usr/bin/vigil" in got and "usr/share/man/man5/vigil-policy.5" in got
     assert "usr/share/vigil/policies/default.policy" in got
-    assert "usr/lib/python3/dist-packages/vigil/__init__.py" in got
+    for f in PY_FILES:
+        assert "usr/lib/python3/dist-packages/vigil/" + f in got, f
     strings = subprocess.run(["strings", os.path.join(stage, "usr/bin/vigil")],
                              capture_output=True, text=True).stdout
     assert "/usr/share/vigil/policies" in strings.split("\n")   # where it will look, installed
@@ -151,6 +155,8 @@ def test_debian_package(tmp_path):
     listing = subprocess.run(["dpkg-deb", "-c", debs[0]], capture_output=True, text=True).stdout
     for page in MAN_PAGES:
         assert "./usr/share/man/%s.gz" % page in listing, page
+    for f in PY_FILES:
+        assert "./usr/lib/python3/dist-packages/vigil/" + f in listing, f
     work = tmp_path / "demo"
     work.mkdir()
     log, result = str(work / "run.msgpack"), str(work / "result.json")
