@@ -21,16 +21,15 @@ MANUAL = {"1": "User Commands", "5": "File Formats", "7": "Miscellanea"}
 # Where the source's docs/ are, once installed: the pages made of them, or
 # the documentation directory for those no page is made of.
 DOC_PAGES = {"docs/POLICY.md": "vigil-policy(5)", "docs/FORMAT.md": "vigil-log(5)",
-             "docs/SECURITY.md": "vigil-security(7)", "docs/RUN.md": "vigil-running(7)",
-             "docs/VIEWER.md": "VIEWER.md (with vigil's documentation)",
-             "docs/HACKING.md": "HACKING.md (with vigil's documentation)"}
+             "docs/SECURITY.md": "vigil-security(7)", "docs/RUN.md": "vigil-running(7)"}
 
 
 def installed_names(text):
     """A checkout's docs/X.md as the installed page or file it becomes;
     "(docs/X.md in the source)" after a page's name says nothing there."""
     text = re.sub(r" \(docs/[A-Z]+\.md in the source\)", "", text)
-    return re.sub(r"docs/[A-Z]+\.md", lambda m: DOC_PAGES.get(m.group(0), m.group(0)), text)
+    return re.sub(r"docs/[A-Z]+\.md", lambda m: DOC_PAGES.get(
+        m.group(0), m.group(0)[len("docs/"):] + " (with vigil's documentation)"), text)
 
 
 def esc(text):
