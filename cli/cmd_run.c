@@ -76,8 +76,8 @@ static const struct vg_opt rows[] = {
      .kind = VG_OPT_CALL, .set = set_bind_rw},
     {"env", 0, "NAME[=VALUE]", "pass NAME through, or set it",
      .kind = VG_OPT_CALL, .set = set_env},
-    {"artifact", 0, "PATH", "hash PATH as an executed artifact (repeatable)",
-     .def_text = "every argument naming a regular file",
+    {"artifact", 0, "PATH", "hash and show PATH as an executed artifact (repeatable),\n"
+     "besides every argument naming a regular file",
      .kind = VG_OPT_LIST, .off = AT(artifacts), .count = AT(nartifacts)},
     {"tail", 0, "SIZE", "how much of each stream the result keeps", .def = "4k",
      .kind = VG_OPT_SIZE, .off = AT(tail), .seen = VG_OPT_SEEN(struct vg_run_opts, tail_set)},

@@ -5,6 +5,7 @@
  * in just because an argument names them; a file that is not shown is
  * named in a warning. */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -57,56 +58,70 @@ static const char *left_out(const struct run *r, const char *abs, const char *ds
     return NULL;
 }
 
-/* Hash --artifact files, or every argument naming a regular file that is
- * neither hidden nor part of the system (/bin/true, /usr/bin/python3 are
- * not what is under test, are visible anyway, and hashing a 6 MB
- * interpreter would double the start-up time).  Each is resolved once:
+/* Take in one file named on the command line: an --artifact (explicit:
+ * it must be a regular file, and is taken even when hidden or part of the
+ * system) or an argument (argv[0] when command).  0, or -1 with r->err. */
+static int take_one(struct run *r, const char *a, bool explicit, bool command)
+{
+    struct stat st;
+    int sr = stat(a, &st);
+    if (sr < 0 || !S_ISREG(st.st_mode)) {
+        if (!explicit)
+            return 0;
+        vg_errf(&r->err, "--artifact %s: %s", a, sr < 0 ? strerror(errno) : "not a regular file");
+        return -1;
+    }
+    char *abs = realpath(a, NULL);
+    char *dst = sandbox_path(r, a);
+    const char *why = abs && !explicit ? left_out(r, abs, dst, &st) : NULL;
+    if (why)
+        vg_run_warn(r, "%s is not shown in the sandbox: %s", a, why);
+    bool twice = abs && !why && seen(r, r->nartifacts, dst);
+    if (command && twice) /* an --artifact already took the command in */
+        r->command_path = vg_xstrdup(dst);
+    if (!abs || why || twice || (!explicit && vg_plan_is_system_path(abs))) {
+        free(abs);
+        free(dst);
+        return 0;
+    }
+    char hex[65];
+    if (vg_sha256_file(a, hex, &r->err) < 0) {
+        free(abs);
+        free(dst);
+        return -1;
+    }
+    unsigned k = r->nartifacts++;
+    r->artifacts[k].path = vg_xstrdup(a);
+    r->artifacts[k].sha256 = vg_xstrdup(hex);
+    r->artifact_hosts[k] = abs;
+    r->artifact_paths[k] = dst;
+    if (command)
+        r->command_path = vg_xstrdup(dst);
+    return 0;
+}
+
+/* Hash the --artifact files and every argument naming a regular file that
+ * is neither hidden nor part of the system (/bin/true, /usr/bin/python3
+ * are not what is under test, are visible anyway, and hashing a 6 MB
+ * interpreter would double the start-up time).  --artifact adds to the
+ * arguments, never replaces them: `--artifact /abs/cand.py -- python3
+ * cand.py` still shows cand.py in the workdir.  Each is resolved once:
  * the plan shows host path -> sandbox path, the verdict allows the sandbox
- * path, the result names the argument as given.  A file named twice is
- * taken once. */
+ * path, the result names the file as given.  A file named twice at one
+ * sandbox path is taken once. */
 int vg_run_artifacts(struct run *r)
 {
     struct vg_run_opts *o = r->o;
-    bool explicit = o->nartifacts > 0;
-    unsigned n = explicit ? o->nartifacts : (unsigned)o->argc;
+    unsigned n = o->nartifacts + (unsigned)o->argc;
     r->artifacts = vg_xcalloc(n, sizeof *r->artifacts);
     r->artifact_paths = vg_xcalloc(n, sizeof *r->artifact_paths);
     r->artifact_hosts = vg_xcalloc(n, sizeof *r->artifact_hosts);
-    unsigned k = 0;
-    for (unsigned i = 0; i < n; i++) {
-        const char *a = explicit ? o->artifacts[i] : o->argv[i];
-        struct stat st;
-        int sr = stat(a, &st);
-        if (sr < 0 || !S_ISREG(st.st_mode)) {
-            if (!explicit)
-                continue;
-            vg_errf(&r->err, "--artifact %s: %s", a, sr < 0 ? strerror(errno) : "not a regular file");
+    r->nartifacts = 0;
+    for (unsigned i = 0; i < o->nartifacts; i++)
+        if (take_one(r, o->artifacts[i], true, false) < 0)
             return -1;
-        }
-        char *abs = realpath(a, NULL);
-        char *dst = sandbox_path(r, a);
-        const char *why = abs && !explicit ? left_out(r, abs, dst, &st) : NULL;
-        if (why)
-            vg_run_warn(r, "%s is not shown in the sandbox: %s", a, why);
-        if (!abs || why || seen(r, k, dst) || (!explicit && vg_plan_is_system_path(abs))) {
-            free(abs);
-            free(dst);
-            continue;
-        }
-        char hex[65];
-        if (vg_sha256_file(a, hex, &r->err) < 0) {
-            free(abs);
-            free(dst);
+    for (int i = 0; i < o->argc; i++)
+        if (take_one(r, o->argv[i], false, i == 0) < 0)
             return -1;
-        }
-        r->artifacts[k].path = vg_xstrdup(a);
-        r->artifacts[k].sha256 = vg_xstrdup(hex);
-        r->artifact_hosts[k] = abs;
-        r->artifact_paths[k] = dst;
-        if (i == 0 && !explicit)
-            r->command_path = vg_xstrdup(dst);
-        k++;
-    }
-    r->nartifacts = k;
     return 0;
 }

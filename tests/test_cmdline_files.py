@@ -41,6 +41,21 @@ def test_a_file_named_twice_is_harmless(caller, how):
     assert warnings_in(r.stderr) == []
 
 
+def test_an_artifact_adds_to_the_arguments(caller):
+    """`--artifact /abs/cand.py -- python3 cand.py`: the --artifact names a
+    file besides the command line's, so the relative cand.py is still shown
+    in the workdir (it once replaced them: every such run failed "can't open
+    file")."""
+    d = caller.dir("artifact_adds")
+    token = marker()
+    cand = os.path.join(d, "cand.py")
+    write(cand, "print(%r)\n" % token)
+    r = caller.run("python3", "cand.py", cwd=d, opts=["-p", "python", "--artifact", cand])
+    assert r.rc == 0 and r.stdout.strip() == token, r
+    assert [a["path"] for a in r.result["artifacts"]] == [cand, "cand.py"], r.result["artifacts"]
+    assert warnings_in(r.stderr) == []
+
+
 def test_host_file_in_tmp_named_as_output_is_copied_not_bound(caller):
     """`gcc -o /tmp/X.out hello.c` when an earlier bare run left /tmp/X.out
     on the host: the link works on the sandbox's copy, the host file keeps
