@@ -260,3 +260,19 @@ def test_without_pasta_a_policy_needing_egress_is_refused_in_one_line(net_caller
     # a policy that stays on the sandbox's loopback needs no pasta
     r = net_caller.run("true", opts=["-p", "localhost"], env={"VIGIL_PASTA": "/nonexistent/pasta"})
     assert r.rc == 0, r
+
+
+@pytest.mark.xfail(strict=True, reason="Debian 12's pasta (2023-03-09) answers a refused "
+                   "connect with nothing: the client waits out its own timeout (docs/RUN.md)")
+def test_a_closed_port_of_an_allowed_host_is_refused_at_once(net_caller, outside):
+    """A connect to a port nothing listens on, of an address the policy
+    allows, is refused (ECONNREFUSED) as from the host, not left to the
+    client's own timeout: pasta passes the host's refusal on as a reset."""
+    closed = Listener(outside)
+    port = closed.port
+    closed.close()  # now nothing listens there
+    a = outside.addr
+    pol = policy(net_caller, f"allow connect tcp {a}:{port}\n")
+    r = probe(net_caller, pol, f"connect:{a}:{port}:{token()}")
+    assert r.rc == 0, r
+    assert out_lines(r) == [f"connect {a} {port} errno 111"], r
