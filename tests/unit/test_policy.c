@@ -330,6 +330,29 @@ static void test_settings(void)
     CHECK(!strcmp(buf, "1500ms"));
 }
 
+/* The storm caps are rows like the others: a policy word, a flag, a
+ * default, a range (a log cap below what a run's end needs is refused). */
+static void test_storm_caps(void)
+{
+    struct vg_policy *p = pol("version 1\nlimit refusals 1000\nlimit log 2M\n");
+    const struct vg_limits *l = vg_policy_limits(p);
+    CHECK(l->set[VG_LIM_REFUSALS] && l->v[VG_LIM_REFUSALS] == 1000);
+    CHECK(l->set[VG_LIM_LOG] && l->v[VG_LIM_LOG] == 2ull << 20);
+    vg_policy_free(p);
+    struct vg_limits d;
+    vg_limits_defaults(&d);
+    CHECK(d.v[VG_LIM_REFUSALS] == 10000 && d.v[VG_LIM_LOG] == 64ull << 20);
+    CHECK(vg_limit_from_name("refusals") == VG_LIM_REFUSALS && vg_limit_from_name("log") == VG_LIM_LOG);
+    CHECK(!strcmp(vg_limit_row(VG_LIM_LOG)->flag, "log-size"));
+    CHECK(vg_limit_row(VG_LIM_REFUSALS)->fallback == VG_MECH_SUPERVISOR &&
+          vg_limit_row(VG_LIM_LOG)->fallback == VG_MECH_SUPERVISOR);
+    uint64_t v;
+    CHECK(!vg_limit_parse(VG_LIM_REFUSALS, "0", &v) && vg_limit_parse(VG_LIM_REFUSALS, "1", &v));
+    CHECK(!vg_limit_parse(VG_LIM_LOG, "512k", &v) && vg_limit_parse(VG_LIM_LOG, "1M", &v));
+    CHECK(!strcmp(parse_error("version 1\nlimit log 64k\n"),
+                  "t.policy:2:11: bad value '64k' for limit log (a size like 512M, 64k or 1G, at least 1M)"));
+}
+
 static void test_audit(void)
 {
     struct vg_policy *p = pol("version 1\ndefault allow\naudit exec\ndeny write /etc/**\n");
@@ -511,6 +534,7 @@ int main(void)
     test_precedence();
     test_includes();
     test_settings();
+    test_storm_caps();
     test_audit();
     test_errors();
     test_landlock_plan();
