@@ -66,25 +66,32 @@ static bool valid_name(const char *name)
     return true;
 }
 
+char *vg_policy_shipped(const char *name)
+{
+    if (!valid_name(name))
+        return NULL;
+    char *dirs[MAX_DIRS];
+    unsigned n = search_dirs(dirs);
+    char *found = NULL;
+    for (unsigned i = 0; i < n && !found; i++) {
+        char *path = vg_xasprintf("%s/%s%s", dirs[i], name, SUFFIX);
+        if (access(path, R_OK) == 0) {
+            char *real = realpath(path, NULL);
+            found = real ? real : vg_xstrdup(path);
+        }
+        free(path);
+    }
+    free_dirs(dirs, n);
+    return found;
+}
+
 char *vg_policy_find(const char *arg, struct vg_err *err)
 {
     if (is_path(arg))
         return vg_xstrdup(arg);
-    if (valid_name(arg)) {
-        char *dirs[MAX_DIRS];
-        unsigned n = search_dirs(dirs);
-        for (unsigned i = 0; i < n; i++) {
-            char *path = vg_xasprintf("%s/%s%s", dirs[i], arg, SUFFIX);
-            if (access(path, R_OK) == 0) {
-                char *real = realpath(path, NULL);
-                free(path);
-                free_dirs(dirs, n);
-                return real ? real : vg_xstrdup(arg);
-            }
-            free(path);
-        }
-        free_dirs(dirs, n);
-    }
+    char *shipped = vg_policy_shipped(arg);
+    if (shipped)
+        return shipped;
     /* A file of that name here (an old habit: -p mypolicy) still works. */
     if (access(arg, F_OK) == 0)
         return vg_xstrdup(arg);

@@ -485,21 +485,9 @@ static int include_builtin(struct parser *ps)
     return parse_text(ps, "default.policy", BUILTIN_ID, vg_default_policy_text);
 }
 
-static int st_include(struct parser *ps)
+/* Parse the file at path (owned: kept by the policy or freed), for t. */
+static int include_file(struct parser *ps, const struct tok *t, char *path)
 {
-    if (want_words(ps, 2, 2, "a file name"))
-        return -1;
-    const struct tok *t = &ps->t[1];
-    if (ps->depth >= MAX_DEPTH)
-        return perr(ps, t->col, "includes nested too deeply (more than %d levels)", MAX_DEPTH);
-    if (!strcmp(t->s, BUILTIN_ID))
-        return include_builtin(ps);
-    char *path;
-    const char *slash = strrchr(ps->file, '/');
-    if (t->s[0] == '/' || !slash)
-        path = vg_xstrdup(t->s);
-    else
-        path = vg_xasprintf("%.*s/%s", (int)(slash - ps->file), ps->file, t->s);
     struct vg_err e;
     char *text = vg_read_file(path, MAX_FILE, NULL, &e);
     int saved = errno;
@@ -517,6 +505,37 @@ static int st_include(struct parser *ps)
     free(real);
     free(text);
     return rc;
+}
+
+/* `include <NAME>`: a shipped policy by name, as `-p NAME` finds it, so
+ * that a policy kept anywhere can build on one (`include <guard>`). */
+static int include_shipped(struct parser *ps, const struct tok *t)
+{
+    char *name = vg_xstrndup(t->s + 1, strlen(t->s) - 2);
+    char *path = vg_policy_shipped(name);
+    free(name);
+    if (!path)
+        return perr(ps, t->col, "include %s: no shipped policy of that name "
+                    "('vigil check --list' shows them)", t->s);
+    return include_file(ps, t, path);
+}
+
+static int st_include(struct parser *ps)
+{
+    if (want_words(ps, 2, 2, "a file name"))
+        return -1;
+    const struct tok *t = &ps->t[1];
+    if (ps->depth >= MAX_DEPTH)
+        return perr(ps, t->col, "includes nested too deeply (more than %d levels)", MAX_DEPTH);
+    if (!strcmp(t->s, BUILTIN_ID))
+        return include_builtin(ps);
+    size_t n = strlen(t->s);
+    if (n > 2 && t->s[0] == '<' && t->s[n - 1] == '>')
+        return include_shipped(ps, t);
+    const char *slash = strrchr(ps->file, '/');
+    if (t->s[0] == '/' || !slash)
+        return include_file(ps, t, vg_xstrdup(t->s));
+    return include_file(ps, t, vg_xasprintf("%.*s/%s", (int)(slash - ps->file), ps->file, t->s));
 }
 
 static const struct {

@@ -219,6 +219,9 @@ int vg_policy_landlock_plan(const struct vg_policy *p, int abi,
  * or the NAME of a shipped policy (NAME.policy).  Malloc'd; NULL with err
  * when there is none. */
 char *vg_policy_find(const char *arg, struct vg_err *err);
+/* The file of the shipped policy NAME (`include <NAME>`), NULL when
+ * there is none. */
+char *vg_policy_shipped(const char *name);
 /* Calls fn for each shipped policy (name, real path), first of a name only,
  * in search order. */
 void vg_policy_list(void (*fn)(const char *name, const char *path, void *arg), void *arg);

@@ -296,7 +296,22 @@ static void test_includes(void)
           !strcmp(vg_policy_decide_path(p, VG_CLASS_READ, "/usr/lib/x").rule->file, "default.policy"));
     vg_policy_free(p);
 
-    const char *names[] = {"sub", "main", "c1", "c2", "nf", "self", "bad", "inc_bad", "b"};
+    /* a shipped policy by name, as -p NAME finds it ($VIGIL_POLICY_DIR first) */
+    write_file(F("shipped-x.policy"), "version 1\nkill write /usr/**\n");
+    write_file(F("uses.policy"), "version 1\ninclude <shipped-x>\ninclude <default>\n");
+    setenv("VIGIL_POLICY_DIR", dir, 1);
+    p = vg_policy_load(F("uses.policy"), &err);
+    CHECK(p && vg_policy_compile(p, &places, &err) == 0);
+    CHECK(p && vg_policy_decide_path(p, VG_CLASS_WRITE, "/usr/lib/x").action == VG_ACT_KILL);
+    CHECK(p && allowed(p, "/usr/bin/python3"));
+    vg_policy_free(p);
+    write_file(F("uses.policy"), "version 1\ninclude <no-such>\n");
+    CHECK(vg_policy_load(F("uses.policy"), &err) == NULL &&
+          strstr(err.msg, "uses.policy:2:9: include <no-such>: no shipped policy of that name"));
+    unsetenv("VIGIL_POLICY_DIR");
+
+    const char *names[] = {"sub", "main", "c1", "c2", "nf", "self", "bad", "inc_bad", "b",
+                           "shipped-x", "uses"};
     for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
         snprintf(msg, sizeof msg, "%s.policy", names[i]);
         unlink(F(msg));
