@@ -27,7 +27,7 @@ __all__ = ["VigilError", "batch", "binary", "read_log", "run"]
 
 # `vigil run` flags that take a value, by keyword.
 _RUN_FLAGS = ("timeout", "cpu", "memory", "procs", "files", "fsize", "output", "tmpfs",
-              "workdir", "task_id")
+              "refusals", "log_size", "workdir", "task_id")
 
 
 class VigilError(RuntimeError):
@@ -51,7 +51,8 @@ def run(argv, *, policy=None, log=None, env=None, dry_run=False, vigil=None, ext
     (default: vigil's state directory, as for `vigil run`; result["log"]
     names it);
     env: {NAME: VALUE} passed with --env; limits and the other keywords
-    (timeout="10s", memory="512M", procs=64, workdir=..., task_id=...) are
+    (timeout="10s", memory="512M", procs=64, refusals=1000, log_size="16M",
+    workdir=..., task_id=...) are
     `vigil run` flags.  A result with status "error" is returned, not
     raised: it is a fact about the run."""
     unknown = set(limits) - set(_RUN_FLAGS)
