@@ -269,6 +269,18 @@ static bool target_missing(const struct vg_decide_ctx *ctx, enum vg_class cls, c
     return look(ctx, buf, false, &node) == ENOENT;
 }
 
+/* A kill rule does not end the run for a mkdir of a name that exists:
+ * the call changes nothing (the kernel answers EEXIST, whatever the
+ * policy), and `mkdir -p DIR` makes it for every ancestor of DIR, a
+ * workdir's in the home or in /var included.  It is refused with EEXIST,
+ * as the kernel would have. */
+static bool harmless_mkdir(const struct vg_decide_ctx *ctx, const struct vg_call *call,
+                           const char *path)
+{
+    struct vg_fs_node node;
+    return (call->ent->flags & VG_SF_MKDIR) && look(ctx, path, false, &node) == 0;
+}
+
 /* A probe: a read or exec lookup (open without O_CREAT, stat, access,
  * exec) whose object does not exist in the sandbox's view, as the
  * canonical walk found it (call->missing).  A PATH search, a package.json
@@ -446,6 +458,10 @@ void vg_decide(const struct vg_decide_ctx *ctx, struct vg_call *call, struct vg_
     bool dry = ctx->dry_run;
     if (pv.action != VG_ACT_ALLOW && target_missing(ctx, call->cls, path))
         deny_errno = ENOENT;
+    if (pv.action == VG_ACT_KILL && harmless_mkdir(ctx, call, path)) {
+        pv.action = VG_ACT_DENY;
+        deny_errno = EEXIST;
+    }
     switch (pv.action) {
     case VG_ACT_ALLOW:
         v->decision = VG_DEC_ALLOW;

@@ -51,6 +51,7 @@
 #define MV VG_SF_MOVE
 #define LN VG_SF_LINK
 #define LK VG_SF_LOOKUP
+#define MK VG_SF_MKDIR
 
 /* The row macros that expand to nothing: each pass picks its kinds. */
 #define HARMLESS(...)

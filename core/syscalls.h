@@ -39,6 +39,9 @@ enum vg_nr {
 #define VG_SF_MOVE     0x100u /* rename family: moves an object (a tree) to a new name */
 #define VG_SF_LINK     0x200u /* link family: gives an object a second name */
 #define VG_SF_LOOKUP   0x400u /* stat-like lookup: traced only with `audit lookups` */
+#define VG_SF_MKDIR    0x800u /* makes a directory: on a name that exists it fails
+                               * EEXIST and changes nothing (a kill rule does not
+                               * end the run for it: core/decide.c) */
 
 /* What the seccomp filter stops for the supervisor: the classes that need
  * per-call decisions (vg_policy_audits), and whether the stat-like lookups

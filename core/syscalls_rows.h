@@ -24,7 +24,8 @@
  * Row flags: FI file, NE network, PR exec, BL baseline, BA class by args,
  * CO conditional baseline (the conditions are in syscalls_conds.h), AO address
  * optional, CN can connect, MV moves a tree (rename), LN links a file, LK
- * lookup traced only with `audit lookups` (see syscalls.h).
+ * lookup traced only with `audit lookups`, MK makes a directory (see
+ * syscalls.h).
  *
  * HARMLESS(nr, name, reason)
  *   runs unrecorded: it names no file, address or object outside the
@@ -139,7 +140,7 @@ HARMLESS(79,  getcwd,            "the caller's own working directory's name")
 ROW(80,  chdir,             READ,   FI | LK, EACCES, CONT,      path,    .path = A0, .follow = F_YES)
 HARMLESS(81,  fchdir,            "moves to a directory fd whose open was decided")
 ROW(82,  rename,            WRITE,  FI | MV, EACCES, RENAME,    path,    .path = A0, .path2 = A1, .follow = F_NO)
-ROW(83,  mkdir,             WRITE,  FI,      EACCES, MKDIR,     path,    .path = A0, .mode = A1, .follow = F_NO)
+ROW(83,  mkdir,             WRITE,  FI | MK, EACCES, MKDIR,     path,    .path = A0, .mode = A1, .follow = F_NO)
 ROW(84,  rmdir,             WRITE,  FI,      EACCES, RMDIR,     path,    .path = A0, .follow = F_NO)
 ROW(85,  creat,             WRITE,  FI | BA, EACCES, OPEN,      open,    .path = A0, .mode = A1, .follow = F_OPEN, .names = N_OPEN)
 ROW(86,  link,              WRITE,  FI | LN, EACCES, LINK,      path,    .path = A0, .path2 = A1, .follow = F_NO)
@@ -314,7 +315,7 @@ ROW(254, inotify_add_watch, READ,   FI | LK, EACCES, CONT,      path,    .path =
 HARMLESS(255, inotify_rm_watch,  "the caller's own inotify watch")
 HARMLESS(256, migrate_pages,     "NUMA placement within the sandbox (others need CAP_SYS_NICE)")
 ROW(257, openat,            READ,   FI | BA, EACCES, OPEN,      open,    .fd = A0, .path = A1, .flags = A2, .mode = A3, .follow = F_OPEN, .names = N_OPEN)
-ROW(258, mkdirat,           WRITE,  FI,      EACCES, MKDIR,     path,    .fd = A0, .path = A1, .mode = A2, .follow = F_NO)
+ROW(258, mkdirat,           WRITE,  FI | MK, EACCES, MKDIR,     path,    .fd = A0, .path = A1, .mode = A2, .follow = F_NO)
 ROW(259, mknodat,           WRITE,  FI,      EACCES, MKNOD,     path,    .fd = A0, .path = A1, .mode = A2, .follow = F_NO, .dev = A3)
 ROW(260, fchownat,          WRITE,  FI,      EPERM,  CHOWN,     path,    .fd = A0, .path = A1, .flags = A4, .follow = F_AT, .names = N_AT, .uid = A2, .gid = A3, .valid = V_NOFOLLOW | V_EMPTY)
 ROW(261, futimesat,         WRITE,  FI,      EACCES, UTIMES,    path,    .fd = A0, .path = A1, .follow = F_YES, .times = A2)

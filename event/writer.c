@@ -31,6 +31,8 @@ struct vg_log {
     pthread_mutex_t lock;
     bool shared;        /* vg_log_shared: ts made to never decrease */
     uint64_t last_ts;
+    uint64_t bytes;     /* written so far */
+    uint64_t room;      /* vg_log_cap: bytes for records before the run's end; 0: no cap */
 };
 
 static int buf_write(void *data, const char *p, size_t n)
@@ -141,6 +143,7 @@ static int log_write(struct vg_log *log, struct vg_record *rec)
         return -1;
     }
     log->count++;
+    log->bytes += log->buf.len;
     return 0;
 }
 
@@ -157,6 +160,29 @@ void vg_log_shared(struct vg_log *log)
     pthread_mutex_lock(&log->lock);
     log->shared = true;
     pthread_mutex_unlock(&log->lock);
+}
+
+void vg_log_cap(struct vg_log *log, uint64_t cap)
+{
+    pthread_mutex_lock(&log->lock);
+    log->room = cap > VG_LOG_END_RESERVE ? cap - VG_LOG_END_RESERVE : 1;
+    pthread_mutex_unlock(&log->lock);
+}
+
+bool vg_log_full(struct vg_log *log)
+{
+    pthread_mutex_lock(&log->lock);
+    bool full = log->room && log->bytes >= log->room;
+    pthread_mutex_unlock(&log->lock);
+    return full;
+}
+
+uint64_t vg_log_bytes(struct vg_log *log)
+{
+    pthread_mutex_lock(&log->lock);
+    uint64_t n = log->bytes;
+    pthread_mutex_unlock(&log->lock);
+    return n;
 }
 
 const char *vg_log_error(const struct vg_log *log) { return log->err; }

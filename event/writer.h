@@ -26,6 +26,16 @@ int vg_log_write(struct vg_log *log, struct vg_record *rec);
  * before another thread's record got in is written with that record's ts,
  * so that ts never decreases in the file. */
 void vg_log_shared(struct vg_log *log);
+/* The log's size cap (`limit log`).  Records are never refused for it:
+ * a record that makes the log reach cap - VG_LOG_END_RESERVE is written
+ * whole, and vg_log_full says from then on that the run must end; the
+ * reserve is the room the end takes (the limit note, the exits of the
+ * candidate's processes, the notes on how it ended, the trailer: a few
+ * hundred bytes each).  cap 0: none. */
+#define VG_LOG_END_RESERVE (64u * 1024)
+void vg_log_cap(struct vg_log *log, uint64_t cap);
+bool vg_log_full(struct vg_log *log);
+uint64_t vg_log_bytes(struct vg_log *log); /* written so far */
 const char *vg_log_error(const struct vg_log *log);
 uint64_t vg_log_count(const struct vg_log *log); /* records written */
 /* Close; -1 if any write or the close failed. */

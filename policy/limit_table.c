@@ -27,6 +27,10 @@
 /* CPU bandwidth in thousandths: the kernel's smallest quota is 1%. */
 #define CPUS_MIN 10
 #define CPUS_MAX (4096ull * 1000)
+/* A run's end needs room in the log (event/writer.h, VG_LOG_END_RESERVE:
+ * 64k) besides its header, which holds the whole policy text: below this
+ * a log cap would end runs before they start. */
+#define LOG_MIN (1 * MIB)
 
 static const struct vg_limit_row rows[VG_LIM_COUNT] = {
     [VG_LIM_TIME] = {"time", "timeout", VG_LK_MS, 60 * 1000, 1, UINT64_MAX,
@@ -80,6 +84,21 @@ static const struct vg_limit_row rows[VG_LIM_COUNT] = {
                      "cgroup cpu.cfs_quota_us / cpu.max; else pinned to that many CPUs (rounded up)",
                      "never a hit: the sandbox only runs slower",
                      .cgroup = VG_CG_CPU, .fallback = VG_MECH_AFFINITY, .rlimit = -1},
+    /* The two caps that end storms (a candidate refused in a loop: `rm -rf
+     * "$X"/<all>` with X unset made 180,112 refusals and a 132 MB log in 116 s).
+     * Their defaults are far above what a working candidate needs (a few
+     * hundred refusals, a few MB of log) and far below a storm's. */
+    [VG_LIM_REFUSALS] = {"refusals", "refusals", VG_LK_COUNT, 10000, 1, UINT64_MAX,
+                         "refused calls per run (dry run: would-be refused)",
+                         "supervisor: counted where decisions are counted, SIGKILL at the cap",
+                         "status limit, limit refusals, exit 137",
+                         .cgroup = VG_CG_NCTRL, .fallback = VG_MECH_SUPERVISOR, .rlimit = -1},
+    [VG_LIM_LOG] = {"log", "log-size", VG_LK_SIZE, 64 * MIB, LOG_MIN, UINT64_MAX,
+                    "size of the run's log",
+                    "supervisor: the writer counts bytes; the run ends before a record would "
+                    "not fit, the trailer still does",
+                    "status limit, limit log, exit 137",
+                    .cgroup = VG_CG_NCTRL, .fallback = VG_MECH_SUPERVISOR, .rlimit = -1},
 };
 
 static const char *const kind_syntax[] = {

@@ -27,7 +27,8 @@ struct vg_verdict {
  * table of limits (policy/limit_table.c). */
 enum vg_limit {
     VG_LIM_TIME, VG_LIM_CPU, VG_LIM_MEMORY, VG_LIM_PROCS, VG_LIM_FILES,
-    VG_LIM_FSIZE, VG_LIM_OUTPUT, VG_LIM_TMPFS, VG_LIM_DISK, VG_LIM_CPUS, VG_LIM_COUNT
+    VG_LIM_FSIZE, VG_LIM_OUTPUT, VG_LIM_TMPFS, VG_LIM_DISK, VG_LIM_CPUS, VG_LIM_REFUSALS,
+    VG_LIM_LOG, VG_LIM_COUNT
 };
 /* How a value is written and kept: time in ms, cpu in s, sizes in bytes,
  * counts, CPU bandwidth in thousandths of a CPU. */

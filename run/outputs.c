@@ -167,6 +167,7 @@ int vg_run_outputs(struct run *r)
     r->log_fd = fcntl(r->log_out.fd, F_DUPFD_CLOEXEC, 0);
     r->log = vg_log_from_fd(r->log_out.fd, r->log_path);
     r->log_out.fd = -1; /* the log owns it now */
+    vg_log_cap(r->log, r->limits.v[VG_LIM_LOG]); /* the supervisor ends the run at it */
     rc = 0;
 out:
     free(log.loc);

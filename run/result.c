@@ -135,6 +135,11 @@ void vg_ending_decide(struct vg_ending *end, const struct vg_outcome *out,
         end->signal = SIGKILL;
         hit(end, VG_LIM_TIME);
         end->limit = vg_limit_name(VG_LIM_TIME);
+    } else if (out->limit_ended) { /* a cap the supervisor holds: it killed the sandbox */
+        end->status = "limit";
+        end->signal = SIGKILL;
+        end->exit_code = 128 + SIGKILL;
+        end->limit = vg_limit_name(out->limit_end);
     } else if (out->policy_kill) {
         end->status = "killed";
         end->signal = SIGKILL;

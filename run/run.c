@@ -319,7 +319,8 @@ static int supervise(struct run *r, struct vg_ending *end)
     sb.notify = engine->notify;
     sb.filter_flags = vg_notify_filter_flags(&r->notify);
     struct vg_engine_ctx ctx = {
-        .opts = r->o, .pol = r->pol, .log = r->log, .start_mono_ns = r->start_mono,
+        .opts = r->o, .pol = r->pol, .limits = &r->limits, .log = r->log,
+        .start_mono_ns = r->start_mono,
         .artifacts = (const char *const *)r->artifact_paths, .nartifacts = r->nartifacts,
         .command_path = r->command_path,
         .audited = r->audit.cls,

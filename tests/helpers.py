@@ -255,6 +255,11 @@ def compile_c(name, outdir, extra=()):
 
 # ---- running vigil ----
 
+# An attack or race loop refuses by design, thousands of times, as a storm
+# does: the storm caps (docs/POLICY.md, limit refusals and log), which would
+# end it first, are lifted for it.
+STORM_OPTS = ["--refusals", str(1 << 40), "--log-size", "4G"]
+
 class Run:
     """One finished `vigil run`: exit status, output, wall time, the
     result record and the log."""

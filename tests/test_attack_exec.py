@@ -13,7 +13,7 @@ import subprocess
 
 import pytest
 
-from helpers import caller, nobody_caller, root_caller, syscalls  # noqa: F401
+from helpers import STORM_OPTS, caller, nobody_caller, root_caller, syscalls  # noqa: F401
 from test_viewer import term  # noqa: F401
 
 # the attacks race the engine's decision: engine by engine (conftest.py: the rule)
@@ -118,7 +118,7 @@ def test_symlink_swapped_under_exec_never_runs_the_denied_program(caller):
     marker = os.path.join(w, "ran")
     swap = caller.build("attack_exec_swap")
     r = caller.run(swap, "/usr/bin/true", os.path.join(w, "victim"), marker, "5",
-                   opts=["-p", pol, "--workdir", w], timeout=60)
+                   opts=[*STORM_OPTS, "-p", pol, "--workdir", w], timeout=60)
     assert RAN not in r.stdout, r
     assert not os.path.exists(marker)
     if r.rc == 137:  # the race was won (nearly always): the check ended the run

@@ -11,7 +11,7 @@ import os
 
 import pytest
 
-from helpers import caller, marker, nobody_caller, root_caller, syscall_nr, syscalls  # noqa: F401
+from helpers import STORM_OPTS, caller, marker, nobody_caller, root_caller, syscall_nr, syscalls  # noqa: F401
 
 # the attacks target the engine's own filter: engine by engine (conftest.py: the rule)
 pytestmark = pytest.mark.engines
@@ -199,7 +199,7 @@ def counters(r, prefix):
                                         ("handler", ["--dry-run"])],
                          ids=["handler", "ignore", "block", "dry-run"])
 def test_baseline_refusal_survives_any_sigsys_disposition(caller, mode, opts):
-    r = caller.run(caller.build("attack_filter_sigsys"), mode, opts=opts, timeout=60)
+    r = caller.run(caller.build("attack_filter_sigsys"), mode, opts=[*STORM_OPTS, *opts], timeout=60)
     assert r.rc == 0, r
     c = counters(r, "calls=")
     # every call failed with the row's errno, and the candidate saw no SIGSYS
@@ -212,7 +212,7 @@ def test_baseline_refusal_survives_any_sigsys_disposition(caller, mode, opts):
 # ---- (e) a SIGSYS the candidate forges, or its own filter's trap of another ABI ----
 
 def test_forged_sigsys_is_delivered_untouched_and_never_recorded(caller):
-    r = caller.run(caller.build("attack_filter_sigsys"), "forge", timeout=60)
+    r = caller.run(caller.build("attack_filter_sigsys"), "forge", opts=STORM_OPTS, timeout=60)
     assert r.rc == 0, r
     f = counters(r, "forged=")
     # to its own thread: each arrives, as sent, and the send itself

@@ -19,7 +19,7 @@ import uuid
 import msgpack
 import pytest
 
-from helpers import (Listener, Run, UdpListener, caller, free_port, nobody_caller,  # noqa: F401
+from helpers import (STORM_OPTS, Listener, Run, UdpListener, caller, free_port, nobody_caller,  # noqa: F401
                      root_caller, syscalls)
 from outside import outside, tun_for_nobody  # noqa: F401
 
@@ -58,7 +58,7 @@ def test_sendmmsg_later_messages_to_a_denied_port_never_leave(caller, outside):
     pol = policy(caller, f"allow send udp {a}:{ok.port}\n")
     try:
         r = caller.run(caller.build("attack_net_mmsg"), str(ok.port), str(denied.port), tok,
-                       str(attempts), a, opts=["-p", pol])
+                       str(attempts), a, opts=[*STORM_OPTS, "-p", pol])
     finally:
         ok.close()
         denied.close()
@@ -116,7 +116,7 @@ def serve(caller, mode):
     pol = policy(caller, "allow bind tcp 127.0.0.1:*\n")
     t0 = time.monotonic()
     p, log, result = start(caller, caller.build("attack_net_listen"), mode, "3",
-                           opts=["-p", pol])
+                           opts=[*STORM_OPTS, "-p", pol])
     first = fields(p.stdout.readline())
     reached = first.get("port", 0) != 0 and can_connect(first["port"])
     out, err = p.communicate(timeout=60)
@@ -154,7 +154,7 @@ def test_sendto_address_flipped_to_prot_none_never_goes_out(caller, outside):
     pol = policy(caller, f"allow send udp {outside.addr}:{ok_port}\n")
     try:
         r = caller.run(caller.build("attack_net_flip"), str(denied.port), tok, str(tries), "10",
-                       outside.addr, opts=["-p", pol], timeout=120)
+                       outside.addr, opts=[*STORM_OPTS, "-p", pol], timeout=120)
     finally:
         denied.close()
     assert r.rc == 0, r
@@ -179,7 +179,7 @@ def test_unreadable_address_is_refused_in_a_dry_run_too(root_caller, outside):
     pol = policy(root_caller, f"allow send udp {outside.addr}:{free_port()}\n")
     try:
         r = root_caller.run(root_caller.build("attack_net_flip"), str(denied.port), tok, "3000",
-                            "5", outside.addr, opts=["-p", pol, "--dry-run"])
+                            "5", outside.addr, opts=[*STORM_OPTS, "-p", pol, "--dry-run"])
     finally:
         denied.close()
     assert r.rc == 0, r
@@ -220,9 +220,9 @@ def test_tcp_fast_open_is_decided_as_a_connect(caller, outside):
     pol = policy(caller, f"allow connect tcp {a}:{ok.port}\ndefault allow send\n")
     try:
         bad = caller.run(caller.build("attack_net_tfo"), str(denied.port), tok, a,
-                         opts=["-p", pol])
+                         opts=[*STORM_OPTS, "-p", pol])
         good = caller.run(caller.build("attack_net_tfo"), str(ok.port), tok, a,
-                          opts=["-p", pol])
+                          opts=[*STORM_OPTS, "-p", pol])
         time.sleep(0.3)
     finally:
         denied.close()
@@ -251,7 +251,7 @@ def test_connect_and_send_to_0_0_0_0_are_judged_as_loopback(caller):
                          "allow connect tcp *:*\nallow send udp *:*\n")
     try:
         r = caller.run("python3", caller.cand("attack_net_anyaddr.py"), str(tcp.port),
-                       str(udp.port), tok, opts=["-p", pol])
+                       str(udp.port), tok, opts=[*STORM_OPTS, "-p", pol])
         time.sleep(0.3)
     finally:
         tcp.close()

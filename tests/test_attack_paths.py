@@ -13,7 +13,7 @@ import secrets
 import msgpack
 import pytest
 
-from helpers import (NOBODY, caller, nobody_caller, root_caller, sha256_file,  # noqa: F401
+from helpers import (STORM_OPTS, NOBODY, caller, nobody_caller, root_caller, sha256_file,  # noqa: F401
                      syscalls)
 
 ROUNDS = 200         # per thread: thousands of attempts in all, a few seconds
@@ -97,7 +97,7 @@ def why(rec):
 def run_magic(caller, mode, pol, work, *args, opts=()):
     exe = caller.build("attack_paths_magic")
     return caller.run(exe, mode, *args, str(ROUNDS),
-                      opts=["-p", pol, "--workdir", work, *opts], cwd=work)
+                      opts=[*STORM_OPTS, "-p", pol, "--workdir", work, *opts], cwd=work)
 
 
 def magic_on_secret(caller, mode, opts=()):
@@ -172,7 +172,7 @@ def test_renames_and_links_do_not_free_a_denied_file(caller):
     before = sha256_file(secret)
     pol = policy(caller, "deny read $WORK/data/private/**\n")
     exe = caller.build("attack_paths_move")
-    r = caller.run(exe, str(ROUNDS), opts=["-p", pol, "--workdir", work], cwd=work)
+    r = caller.run(exe, str(ROUNDS), opts=[*STORM_OPTS, "-p", pol, "--workdir", work], cwd=work)
     assert r.rc == 0, r
     recs = slim_recs(r)
     assert token not in r.stdout and "read " not in r.stdout
@@ -205,7 +205,7 @@ def test_lookups_do_not_leak_a_denied_file(caller, lookups):
     os.setxattr(os.path.join(work, "secret", "token.txt"), "user.tok", (token + "-x").encode())
     pol = policy(caller, "deny read $WORK/secret/**\n" + ("audit lookups\n" if lookups else ""))
     exe = caller.build("attack_paths_lookup")
-    r = caller.run(exe, "secret", str(ROUNDS), opts=["-p", pol, "--workdir", work], cwd=work)
+    r = caller.run(exe, "secret", str(ROUNDS), opts=[*STORM_OPTS, "-p", pol, "--workdir", work], cwd=work)
     assert r.rc == 0, r
     recs = slim_recs(r)
     assert token not in r.stdout, r
@@ -241,7 +241,7 @@ def test_unix_sockets_through_magic_links_are_unresolvable(caller):
     pol = policy(caller, "allow connect unix /**\n")
     with open(caller.cand("attack_paths_unix.py")) as f:
         work = workdir(caller, {"cand.py": f.read()})
-    r = caller.run("python3", "cand.py", opts=["-p", pol, "--workdir", work], cwd=work)
+    r = caller.run("python3", "cand.py", opts=[*STORM_OPTS, "-p", pol, "--workdir", work], cwd=work)
     assert r.rc == 0, r
     tried = attempts(r.stdout)
     assert len(tried) == 2 and all(v == ["errno 111"] for v in tried.values()), r

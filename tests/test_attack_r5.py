@@ -35,7 +35,7 @@ import uuid
 
 import pytest
 
-from helpers import NOBODY, CFLAGS, caller, nobody_caller, root_caller, marker  # noqa: F401
+from helpers import STORM_OPTS, NOBODY, CFLAGS, caller, nobody_caller, root_caller, marker  # noqa: F401
 from helpers import decode_log, with_marker, wait_gone
 
 ENGINES = ["notify", "ptrace"]
@@ -160,7 +160,7 @@ def test_proc_spellings_never_reveal_or_change_a_denied_file(caller, engine):
     work, token, pol = make_tree(caller)
     ro_before = tree_state(work / "ro")
     r = caller.run(caller.build("attack_r5_proc"), str(work),
-                   opts=["-p", pol, "--workdir", str(work), "--engine", engine], timeout=120)
+                   opts=[*STORM_OPTS, "-p", pol, "--workdir", str(work), "--engine", engine], timeout=120)
     assert r.rc == 0, r
     assert token not in r.stdout and token[:20] not in r.stdout, r.stdout[-2000:]
     got = lines(r.stdout)
@@ -203,7 +203,7 @@ RACE = [
 def test_a_directory_renamed_under_a_proc_fd_path_never_gives_the_token(caller, engine):
     work, token, pol = make_tree(caller)
     r = caller.run(caller.build("attack_r5_race", ("-pthread",)), str(work), "3",
-                   opts=["-p", pol, "--workdir", str(work), "--engine", engine], timeout=120)
+                   opts=[*STORM_OPTS, "-p", pol, "--workdir", str(work), "--engine", engine], timeout=120)
     assert r.rc == 0, r
     (line,) = [ln for ln in r.stdout.splitlines() if ln.startswith("race ")]
     out = dict(w.split("=", 1) for w in line.split()[1:])

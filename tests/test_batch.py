@@ -268,6 +268,11 @@ def test_python_package(root_caller, tmp_path, monkeypatch):
     assert events[0]["type"] == "header" and events[-1]["type"] == "trailer"
     assert any(e["type"] == "syscall" and e["decision"] == "deny"
                and "id_rsa" in (e["args"].get("resolved") or "") for e in events)
+    # the storm caps are keywords too
+    res = vigil_py.run(["python3", os.path.join(ROOT, "tests", "candidates", "storm_denied.py")],
+                       refusals=25, log_size="2M", log=str(tmp_path / "storm.msgpack"))
+    assert res["status"] == "limit" and res["limit"] == "refusals", res
+    assert res["limits"]["refusals"]["value"] == 25 and res["limits"]["log"]["value"] == 2 << 20
     recs = vigil_py.batch([{"id": "a", "code": "print(2 + 2)", "language": "python"},
                            {"id": "b", "argv": ["sh", "-c", "exit 4"]}],
                           out=str(tmp_path / "batch"), jobs=2)

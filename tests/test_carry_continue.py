@@ -21,7 +21,7 @@ import uuid
 
 import pytest
 
-from helpers import NOBODY, caller, nobody_caller, root_caller, syscall_nr  # noqa: F401
+from helpers import STORM_OPTS, NOBODY, caller, nobody_caller, root_caller, syscall_nr  # noqa: F401
 from outside import outside, tun_for_nobody  # noqa: F401
 from test_notify_carry import net_pair
 
@@ -62,7 +62,7 @@ def work_dir(caller, policy):
 def test_open_how_flip_with_reads_unaudited_never_writes(caller, engine, race):
     work, keep, pol = work_dir(caller, WRITES_ONLY)
     r = caller.run(caller.build("race_open_flip"), "how", str(keep), race.seconds(SECONDS),
-                   opts=["-p", pol, "--workdir", str(work), "--engine", engine])
+                   opts=[*STORM_OPTS, "-p", pol, "--workdir", str(work), "--engine", engine])
     assert r.rc == 0, r
     assert race.often(r.stdout.split("tries ")[1].split()[0], OPEN_TRIES), r.stdout[-300:]
     assert keep.read_text() == "keep\n"
@@ -84,7 +84,7 @@ print("openat", "fd" if fd >= 0 else fd)
 def test_openat2_o_path_is_refused_enosys(caller):
     work, _, pol = work_dir(caller, WRITES_ONLY)
     r = caller.run("python3", "-c", OPATH,
-                   opts=["-p", pol, "--workdir", str(work), "--engine", "notify"], cwd=str(work))
+                   opts=[*STORM_OPTS, "-p", pol, "--workdir", str(work), "--engine", "notify"], cwd=str(work))
     assert r.rc == 0, r
     assert f"opath -1 {errno.ENOSYS}" in r.stdout, r.stdout
     assert "openat fd" in r.stdout, r.stdout
@@ -110,7 +110,7 @@ def test_sendmsg_name_flip_never_reaches_the_denied_listener(caller, engine, rac
     try:
         r = caller.run(caller.build("notify_sendmsg_flip"), outside.addr, str(ok.port),
                        outside.addr, str(bad.port), tok, race.seconds(SECONDS),
-                       opts=["-p", udp_policy(caller, ok.port, outside.addr), "--engine", engine])
+                       opts=[*STORM_OPTS, "-p", udp_policy(caller, ok.port, outside.addr), "--engine", engine])
     finally:
         ok.close()
         bad.close()

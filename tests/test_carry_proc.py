@@ -24,7 +24,7 @@ import uuid
 import msgpack
 import pytest
 
-from helpers import NOBODY, caller, nobody_caller, root_caller  # noqa: F401
+from helpers import STORM_OPTS, NOBODY, caller, nobody_caller, root_caller  # noqa: F401
 
 SECONDS = 2  # a race loop under make soak (conftest.Race); make test's is shorter
 TRIES = 300  # what SECONDS of the loop makes at least, on a loaded 2-core machine
@@ -88,7 +88,7 @@ def keep_records(log_path, name, keep):
 def test_proc_path_flip_never_reads_the_denied_file(caller, op, engine, race):
     work, token, pol = make_tree(caller)
     r = caller.run(caller.build("notify_proc_flip"), op, str(work), race.seconds(SECONDS),
-                   opts=["-p", pol, "--workdir", str(work), "--engine", engine])
+                   opts=[*STORM_OPTS, "-p", pol, "--workdir", str(work), "--engine", engine])
     assert r.rc == 0, r
     assert token not in r.stdout, r.stdout[-600:]
     (line,) = [ln for ln in r.stdout.splitlines() if ln.startswith("flip ")]
@@ -125,7 +125,7 @@ def test_proc_reads_answer_as_the_kernel(caller):
     """The same lines bare (as the sandbox's uid) and under notify."""
     work, _, pol = make_tree(caller)
     r = caller.run("python3", "-c", PROC_LINKS,
-                   opts=["-p", pol, "--workdir", str(work), "--engine", "notify"])
+                   opts=[*STORM_OPTS, "-p", pol, "--workdir", str(work), "--engine", "notify"])
     assert r.rc == 0, r
     got = r.stdout.splitlines()
     assert [ln for ln in got if ln.endswith("False")] == [], got

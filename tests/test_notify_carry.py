@@ -22,7 +22,7 @@ import uuid
 import msgpack
 import pytest
 
-from helpers import NOBODY, caller, nobody_caller, root_caller  # noqa: F401
+from helpers import STORM_OPTS, NOBODY, caller, nobody_caller, root_caller  # noqa: F401
 from outside import outside, tun_for_nobody  # noqa: F401
 
 SECONDS = 3  # a race loop under make soak (conftest.Race); make test's is shorter
@@ -111,7 +111,7 @@ def test_path_flip_never_changes_the_denied_tree(caller, op, engine, race):
     work, token, pol = fs_setup(caller, op)
     before = keep_state(work)
     r = caller.run(caller.build("notify_fs_flip"), op, str(work), race.seconds(SECONDS),
-                   opts=["-p", pol, "--workdir", str(work), "--engine", engine])
+                   opts=[*STORM_OPTS, "-p", pol, "--workdir", str(work), "--engine", engine])
     assert r.rc == 0, r
     (out,) = out_lines(r, "flip")
     assert keep_state(work) == before, out
@@ -128,7 +128,7 @@ def test_path_flip_never_changes_the_denied_tree(caller, op, engine, race):
 def test_recorded_outcome_is_what_the_candidate_saw(caller, op):
     work, token, pol = fs_setup(caller, op)
     r = caller.run(caller.build("notify_fs_flip"), op, str(work), "0",
-                   opts=["-p", pol, "--workdir", str(work)] + NOTIFY)
+                   opts=[*STORM_OPTS, "-p", pol, "--workdir", str(work)] + NOTIFY)
     assert r.rc == 0, r
     seen = out_lines(r, "once")
     assert [s["path"].split("/")[-2] for s in seen] == ["open", "keep"], r.stdout
@@ -155,7 +155,7 @@ def test_allowed_call_that_fails_records_its_errno(root_caller):
     work, token, pol = fs_setup(root_caller, "chmod")
     os.chown(work / "open" / "f", 0, 0)
     r = root_caller.run(root_caller.build("notify_fs_flip"), "chmod", str(work), "0",
-                        opts=["-p", pol, "--workdir", str(work)] + NOTIFY)
+                        opts=[*STORM_OPTS, "-p", pol, "--workdir", str(work)] + NOTIFY)
     assert r.rc == 0, r
     seen = out_lines(r, "once")[0]
     assert (int(seen["ret"]), int(seen["errno"])) == (-1, 1), seen  # EPERM
@@ -255,7 +255,7 @@ def test_address_flip_never_reaches_the_denied_listener(caller, mode, engine, ra
     try:
         r = caller.run(caller.build("notify_net_flip"), mode, outside.addr, str(ok.port),
                        addr2, str(bad.port), tok, race.seconds(SECONDS),
-                       opts=["-p", net_policy(caller, ok.port, outside.addr), "--engine", engine])
+                       opts=[*STORM_OPTS, "-p", net_policy(caller, ok.port, outside.addr), "--engine", engine])
     finally:
         ok.close()
         bad.close()
@@ -275,7 +275,7 @@ def test_network_outcome_is_what_the_candidate_saw(caller, mode):
     try:
         r = caller.run(caller.build("notify_net_flip"), mode, "127.0.0.1", str(ok.port),
                        "127.0.0.1", str(bad.port), "tok", "0",
-                       opts=["-p", net_policy(caller, ok.port)] + NOTIFY)
+                       opts=[*STORM_OPTS, "-p", net_policy(caller, ok.port)] + NOTIFY)
     finally:
         ok.close()
         bad.close()
@@ -327,7 +327,7 @@ def test_listen_socket_swap_never_listens_undecided(caller, engine, race):
         f.write("version 1\nallow bind tcp 127.0.0.1:*\ninclude <default>\n")
     os.chmod(pol, 0o644)
     r = caller.run(caller.build("notify_net_listen_swap"), race.seconds(SECONDS),
-                   opts=["-p", pol, "--engine", engine])
+                   opts=[*STORM_OPTS, "-p", pol, "--engine", engine])
     assert r.rc == 0, r
     (out,) = out_lines(r, "swap")
     assert out["won"] == "0", out

@@ -20,7 +20,7 @@ import uuid
 
 import pytest
 
-from helpers import caller, decode_log, nobody_caller, root_caller, syscalls  # noqa: F401
+from helpers import STORM_OPTS, caller, decode_log, nobody_caller, root_caller, syscalls  # noqa: F401
 
 RACE_SECONDS = 4  # under make soak (conftest.Race); make test's loop is shorter
 TRIES = 1000      # what 4 s of the loop makes at least, on a loaded 2-core machine
@@ -90,7 +90,7 @@ def check_engine(r, engine):
 def test_path_flip_never_reads_the_denied_file(caller, engine, race):
     work, token, pol, binary = race_setup(caller)
     r = caller.run(binary, "path", str(work), race.seconds(RACE_SECONDS),
-                   opts=["-p", pol, "--workdir", str(work), "--engine", engine])
+                   opts=[*STORM_OPTS, "-p", pol, "--workdir", str(work), "--engine", engine])
     assert r.rc == 0, r
     check_engine(r, engine)
     tries = int(r.stdout.split("tries ")[1].split()[0])
@@ -108,7 +108,7 @@ def race_never_reads(caller, engine, race, mode, work, token, pol, binary):
     """Run race_open_flip MODE for the race's time: many tries, none won,
     the token never printed."""
     r = caller.run(binary, mode, str(work), race.seconds(RACE_SECONDS),
-                   opts=["-p", pol, "--workdir", str(work), "--engine", engine])
+                   opts=[*STORM_OPTS, "-p", pol, "--workdir", str(work), "--engine", engine])
     assert r.rc == 0, r
     check_engine(r, engine)
     assert race.often(r.stdout.split("tries ")[1].split()[0], TRIES), r.stdout[-300:]
@@ -142,7 +142,7 @@ def test_open_how_flip_never_writes_the_protected_file(caller, engine, race):
     work, _, pol, binary = race_setup(caller)
     keep = work / "keep.txt"
     r = caller.run(binary, "how", str(keep), race.seconds(RACE_SECONDS),
-                   opts=["-p", pol, "--workdir", str(work), "--engine", engine])
+                   opts=[*STORM_OPTS, "-p", pol, "--workdir", str(work), "--engine", engine])
     assert r.rc == 0, r
     check_engine(r, engine)
     assert keep.read_text() == "keep\n"
@@ -164,7 +164,7 @@ def test_a_listener_of_the_candidates_own_is_refused(caller, engine):
     binary = str(work / "own_listener")
     shutil.copy2(caller.build("notify_own_listener"), binary)
     r = caller.run(binary, str(work / "secret" / "x"),
-                   opts=["-p", pol, "--workdir", str(work), "--artifact", binary,
+                   opts=[*STORM_OPTS, "-p", pol, "--workdir", str(work), "--artifact", binary,
                          "--engine", engine])
     assert token not in r.stdout, r
     assert "seccomp refused" in r.stdout, r
@@ -261,7 +261,7 @@ def test_opens_carried_out_have_the_candidates_identity(caller, engine):
     pol = d / "ident.policy"
     pol.write_text(TTY_POLICY)
     pol.chmod(0o644)
-    r = caller.run("sh", "-c", f"cat {secret}; echo rc=$?", opts=["-p", str(pol), "--engine", engine,
+    r = caller.run("sh", "-c", f"cat {secret}; echo rc=$?", opts=[*STORM_OPTS, "-p", str(pol), "--engine", engine,
                                                              "--bind", str(d)])
     assert token not in r.stdout, r
     assert "rc=1" in r.stdout, r
@@ -292,7 +292,7 @@ def test_fifo_peers_never_hang_the_run(caller, engine):
     os.chmod(pol, 0o644)
     # cat is the shell's own child, so that `wait` waits for its output
     script = "mkfifo /tmp/f && cat /tmp/f & sleep 0.3; echo hi > /tmp/f; wait; echo done"
-    r = caller.run("sh", "-c", script, opts=["-p", pol, "--engine", engine, "--timeout", "5s"],
+    r = caller.run("sh", "-c", script, opts=[*STORM_OPTS, "-p", pol, "--engine", engine, "--timeout", "5s"],
                    timeout=30)
     assert r.rc == 0 and r.stdout.split() == ["hi", "done"], r
 
@@ -346,5 +346,5 @@ def test_a_file_written_and_closed_runs_at_once(caller):
         f.write("version 1\nallow read /**\nallow write $WORK/** /dev/null\n"
                 "allow exec /usr/** $WORK/**\n")
     os.chmod(pol, 0o644)
-    r = caller.run("python3", "-c", WRITE_THEN_RUN, opts=["-p", pol], timeout=60)
+    r = caller.run("python3", "-c", WRITE_THEN_RUN, opts=[*STORM_OPTS, "-p", pol], timeout=60)
     assert r.rc == 0 and r.stdout.split() == ["ran"], r

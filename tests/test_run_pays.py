@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from helpers import nobody_caller, root_caller, syscalls  # noqa: F401
+from helpers import STORM_OPTS, nobody_caller, root_caller, syscalls  # noqa: F401
 from test_limits_cgroup import groups_of, nothing_left  # noqa: F401
 
 MiB = 1 << 20
@@ -113,7 +113,7 @@ def test_vigils_work_for_a_refusal_loop_is_within_the_cpu_quota(root_caller, not
     quota outside it.  Now vigil's threads for the run share the quota,
     and the timeout still ends such a run at once (its path is outside)."""
     loop = root_caller.build("pays_refuse_loop")
-    opts = ["--engine", engine, "--cpus", str(CPUS)]
+    opts = ["--engine", engine, "--cpus", str(CPUS), *STORM_OPTS]
     p = start(root_caller, loop, "/root/vigil-pays-nothing", str(LOOP_S),
               opts=[*opts, "--timeout", "30s"])
     assert p.stdout.readline() == "go\n", p
@@ -144,7 +144,8 @@ def test_where_the_run_cannot_pay_stacks_have_a_ceiling(nobody_caller, engine):
     how many records it left without."""
     loop = nobody_caller.build("pays_refuse_loop")
     r = nobody_caller.run(loop, "/root/vigil-pays-nothing", str(LOOP_S),
-                          opts=["--engine", engine, "--cpus", "1", "--timeout", "30s"])
+                          opts=["--engine", engine, "--cpus", "1", "--timeout", "30s",
+                                *STORM_OPTS])
     assert r.result["limits"]["cpus"]["enforced_by"] == "affinity", r.result["limits"]
     assert r.rc == 0 and "refused " in r.stdout, r
     refused = [x for x in syscalls(r.recs, decision="deny") if x["name"] in ("open", "openat")]

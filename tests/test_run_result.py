@@ -14,7 +14,7 @@ from helpers import DEFAULT_POLICY, VIGIL, root_caller, sha256_file, tally  # no
 
 LIMIT_UNITS = {"time": "ms", "cpu": "s", "memory": "bytes", "procs": "count",
                "files": "count", "fsize": "bytes", "output": "bytes", "tmpfs": "bytes",
-               "disk": "bytes", "cpus": "millicpus"}
+               "disk": "bytes", "cpus": "millicpus", "refusals": "count", "log": "bytes"}
 CLASSES = ["read", "write", "exec", "connect", "bind", "send", "system"]
 DECISIONS = ["allow", "deny", "kill", "would-deny", "would-kill"]
 

@@ -40,12 +40,21 @@ struct vg_outcome {
     /* limits seen hit only as a call's result (EMFILE, EFBIG of a call
      * the notify engine carried out): run/result.c reports them */
     bool limit_seen[VG_LIM_COUNT];
+    /* refused and would-be refused calls (deny, would-deny, would-kill),
+     * which the refusals cap bounds */
+    uint64_t refusals;
+    /* a cap the supervisor holds (refusals, log) ended the run: which */
+    bool limit_ended;
+    enum vg_limit limit_end;
 };
 
 /* The run as the engine sees it. */
 struct vg_engine_ctx {
     const struct vg_run_opts *opts;
     const struct vg_policy *pol;
+    /* the run's limits, flags over the policy: the supervisor holds the
+     * refusals cap (NULL: no caps, for tests) */
+    const struct vg_limits *limits;
     struct vg_log *log;
     uint64_t start_mono_ns;
     pid_t init_pid;

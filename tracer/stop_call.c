@@ -82,6 +82,12 @@ void vg_sup_on_seccomp(struct vg_sup *e, struct vg_task *t)
  * only then release it or make it fail. */
 void vg_sup_judge_stopped(struct vg_sup *e, struct vg_task *t, int nr, const uint64_t args[6])
 {
+    /* As under notify: once the sandbox is being killed nothing more is
+     * decided or recorded (a cap's count in the log stays the cap). */
+    if (e->ending) {
+        vg_sup_release(e, t->tid);
+        return;
+    }
     vg_task_identify(&e->tasks, t);
     vg_sup_log_start(e, t, 0);
     struct vg_tracee tr;

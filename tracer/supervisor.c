@@ -64,12 +64,38 @@ void vg_sup_release(struct vg_sup *e, pid_t tid)
         ptrace(PTRACE_CONT, tid, 0, 0);
 }
 
+void vg_sup_limit_end(struct vg_sup *e, enum vg_limit l, const char *why, int32_t pid)
+{
+    if (e->ending)
+        return;
+    e->ctx->out.limit_seen[l] = true;
+    e->ctx->out.limit_ended = true;
+    e->ctx->out.limit_end = l;
+    vg_sup_kill_sandbox(e); /* first: the note's own record finds the run ending */
+    vg_sup_note(e, "limit", why, pid);
+}
+
+/* The log's cap (event/writer.h): the record that reached it is written,
+ * then the run ends, with room left for its end and trailer; no record is
+ * ever dropped for it. */
+static void check_log_cap(struct vg_sup *e)
+{
+    if (e->ending || !vg_log_full(e->ctx->log))
+        return;
+    char why[160];
+    snprintf(why, sizeof why, "log: %llu bytes written, the cap less the room kept for the "
+             "run's end: sandbox killed", (unsigned long long)vg_log_bytes(e->ctx->log));
+    vg_sup_limit_end(e, VG_LIM_LOG, why, 0);
+}
+
 /* Every record goes through here: a record that cannot be written stops
  * the run before the call it describes is released. */
 int vg_sup_emit(struct vg_sup *e, struct vg_record *r)
 {
-    if (vg_log_write(e->ctx->log, r) == 0)
+    if (vg_log_write(e->ctx->log, r) == 0) {
+        check_log_cap(e);
         return 0;
+    }
     if (!e->ctx->out.log_failed) {
         e->ctx->out.log_failed = true;
         snprintf(e->ctx->out.log_error, sizeof e->ctx->out.log_error, "%s",
@@ -126,16 +152,44 @@ void vg_sup_tracee(const struct vg_sup *e, const struct vg_task *t, bool ptrace_
                              .ptrace_stopped = ptrace_stopped};
 }
 
+/* What the refusals cap counts: a call refused, or in a dry run one that
+ * would have been (a kill ends the run by itself). */
+static bool is_refusal(enum vg_decision d)
+{
+    return d == VG_DEC_DENY || d == VG_DEC_WOULD_DENY || d == VG_DEC_WOULD_KILL;
+}
+
+/* The refusals cap: a candidate refused in a loop (`rm -rf` of the whole
+ * tree) would otherwise run on to its time limit, all of it logged. */
+static void check_refusals_cap(struct vg_sup *e, int32_t pid)
+{
+    const struct vg_limits *l = e->ctx->limits;
+    uint64_t cap = l ? l->v[VG_LIM_REFUSALS] : 0;
+    if (!cap || e->ctx->out.refusals < cap)
+        return;
+    char why[160];
+    snprintf(why, sizeof why, "refusals: %llu calls refused, the cap: sandbox killed",
+             (unsigned long long)e->ctx->out.refusals);
+    vg_sup_limit_end(e, VG_LIM_REFUSALS, why, pid);
+}
+
 /* The one place decisions are counted (the trailer's and the result's
- * counts). */
+ * counts, and the refusals cap's). */
 void vg_sup_count(struct vg_sup *e, enum vg_class cls, enum vg_decision d)
 {
     e->ctx->out.counts[cls][d]++;
+    if (is_refusal(d))
+        e->ctx->out.refusals++;
 }
 
+/* Counted, written, and only then the refusals cap looked at: the refusal
+ * that reaches the cap is in the log, the note that ends the run after it. */
 int vg_sup_emit_call(struct vg_sup *e, const struct vg_syscall_ev *ev)
 {
     vg_sup_count(e, ev->cls, ev->decision);
     struct vg_record r = {.type = VG_REC_SYSCALL, .u.sys = *ev};
-    return vg_sup_emit(e, &r);
+    int rc = vg_sup_emit(e, &r);
+    if (rc == 0)
+        check_refusals_cap(e, ev->pid);
+    return rc;
 }

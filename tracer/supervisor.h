@@ -94,6 +94,10 @@ void vg_sup_tracee(const struct vg_sup *e, const struct vg_task *t, bool ptrace_
                    struct vg_tracee *tr);
 /* A decision made without a call record (the exec check's kill). */
 void vg_sup_count(struct vg_sup *e, enum vg_class cls, enum vg_decision d);
+/* A cap the supervisor holds was reached: the run ends as a hit of limit
+ * l (status limit), the sandbox killed, a "limit" note saying why; the
+ * first cause of a run's end is the one reported. */
+void vg_sup_limit_end(struct vg_sup *e, enum vg_limit l, const char *why, int32_t pid);
 void vg_sup_policy_kill(struct vg_sup *e, const struct vg_task *t, const struct vg_call *call,
                        const struct vg_call_verdict *v);
 

@@ -62,6 +62,8 @@ class Limit(_OpenEnum):
     TMPFS = "tmpfs"
     DISK = "disk"
     CPUS = "cpus"
+    REFUSALS = "refusals"
+    LOG = "log"
 
 
 class Mode(_OpenEnum):

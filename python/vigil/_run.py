@@ -74,6 +74,8 @@ _OPTIONS: Tuple[_Opt, ...] = (
     _Opt("tmpfs", "--tmpfs"),
     _Opt("disk", "--disk"),
     _Opt("cpus", "--cpus"),
+    _Opt("refusals", "--refusals"),
+    _Opt("log_size", "--log-size"),
     _Opt("cpuset", "--cpuset"),
     _Opt("no_cgroups", "--no-cgroups", _Kind.SWITCH),
 )
@@ -282,6 +284,7 @@ def run(argv: Optional[Sequence[PathArg]] = None, *,
         files: Optional[int] = None, fsize: Optional[LimitArg] = None,
         output: Optional[LimitArg] = None, tmpfs: Optional[LimitArg] = None,
         disk: Optional[LimitArg] = None, cpus: Optional[LimitArg] = None,
+        refusals: Optional[int] = None, log_size: Optional[LimitArg] = None,
         cpuset: Optional[str] = None, no_cgroups: bool = False) -> Result:
     """Run one candidate under `vigil run`; return its result record.
 
@@ -303,7 +306,8 @@ def run(argv: Optional[Sequence[PathArg]] = None, *,
     (``task_id`` is --task-id; ``artifacts`` --artifact, once each;
     ``env`` {NAME: VALUE, or None to pass NAME through}); None or False
     leaves vigil's default.  Limits: ``timeout="10s"``, ``memory="512M"``,
-    ``cpus=1.5``, ...; a bare number is seconds or bytes, as for vigil.
+    ``cpus=1.5``, ``refusals=1000``, ``log_size="16M"``, ...; a bare number
+    is seconds or bytes, as for vigil.
     ``extra`` are further `vigil run` flags, as they are given on the
     command line.  ``vigil`` is the binary (default $VIGIL, then PATH).
 

@@ -615,6 +615,27 @@ static void test_disk_full(void)
     CHECK(vg_log_create("/nonexistent/dir/x", &err) == NULL && strstr(err.msg, "/nonexistent/dir/x"));
 }
 
+/* The log cap never refuses a record: the one that reaches the room
+ * left before the end's reserve is written whole, and from then on the
+ * log says it is full (the supervisor ends the run; its end still fits). */
+static void test_log_cap(void)
+{
+    int fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
+    struct vg_log *log = vg_log_from_fd(fd, "capped.msgpack");
+    if (!CHECK(log != NULL))
+        return;
+    struct vg_record s = full_syscall();
+    CHECK(vg_log_write(log, &s) == 0);
+    uint64_t one = vg_log_bytes(log);
+    CHECK(one > 0 && !vg_log_full(log)); /* no cap set: never full */
+    vg_log_cap(log, VG_LOG_END_RESERVE + 2 * one + one / 2);
+    CHECK(!vg_log_full(log));
+    CHECK(vg_log_write(log, &s) == 0 && !vg_log_full(log));
+    CHECK(vg_log_write(log, &s) == 0 && vg_log_full(log)); /* crossed: written, and full */
+    CHECK(vg_log_write(log, &s) == 0 && vg_log_count(log) == 4 && vg_log_bytes(log) == 4 * one);
+    vg_log_close(log);
+}
+
 static void test_names(void)
 {
     for (int i = 0; i < VG_CLASS_NCLASSES; i++)
@@ -710,6 +731,7 @@ int main(void)
     test_follow();
     test_big_record();
     test_disk_full();
+    test_log_cap();
     test_names();
     test_presentation();
     check_rmtree(tmpdir);

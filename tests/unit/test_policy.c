@@ -306,7 +306,22 @@ static void test_includes(void)
           !strcmp(vg_policy_decide_path(p, VG_CLASS_READ, "/usr/lib/x").rule->file, "default.policy"));
     vg_policy_free(p);
 
-    const char *names[] = {"sub", "main", "c1", "c2", "nf", "self", "bad", "inc_bad", "b"};
+    /* a shipped policy by name, as -p NAME finds it ($VIGIL_POLICY_DIR first) */
+    write_file(F("shipped-x.policy"), "version 1\nkill write /usr/**\n");
+    write_file(F("uses.policy"), "version 1\ninclude <shipped-x>\ninclude <default>\n");
+    setenv("VIGIL_POLICY_DIR", dir, 1);
+    p = vg_policy_load(F("uses.policy"), &err);
+    CHECK(p && vg_policy_compile(p, &places, &err) == 0);
+    CHECK(p && vg_policy_decide_path(p, VG_CLASS_WRITE, "/usr/lib/x").action == VG_ACT_KILL);
+    CHECK(p && allowed(p, "/usr/bin/python3"));
+    vg_policy_free(p);
+    write_file(F("uses.policy"), "version 1\ninclude <no-such>\n");
+    CHECK(vg_policy_load(F("uses.policy"), &err) == NULL &&
+          strstr(err.msg, "uses.policy:2:9: include <no-such>: no shipped policy of that name"));
+    unsetenv("VIGIL_POLICY_DIR");
+
+    const char *names[] = {"sub", "main", "c1", "c2", "nf", "self", "bad", "inc_bad", "b",
+                           "shipped-x", "uses"};
     for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
         snprintf(msg, sizeof msg, "%s.policy", names[i]);
         unlink(F(msg));
@@ -338,6 +353,29 @@ static void test_settings(void)
     CHECK(!strcmp(buf, "512M"));
     vg_limit_format(VG_LIM_TIME, 1500, buf, sizeof buf);
     CHECK(!strcmp(buf, "1500ms"));
+}
+
+/* The storm caps are rows like the others: a policy word, a flag, a
+ * default, a range (a log cap below what a run's end needs is refused). */
+static void test_storm_caps(void)
+{
+    struct vg_policy *p = pol("version 1\nlimit refusals 1000\nlimit log 2M\n");
+    const struct vg_limits *l = vg_policy_limits(p);
+    CHECK(l->set[VG_LIM_REFUSALS] && l->v[VG_LIM_REFUSALS] == 1000);
+    CHECK(l->set[VG_LIM_LOG] && l->v[VG_LIM_LOG] == 2ull << 20);
+    vg_policy_free(p);
+    struct vg_limits d;
+    vg_limits_defaults(&d);
+    CHECK(d.v[VG_LIM_REFUSALS] == 10000 && d.v[VG_LIM_LOG] == 64ull << 20);
+    CHECK(vg_limit_from_name("refusals") == VG_LIM_REFUSALS && vg_limit_from_name("log") == VG_LIM_LOG);
+    CHECK(!strcmp(vg_limit_row(VG_LIM_LOG)->flag, "log-size"));
+    CHECK(vg_limit_row(VG_LIM_REFUSALS)->fallback == VG_MECH_SUPERVISOR &&
+          vg_limit_row(VG_LIM_LOG)->fallback == VG_MECH_SUPERVISOR);
+    uint64_t v;
+    CHECK(!vg_limit_parse(VG_LIM_REFUSALS, "0", &v) && vg_limit_parse(VG_LIM_REFUSALS, "1", &v));
+    CHECK(!vg_limit_parse(VG_LIM_LOG, "512k", &v) && vg_limit_parse(VG_LIM_LOG, "1M", &v));
+    CHECK(!strcmp(parse_error("version 1\nlimit log 64k\n"),
+                  "t.policy:2:11: bad value '64k' for limit log (a size like 512M, 64k or 1G, at least 1M)"));
 }
 
 static void test_audit(void)
@@ -521,6 +559,7 @@ int main(void)
     test_precedence();
     test_includes();
     test_settings();
+    test_storm_caps();
     test_audit();
     test_errors();
     test_landlock_plan();
