@@ -136,6 +136,11 @@ class _Served:
         self.sock.close()
 
 
+# How long a listener waits for what an accepted connection sends: data
+# relayed by pasta on a loaded machine can come seconds after the connect.
+RECV_WAIT_S = 10
+
+
 class Listener(_Served):
     """A TCP listener on the host's 127.0.0.1 (or outside) that records every
     connection it accepts (and what was sent on it)."""
@@ -151,13 +156,31 @@ class Listener(_Served):
 
     def _one(self):
         conn, addr = self.sock.accept()
-        conn.settimeout(1)
+        # on record at once (a test that wants none sees it), its data
+        # (None until then) when it comes
+        entry = [addr, None]
+        self.accepted.append(entry)
+        conn.settimeout(RECV_WAIT_S)
         try:
             data = conn.recv(4096)
         except OSError:
             data = b""
         conn.close()
-        self.accepted.append((addr, data))
+        entry[1] = data
+
+    def data(self, want=1, wait_s=RECV_WAIT_S + 5):
+        """What the accepted connections sent, once want of them have said
+        it (or wait_s is over), a moment later for one that should not be."""
+        deadline = time.monotonic() + wait_s
+        while (sum(d is not None for _, d in self.accepted) < want and
+               time.monotonic() < deadline):
+            time.sleep(0.05)
+        time.sleep(0.3)
+        return [d for _, d in self.accepted]
+
+
+UDP_RCVBUF = 32 << 20
+SO_RCVBUFFORCE = 33  # <asm-generic/socket.h>; Python's socket module lacks it
 
 
 class UdpListener(_Served):
@@ -168,6 +191,12 @@ class UdpListener(_Served):
             super().__init__(outside.socket(kind=socket.SOCK_DGRAM), outside.addr)
         else:
             super().__init__(socket.socket(socket.AF_INET, socket.SOCK_DGRAM))
+        # a burst (attack_net_flip sends 3000) must not overflow the queue
+        # while this thread waits for a CPU: root may set it past rmem_max
+        try:
+            self.sock.setsockopt(socket.SOL_SOCKET, SO_RCVBUFFORCE, UDP_RCVBUF)
+        except OSError:
+            self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, UDP_RCVBUF)
         self.got = []
         self._thread.start()
 
