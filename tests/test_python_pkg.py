@@ -60,6 +60,7 @@ def in_venv(venv, script, tmp_path):
 ECHO_STDIN = "import sys; data = sys.stdin.read(); print('got', len(data), data.upper())"
 
 
+@pytest.mark.soak  # a venv made and pip run: 15-50 s, an install test
 def test_pip_venv_with_system_site(tmp_path):
     venv = str(tmp_path / "venv")
     subprocess.run([PYTHON, "-m", "venv", "--system-site-packages", venv], check=True)
@@ -100,6 +101,7 @@ def test_pip_venv_with_system_site(tmp_path):
     assert got["types"] == ["header", "trailer"], got
 
 
+@pytest.mark.soak  # a venv made and pip run: 15-50 s, an install test
 def test_pip_venv_without_msgpack(tmp_path):
     """A venv of its own (no system packages): the package is a wheel
     built once by Debian's python; msgpack, a declared dependency, is not
