@@ -247,7 +247,9 @@ def test_argv_flipped_unreadable_is_refused_never_released(caller):
     pol = policy(caller, "allow exec $WORK/victim\n")
     flip = caller.build("attack_exec_flip")
     victim = os.path.join(w, "victim")
-    r = caller.run(flip, victim, w, "4", opts=["-p", pol, "--workdir", w], timeout=60)
+    # 600 rounds that both ran and failed, or 30 s on a machine too loaded
+    # to give this loop its rounds (one once made a single round in 4 s)
+    r = caller.run(flip, victim, w, "30", opts=["-p", pol, "--workdir", w], timeout=90)
     assert r.rc == 0 and "tries" in r.stdout, r
     execs = [x for x in syscalls(r.recs, name="execve") if x["args"]["exe"] == victim]
     unreadable = [x for x in execs if x["args"].get("argv_unreadable")]

@@ -2,7 +2,8 @@
  * to the kernel.  The pointer array sits alone in a page that a thread
  * flips between PROT_NONE and PROT_READ; the main thread vforks children
  * (which share the memory, flips included) that exec argv[1] with
- * argv[2]/m-N as its first argument, for argv[3] seconds.  An exec whose
+ * argv[2]/m-N as its first argument, for ENOUGH_TRIES rounds that both
+ * ran and failed, or argv[3] seconds at most.  An exec whose
  * argv vigil could not read must be refused (EFAULT), never released: the
  * program would create m-N, an argument the log never showed. */
 #include <pthread.h>
@@ -16,6 +17,7 @@
 #include "attack_exec_util.h"
 
 #define PAGE 4096
+#define ENOUGH_TRIES 600 /* about 4 s of rounds on a quiet machine */
 
 static char **vec;
 static volatile int stop;
@@ -51,7 +53,10 @@ int main(int argc, char **argv)
     double until = deadline(argv[3]);
     unsigned tries = 0, ran = 0, efault = 0;
     char *envp[] = {NULL};
-    while (now() < until) {
+    /* Until the time is up, or sooner once the race has been both lost
+     * and won often enough: a loaded machine gives this loop few rounds a
+     * second, so the time is a cap, not the length of the attack. */
+    while (now() < until && !(tries >= ENOUGH_TRIES && ran && efault)) {
         snprintf(strs, PAGE, "%s/m-%u", argv[2], tries);
         pthread_mutex_lock(&flip);
         vec[0] = argv[1];
