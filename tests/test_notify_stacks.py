@@ -15,7 +15,7 @@ import subprocess
 import pytest
 
 from helpers import caller, nobody_caller, root_caller, stack_symbols, syscalls  # noqa: F401
-from helpers import decode_log
+from helpers import STORM_OPTS, decode_log
 
 ENGINES = ["notify", "ptrace"]
 DENIED = "/var/lib/dpkg/status"  # fixed in stack_bounce.c; the policy grants nothing in /var
@@ -89,8 +89,8 @@ def without_wait_killable(caller, exe, *args):
     wrapper = caller.build("fallback_old_kernel")
     d = caller.dir("run")
     log = os.path.join(d, "run.msgpack")
-    argv = caller.argv(["run", "-q", "-o", log, "-p", policy(caller), "--timeout", "120s", "--",
-                        exe, *args])
+    argv = caller.argv(["run", "-q", "-o", log, "-p", policy(caller), "--timeout", "120s",
+                        *STORM_OPTS, "--", exe, *args])
     i = argv.index(caller.vigil)
     argv = [*argv[:i], wrapper, "no-wait-killable", *argv[i:]]
     p = subprocess.run(argv, env=caller.env(), cwd=d, text=True, capture_output=True,
