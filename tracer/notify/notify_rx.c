@@ -89,13 +89,20 @@ static void *spawned_main(void *arg)
 
 /* Lock held.  The ceiling on notification threads: each blocked job is
  * the call of a distinct task of the candidate, blocked in it, so there
- * are never more of them than the candidate's tasks (the table holds them
- * all, and vigil's pid 1), which its pids limit (--procs) caps; one more
- * receives.  At the ceiling one thread is not in a blocked job and will
- * receive again soon (a task that just exited, an idle one between calls). */
+ * are never more of them than the candidate's tasks, which its pids limit
+ * (--procs) caps; one more receives.  At the ceiling one thread is not in
+ * a blocked job and will receive again soon (a task that just exited, an
+ * idle one between calls).  The tasks table alone is not that bound: a
+ * new thread's call can come before its clone is in the table, and on a
+ * loaded machine 60 blocked opens once took every thread while the table
+ * said fewer tasks, so the next call was never received. */
 static bool at_ceiling(const struct nt *n)
 {
-    return (size_t)n->nrx > n->sup.tasks.n;
+    size_t tasks = n->sup.tasks.n;
+    const struct vg_limits *lim = n->sup.ctx->limits;
+    if (lim && lim->v[VG_LIM_PROCS] > tasks)
+        tasks = (size_t)lim->v[VG_LIM_PROCS];
+    return (size_t)n->nrx > tasks;
 }
 
 /* Lock held.  Unlink rx, whose thread never started. */
