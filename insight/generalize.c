@@ -126,3 +126,18 @@ void vg_generalize(enum vg_class cls, const char *path, const struct vg_places *
     }
     vg_glob_put_literal(out, path);
 }
+
+void vg_generalize_file(const char *path, const struct vg_places *places, struct vg_buf *out)
+{
+    static const enum place order[] = {P_WORK, P_TMP, P_HOME}; /* as the rows above */
+    for (size_t i = 0; i < VG_ARRAY_LEN(order); i++) {
+        size_t n;
+        const char *var, *dir = place_of(places, order[i], &var);
+        if (dir && dir[0] && under(path, dir, &n) && n > 0 && path[n]) {
+            vg_buf_puts(out, var);
+            vg_glob_put_literal(out, path + n);
+            return;
+        }
+    }
+    vg_glob_put_literal(out, path);
+}

@@ -14,4 +14,8 @@
  * places it gets the path alone, not its siblings. */
 void vg_generalize(enum vg_class cls, const char *path, const struct vg_places *places,
                    bool exact, struct vg_buf *out);
+/* A file named on the command line: the file itself wherever it lies, its
+ * place's part as the variable ($TMP/x/cand.py), never the place's whole
+ * tree, which a learned policy standing alone would then grant. */
+void vg_generalize_file(const char *path, const struct vg_places *places, struct vg_buf *out);
 #endif

@@ -114,7 +114,10 @@ static void learn_path(struct vg_learn *L, enum vg_class cls, const char *path,
         vg_buf_free(&pat);
         return;
     }
-    vg_generalize(cls, path, &L->places, exact, &pat);
+    if (how == AS_NAMED_FILE)
+        vg_generalize_file(path, &L->places, &pat);
+    else
+        vg_generalize(cls, path, &L->places, exact, &pat);
     vg_buf_put(&pat, "", 1);
     add_rule(L, cls, pat.data);
     vg_buf_free(&pat);

@@ -155,6 +155,13 @@ static void test_generalize(void)
     CHECK(pattern(VG_CLASS_READ, "/tmp/work/a/b.txt", false, "$WORK/**"));
     CHECK(pattern(VG_CLASS_WRITE, "/tmp/work", false, "$WORK/**"));
     CHECK(pattern(VG_CLASS_READ, "/tmp/x", true, "$TMP/**"));
+    /* a file named on the command line is itself, from its place */
+    struct vg_places pl = {.work = "/tmp/work", .tmp = "/tmp", .home = "/home/u"};
+    struct vg_buf f = {0};
+    vg_generalize_file("/tmp/clone/cand.py", &pl, &f);
+    vg_buf_put(&f, "", 1);
+    CHECK(streq(f.data, "$TMP/clone/cand.py"));
+    vg_buf_free(&f);
     CHECK(pattern(VG_CLASS_READ, "/home/u/.cache/x", false, "~/**"));
     CHECK(pattern(VG_CLASS_READ, "/usr/lib/python3.11/os.py", false, "/usr/lib/**"));
     CHECK(pattern(VG_CLASS_READ, "/usr/local/lib/x/y", false, "/usr/local/lib/**"));
