@@ -67,8 +67,8 @@ CROWD = 100  # more than any fixed number of notification threads vigil had (64)
 
 @pytest.mark.parametrize("engine", [
     pytest.param("notify", marks=pytest.mark.xfail(
-        strict=False, reason="about 1 run in 5 stalls between two write-end opens, once in a "
-        "while past the 60 s timeout: cause not found (docs/SECURITY.md)")),
+        strict=False, reason="a call held up behind a crowd of blocked FIFO opens, once in a "
+        "while past the 60 s timeout: a known limit (docs/SECURITY.md)")),
     "ptrace"])
 def test_a_hundred_blocked_fifo_opens_hold_up_no_other_call(caller, engine):
     """100 threads block in the open of a FIFO each (no writer); then the
