@@ -32,6 +32,13 @@ def tcp(addr, port, token, dev=None):
             s.setsockopt(socket.SOL_SOCKET, socket.SO_BINDTODEVICE, dev.encode())
         s.connect((addr, int(port)))
         s.sendall(token.encode())
+        # the data may still be in pasta when this process exits, and pasta
+        # ends with the sandbox (docs/RUN.md): wait for the listener's close
+        s.shutdown(socket.SHUT_WR)
+        try:
+            s.recv(1)
+        except OSError:
+            pass
 
 
 def devices():
