@@ -216,13 +216,23 @@ static int parse(struct vg_run_opts *o, int argc, char **argv, struct vg_err *er
     return 0;
 }
 
+/* The kernel's argv strings, from main's argv[0] (right before ours) to
+ * the end of our last argument, if they lie end to end as the kernel put
+ * them: the sandbox renames itself by writing there.  An argv built by
+ * main (`vigil help run`) is not contiguous, and gets no area. */
+static void argv_area(int argc, char **argv, struct vg_run_opts *o)
+{
+    for (int i = 0; i < argc; i++)
+        if (argv[i] != argv[i - 1] + strlen(argv[i - 1]) + 1)
+            return;
+    o->argv_area = argv[-1];
+    o->argv_area_len = (size_t)(argv[argc - 1] + strlen(argv[argc - 1]) - argv[-1]);
+}
+
 int vg_cmd_run(int argc, char **argv)
 {
     struct vg_run_opts o = {0};
-    /* main's argv[0] comes right before ours: the strings are contiguous
-     * from it to the end of our last argument. */
-    o.argv_area = argv[-1];
-    o.argv_area_len = (size_t)(argv[argc - 1] + strlen(argv[argc - 1]) - argv[-1]);
+    argv_area(argc, argv, &o);
     struct vg_err err = {{0}};
     /* First, before anything is opened: the log must never become fd 1. */
     if (vg_std_fds() < 0) {

@@ -44,8 +44,9 @@ int main(int argc, char **argv)
     /* `vigil help CMD` is `vigil CMD --help`, as git and systemctl do. */
     static char help_flag[] = "--help";
     if (!strcmp(argv[1], "help") && argc > 2) {
-        char *cmd_argv[] = {argv[2], help_flag, NULL};
-        return dispatch(2, cmd_argv);
+        /* argv[0] first: a command may look one before its own name. */
+        char *cmd_argv[] = {argv[0], argv[2], help_flag, NULL};
+        return dispatch(2, cmd_argv + 1);
     }
     if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
         usage(stdout);

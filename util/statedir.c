@@ -151,7 +151,8 @@ static struct found *list_logs(DIR *d, size_t *n)
             v = vg_xrealloc(v, (cap = cap ? 2 * cap : 16) * sizeof *v);
         v[(*n)++] = (struct found){vg_xstrdup(e->d_name), st.st_mtim};
     }
-    qsort(v, *n, sizeof *v, older_first);
+    if (*n)  /* qsort's array must not be NULL, even for no elements */
+        qsort(v, *n, sizeof *v, older_first);
     return v;
 }
 
