@@ -17,6 +17,7 @@
 #include <linux/capability.h>
 #include <linux/close_range.h>
 #include <net/if.h>
+#include <poll.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -402,6 +403,20 @@ static int notify_channels(struct pipes *p, struct vg_err *err)
     return 0;
 }
 
+/* pid 1 is dead (killed and reaped): a report it wrote before is the
+ * cause of what failed here (the resolver cannot join the namespace of a
+ * pid 1 that failed its setup and exited: ESRCH), and the message the user
+ * needs. */
+static void own_report(int fd, struct vg_err *err)
+{
+    struct pollfd pf = {.fd = fd, .events = POLLIN};
+    struct vg_report r;
+    if (poll(&pf, 1, 0) == 1 && read(fd, &r, sizeof r) == (ssize_t)sizeof r) {
+        r.msg[sizeof r.msg - 1] = 0;
+        vg_errf(err, "%s", r.msg);
+    }
+}
+
 int vg_sandbox_start(const struct vg_plan *plan, const struct vg_bpf *cand,
                      const struct vg_bpf *init, vg_attach_fn attach,
                      struct vg_sandbox *sb, struct vg_err *err)
@@ -478,6 +493,7 @@ kill:
     kill(pid, SIGKILL);
     while (waitpid(pid, NULL, __WALL) < 0 && errno == EINTR)
         ;
+    own_report(p.report[0], err);
     vg_egress_stop(&sb->egress);
 fail:
     close_pair(p.out);

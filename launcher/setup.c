@@ -317,9 +317,12 @@ int vg_setup_execute(const struct vg_plan *p, struct vg_err *err)
         if (run_op(&p->ops[i]) < 0) {
             const struct vg_op *op = &p->ops[i];
             bool text = op->kind == VG_OP_SYMLINK || op->kind == VG_OP_FILE || !op->src;
+            /* a copy never replaces a file: in a host --workdir it is the user's */
+            const char *why = op->kind == VG_OP_COPY && errno == EEXIST
+                                  ? "a file of that name is there, and is not replaced"
+                                  : strerror(errno);
             vg_errf(err, "%s %s%s%s: %s", names[op->kind], text ? "" : op->src,
-                    text ? "" : " -> ", op->dst,
-                    strerror(errno));
+                    text ? "" : " -> ", op->dst, why);
             return -1;
         }
     }

@@ -115,3 +115,25 @@ def test_file_too_large_for_the_sandbox_tmp_is_named_in_a_warning(caller):
     warned = warnings_in(r.stderr)
     assert len(warned) == 1 and big in warned[0] and "--tmpfs" in warned[0], r.stderr
     assert "No such file" in r.stderr and str(2 << 20) not in r.stdout
+
+
+def test_a_copy_never_replaces_a_file_in_a_host_workdir(caller):
+    """`vigil run --workdir W -- cat tok.txt` run beside a tok.txt when W
+    already holds one: the run fails in setup (exit 125) with a message
+    naming the copy and why, and W's file keeps its bytes.  The message
+    is the setup's own: it was once, 5 runs in 6, the resolver's "cannot
+    bind 127.0.0.53:53 ... No such process" (it joins the namespace of a
+    pid 1 that had just failed its setup), which said nothing of the
+    cause."""
+    d = caller.dir("beside")
+    w = caller.dir("hostwork")
+    write(os.path.join(d, "tok.txt"), "the caller's\n")
+    write(os.path.join(w, "tok.txt"), "the workdir's own\n")
+    for _ in range(4):  # the old message won a race: more than one try
+        r = caller.run("cat", "tok.txt", cwd=d, opts=["--workdir", w])
+        assert r.rc == 125, r
+        errors = [line for line in r.stderr.splitlines() if not line.startswith("vigil: warning:")]
+        assert errors == [f"vigil: sandbox setup: copy {d}/tok.txt -> {w}/tok.txt: "
+                          "a file of that name is there, and is not replaced"], r.stderr
+        with open(os.path.join(w, "tok.txt")) as f:
+            assert f.read() == "the workdir's own\n"
