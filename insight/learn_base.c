@@ -36,10 +36,12 @@ static void shipped(struct vg_learn *L, const struct vg_header *h)
     size_t n = strlen(base), sl = strlen(SUFFIX);
     char *name = n > sl && !strcmp(base + n - sl, SUFFIX) ? vg_xstrndup(base, n - sl)
                                                          : vg_xstrdup(base);
-    char *path = strchr(name, '.') ? NULL : vg_policy_find(name, &err);
+    char *path = vg_policy_find_shipped(name);
     struct vg_policy *p = path ? vg_policy_load(path, &err) : NULL;
+    /* included by name, as a user writes it: the learned policy then
+     * builds on that policy wherever vigil is installed */
     if (p && !strcmp(vg_policy_sha256(p), h->policy_sha256) && compile(L, p, &err) == 0)
-        L->include = strcmp(name, "default") ? vg_xstrdup(path) : vg_xstrdup(BUILTIN_INCLUDE);
+        L->include = vg_xasprintf("<%s>", name);
     else
         vg_policy_free(p);
     free(path);

@@ -195,3 +195,29 @@ def test_standalone_when_the_run_policy_is_not_shipped(task):
     assert ok.rc == 0 and "done" in ok.stdout and "refused" not in ok.stdout, ok
     assert len(task.listener.accepted) == before + 1
     assert all(r.get("probe") is True and r.get("errno") == 2 for r in refusals(ok)), refusals(ok)
+
+
+def test_a_learned_policy_includes_a_shipped_one_by_name(caller):
+    """A dry run under `-p python` that runs a program python.policy does
+    not allow: the learned policy builds on it as `include <python>`, as
+    a user writes it (never the path of this checkout's or this
+    install's copy), and the same run under it is refused nothing."""
+    d = caller.dir("learn_named")
+    data = os.path.join(d, "data.txt")
+    with open(data, "w") as f:
+        f.write("learned\n")
+    cand = os.path.join(d, "cand.py")
+    with open(cand, "w") as f:
+        # nproc: a program the default policy does not allow
+        f.write("import subprocess, sys\nsubprocess.run(['/usr/bin/nproc'], stdout=subprocess.DEVNULL)\n"
+                "print(open(sys.argv[1]).read().strip())\n")
+    dry = caller.run("python3", cand, data, opts=["-p", "python", "--dry-run"], cwd=d)
+    assert dry.rc == 0 and dry.result["denied"] > 0, dry
+    path = os.path.join(caller.dir("pol"), "learned.policy")
+    learn(caller, dry.log_path, "-o", path)
+    with open(path) as f:
+        text = f.read()
+    includes = [ln for ln in text.splitlines() if ln.startswith("include ")]
+    assert includes == ["include <python>"], text
+    ok = caller.run("python3", cand, data, opts=["-p", path], cwd=d)
+    assert ok.rc == 0 and ok.stdout == "learned\n" and ok.result["denied"] == 0, ok
