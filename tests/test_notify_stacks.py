@@ -51,8 +51,8 @@ def test_bounced_refusals_are_one_call_one_record(caller, engine):
     has one deny record for each refused open the candidate made, and
     (nearly) each has the native stack."""
     r = caller.run(caller.build("stack_bounce", ["-pthread"]), "/tmp/work/new", "8", "300",
-                   opts=["-p", policy(caller), "--engine", engine, "--timeout", "120s"],
-                   timeout=180)
+                   opts=["-p", policy(caller), "--engine", engine, "--timeout", "120s",
+                         *STORM_OPTS], timeout=180)
     assert r.rc == 0, r
     got = counts(r)
     assert got["bad"] == 0, r.stdout  # never EINTR, 513 or a file

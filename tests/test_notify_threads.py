@@ -14,7 +14,7 @@ import subprocess
 import pytest
 
 from helpers import caller, nobody_caller, root_caller  # noqa: F401
-from helpers import decode_log, syscalls
+from helpers import STORM_OPTS, decode_log, syscalls
 
 ENGINES = ["notify", "ptrace"]
 
@@ -117,7 +117,7 @@ def without_wait_killable(caller, exe, *args):
     d = caller.dir("run")
     log = os.path.join(d, "run.msgpack")
     argv = caller.argv(["run", "-q", "-o", log, "-p", policy(caller), "--timeout", "120s",
-                        "--", exe, *args])
+                        *STORM_OPTS, "--", exe, *args])
     i = argv.index(caller.vigil)
     argv = [*argv[:i], wrapper, "no-wait-killable", *argv[i:]]
     p = subprocess.run(argv, env=caller.env(), cwd=d, text=True, capture_output=True,
