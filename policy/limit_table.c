@@ -87,9 +87,9 @@ static const struct vg_limit_row rows[VG_LIM_COUNT] = {
     /* The two caps that end storms (a candidate refused in a loop: `rm -rf
      * "$X"/<all>` with X unset made 180,112 refusals and a 132 MB log in 116 s).
      * Their defaults are far above what a working candidate needs (a few
-     * hundred refusals, a few MB of log) and far below a storm's: 2000
+     * dozen refusals, a few MB of log) and far below a storm's: 1000
      * refusals end that storm within a second (bench/storm.py). */
-    [VG_LIM_REFUSALS] = {"refusals", "refusals", VG_LK_COUNT, 2000, 1, UINT64_MAX,
+    [VG_LIM_REFUSALS] = {"refusals", "refusals", VG_LK_COUNT, 1000, 1, UINT64_MAX,
                          "refused calls per run (dry run: would-be refused)",
                          "supervisor: counted where decisions are counted, SIGKILL at the cap",
                          "status limit, limit refusals, exit 137",

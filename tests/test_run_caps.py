@@ -11,7 +11,7 @@ import pytest
 
 from helpers import caller, nobody_caller, root_caller  # noqa: F401
 
-REFUSALS_DEFAULT = 2000        # default.policy's `limit refusals`
+REFUSALS_DEFAULT = 1000        # default.policy's `limit refusals`
 MiB = 1 << 20
 LOG_DEFAULT = 64 * MiB         # default.policy's `limit log`
 KILLED = 128 + 9               # the sandbox's SIGKILL, as for every limit vigil kills at

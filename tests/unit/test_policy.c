@@ -366,7 +366,7 @@ static void test_storm_caps(void)
     vg_policy_free(p);
     struct vg_limits d;
     vg_limits_defaults(&d);
-    CHECK(d.v[VG_LIM_REFUSALS] == 2000 && d.v[VG_LIM_LOG] == 64ull << 20);
+    CHECK(d.v[VG_LIM_REFUSALS] == 1000 && d.v[VG_LIM_LOG] == 64ull << 20);
     CHECK(vg_limit_from_name("refusals") == VG_LIM_REFUSALS && vg_limit_from_name("log") == VG_LIM_LOG);
     CHECK(!strcmp(vg_limit_row(VG_LIM_LOG)->flag, "log-size"));
     CHECK(vg_limit_row(VG_LIM_REFUSALS)->fallback == VG_MECH_SUPERVISOR &&
