@@ -2,7 +2,7 @@
 # wildcard so that adding a file to a layer needs no edit here.
 
 CC      ?= cc
-PKGS    := libseccomp libunwind-ptrace libunwind-generic msgpack ncursesw
+PKGS    := libseccomp libunwind-ptrace libunwind-generic msgpack ncursesw libarchive
 BUILD   ?= build
 SAN     ?=
 CFLAGS  ?= -O2 -g
@@ -10,12 +10,13 @@ CFLAGS  += -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE -I. $(SAN)
 CFLAGS  += $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 # libseccomp, msgpack-c and ncurses are linked statically: fewer libraries
 # to map and relocate at every start, ~0.4 MB less resident per run.
-# libunwind stays shared (its static archive is not position-independent).
+# libunwind stays shared (its static archive is not position-independent);
+# so does libarchive (vigil image: statically it drags in xml2, nettle, acl).
 # LINK=shared links them all dynamically (distribution packages: one copy
 # of each library on the system, updated with it).
 LINK    ?= static
 STATIC  := libseccomp msgpack ncursesw
-SHARED  := libunwind-ptrace libunwind-generic
+SHARED  := libunwind-ptrace libunwind-generic libarchive
 ifeq ($(LINK),shared)
 SHARED  += $(STATIC)
 STATIC  :=
@@ -51,14 +52,14 @@ Q =
 say =
 endif
 
-LAYERS  := util event policy core net launcher tracer tracer/ptrace tracer/notify tracer/py insight run viewer batch cli
+LAYERS  := util event policy core net launcher tracer tracer/ptrace tracer/notify tracer/py insight run viewer batch image cli
 SRCS    := $(foreach d,$(LAYERS),$(wildcard $(d)/*.c))
 OBJS    := $(SRCS:%.c=$(BUILD)/%.o) $(BUILD)/gen/default_policy.o
 LIBOBJS := $(filter-out $(BUILD)/cli/main.o,$(OBJS))
 UNITS   := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/test_*.c))
 BENCHES := $(patsubst bench/%.c,$(BUILD)/bench/%,$(wildcard bench/*.c))
 
-MAN1    := vigil vigil-run vigil-check vigil-log vigil-view vigil-batch vigil-learn
+MAN1    := vigil vigil-run vigil-check vigil-log vigil-view vigil-batch vigil-learn vigil-image
 MAN5    := vigil-policy vigil-log
 MAN7    := vigil-security vigil-running
 MANS    := $(MAN1:%=$(BUILD)/man/%.1) $(MAN5:%=$(BUILD)/man/%.5) $(MAN7:%=$(BUILD)/man/%.7)
