@@ -152,6 +152,22 @@ static int next_entry(struct archive *a, struct archive_entry **e, char *path, s
     return 0;
 }
 
+/* Whether the size an entry's header claims breaks a cap (said on err):
+ * checked before its data is read or skipped. */
+static bool too_big(struct archive_entry *e, uint64_t total, struct vg_err *err)
+{
+    if (!archive_entry_size_is_set(e) || archive_entry_size(e) < 0)
+        return false;
+    uint64_t size = (uint64_t)archive_entry_size(e);
+    bool file = size > VG_IMAGE_MAX_FILE;
+    if (!file && total + size <= VG_IMAGE_MAX_TOTAL)
+        return false;
+    vg_errf(err, "its %llu bytes exceed the %s cap of %llu bytes", (unsigned long long)size,
+            file ? "file" : "image",
+            (unsigned long long)(file ? VG_IMAGE_MAX_FILE : VG_IMAGE_MAX_TOTAL));
+    return true;
+}
+
 int vg_layer_scan(struct archive *a, const char *what, struct vg_whiteouts *w,
                   struct vg_err *err)
 {
@@ -159,11 +175,19 @@ int vg_layer_scan(struct archive *a, const char *what, struct vg_whiteouts *w,
     struct archive_entry *e;
     int r;
     size_t count = 0;
+    uint64_t declared = 0; /* this layer's file sizes, as its headers say */
     while ((r = next_entry(a, &e, path, sizeof path, what, err)) == 0) {
         if (++count > VG_IMAGE_MAX_ENTRIES) {
             vg_errf(err, "%s: more than %u entries", what, VG_IMAGE_MAX_ENTRIES);
             return -1;
         }
+        struct vg_err why;
+        if (too_big(e, declared, &why)) {
+            vg_errf(err, "%s: entry %s: %s", what, archive_entry_pathname(e), why.msg);
+            return -1;
+        }
+        if (archive_entry_filetype(e) == AE_IFREG && !archive_entry_hardlink(e))
+            declared += (uint64_t)archive_entry_size(e);
         char *slash = strrchr(path, '/');
         char *base = slash ? slash + 1 : path;
         if (strncmp(base, WHITEOUT, strlen(WHITEOUT)))
@@ -272,16 +296,8 @@ static int copy_data(struct vg_build *b, struct archive *a, int fd, struct vg_er
 static int make_file(struct vg_build *b, struct archive *a, struct archive_entry *e, int pfd,
                      const char *base, struct vg_err *err)
 {
-    if (archive_entry_size_is_set(e)) {
-        uint64_t size = (uint64_t)archive_entry_size(e);
-        if (size > VG_IMAGE_MAX_FILE || b->total + size > VG_IMAGE_MAX_TOTAL) {
-            vg_errf(err, "its %llu bytes exceed the %s cap of %llu bytes",
-                    (unsigned long long)size, size > VG_IMAGE_MAX_FILE ? "file" : "image",
-                    (unsigned long long)(size > VG_IMAGE_MAX_FILE ? VG_IMAGE_MAX_FILE
-                                                                   : VG_IMAGE_MAX_TOTAL));
-            return -1;
-        }
-    }
+    if (too_big(e, b->total, err))
+        return -1;
     /* O_EXCL: clear_for removed what was there, so nothing is ever
      * written through an existing link */
     int fd = openat(pfd, base, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,

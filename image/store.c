@@ -192,6 +192,11 @@ int vg_store_resolve(struct vg_store *s, const char *ref, char hex[VG_IMAGE_HEX]
     return -1;
 }
 
+static int by_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
 char *vg_store_names_of(struct vg_store *s, const char *hex)
 {
     int fd = vg_image_openat(s->fd, "names", O_RDONLY | O_DIRECTORY, 0);
@@ -201,15 +206,27 @@ char *vg_store_names_of(struct vg_store *s, const char *hex)
             close(fd);
         return NULL;
     }
-    struct vg_buf b = {0};
+    char **v = NULL;
+    size_t n = 0, cap = 0;
     struct dirent *e;
     char h[VG_IMAGE_HEX];
     struct vg_err why;
     while ((e = readdir(d)))
         if (vg_image_name_ok(e->d_name, &why) && read_name(s, e->d_name, h) == 0 &&
-            !strcmp(h, hex))
-            vg_buf_printf(&b, "%s%s", b.len ? "," : "", e->d_name);
+            !strcmp(h, hex)) {
+            if (n == cap)
+                v = vg_xrealloc(v, (cap = cap ? 2 * cap : 8) * sizeof *v);
+            v[n++] = vg_xstrdup(e->d_name);
+        }
     closedir(d);
+    if (n) /* readdir's order is the file system's: say them sorted */
+        qsort(v, n, sizeof *v, by_str);
+    struct vg_buf b = {0};
+    for (size_t i = 0; i < n; i++) {
+        vg_buf_printf(&b, "%s%s", i ? "," : "", v[i]);
+        free(v[i]);
+    }
+    free(v);
     return b.data;
 }
 
