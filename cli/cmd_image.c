@@ -47,8 +47,8 @@ static const struct vg_opt rows[] = {
 
 static const struct vg_example examples[] = {
     {"vigil image import ./python-oci --name py312", "import an OCI layout as py312"},
-    {"docker save python:3.12 | vigil image import - --name py312",
-     "import an image straight from docker"},
+    {"vigil image import - --name py312 < python.tar",
+     "import a 'docker save' tarball from stdin"},
     {"vigil image verify py312", "check that the stored tree still has its digest"},
 };
 
