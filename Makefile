@@ -10,19 +10,23 @@ CFLAGS  += -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE -I. $(SAN)
 CFLAGS  += $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 # libseccomp, msgpack-c and ncurses are linked statically: fewer libraries
 # to map and relocate at every start, ~0.4 MB less resident per run.
-# libunwind stays shared (its static archive is not position-independent);
-# so does libarchive (vigil image: statically it drags in xml2, nettle, acl).
+# libunwind stays shared (its static archive is not position-independent).
+# libarchive (vigil image's tar and gzip/zstd reader) is static too, with
+# only the two libraries its tar reader and our filters need: shared, it
+# mapped 13 more libraries (libxml2, ICU, libstdc++...) into every run.
 # LINK=shared links them all dynamically (distribution packages: one copy
 # of each library on the system, updated with it).
 LINK    ?= static
 STATIC  := libseccomp msgpack ncursesw
-SHARED  := libunwind-ptrace libunwind-generic libarchive
+SHARED  := libunwind-ptrace libunwind-generic
+ARCHIVE := -larchive -lz -lzstd
 ifeq ($(LINK),shared)
-SHARED  += $(STATIC)
+SHARED  += $(STATIC) libarchive
 STATIC  :=
+ARCHIVE :=
 endif
 ifneq ($(STATIC),)
-LDLIBS  += -Wl,-Bstatic $(shell pkg-config --libs --static $(STATIC) 2>/dev/null) -Wl,-Bdynamic
+LDLIBS  += -Wl,-Bstatic $(shell pkg-config --libs --static $(STATIC) 2>/dev/null) $(ARCHIVE) -Wl,-Bdynamic
 endif
 LDLIBS  += $(shell pkg-config --libs $(SHARED) 2>/dev/null) -lm -lpthread
 LDFLAGS += $(SAN)
