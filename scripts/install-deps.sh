@@ -4,7 +4,7 @@
 # no network access is attempted.  Run as root (make demo / make test do).
 set -eu
 
-BUILD="gcc libc6-dev make pkg-config libseccomp-dev libunwind-dev libmsgpack-dev libncurses-dev"
+BUILD="gcc libc6-dev make pkg-config libseccomp-dev libunwind-dev libmsgpack-dev libncurses-dev libarchive-dev libzstd-dev zlib1g-dev"
 # pytest-xdist: make test runs in two workers (tests/run.sh)
 TEST="python3 python3-msgpack python3-pytest python3-pytest-xdist tmux strace nodejs"
 # installing like a system tool: man pages, the Debian package (tests/test_install.py)
