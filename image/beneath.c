@@ -8,12 +8,15 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/openat2.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include "image/image_int.h"
+
+#define PROC_FD "/proc/self/fd/"
 
 int vg_image_openat(int dirfd, const char *path, int flags, mode_t mode)
 {
@@ -73,9 +76,17 @@ static int remove_tree(int dirfd, const char *name, int depth, struct vg_err *er
         vg_errf(err, "remove %s: %m", name);
         return -1;
     }
+    /* through the fd, never the name: fchmodat follows a symlink swapped
+     * in since (an O_PATH fd takes no fchmod; its /proc link does) */
     struct stat st;
-    if (fstat(p, &st) == 0 && (st.st_mode & S_IRWXU) != S_IRWXU)
-        fchmodat(dirfd, name, (st.st_mode | S_IRWXU) & VG_IMAGE_PERM, 0);
+    char self[sizeof PROC_FD + 3 * sizeof(int)];
+    snprintf(self, sizeof self, PROC_FD "%d", p);
+    if (fstat(p, &st) == 0 && (st.st_mode & S_IRWXU) != S_IRWXU &&
+        chmod(self, (st.st_mode | S_IRWXU) & VG_IMAGE_PERM) < 0) {
+        vg_errf(err, "remove %s: make it writable: %m", name);
+        close(p);
+        return -1;
+    }
     close(p);
     int fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     if (fd < 0) {

@@ -281,3 +281,24 @@ def test_usage_errors(root_caller):
                       (["image", "frob"], "unknown action")):
         p = c.vigil_raw(*args)
         assert p.returncode in (1, 2) and msg in p.stderr, (args, p.stderr)
+
+
+def test_a_closed_directory_is_stored_and_removed(root_caller):
+    """A layer's directory of mode 0000 with a file in it, and a second
+    directory 0000 that the upper layer whites out: the tree keeps the
+    first with its mode, `verify` hashes it, and `rm` removes it all (it
+    opens such a directory up through its fd, never through its name)."""
+    c = root_caller
+    base = [("shut", "d", None, 0o755), ("shut/in", "f", b"x", 0o600),
+            ("gone", "d", None, 0o755), ("gone/f", "f", b"y", 0o644)]
+    base_modes = [("shut", "d", None, 0o000), ("gone", "d", None, 0o000)]
+    upper = [(".wh.gone", "f", b"", 0o644)]
+    src = readable(c, oci(c.dir("oci"), [base + base_modes, upper]))
+    h = hex_of(imp(c, src, "shut"))
+    root = rootfs(c, h)
+    assert stat.S_IMODE(os.lstat(os.path.join(root, "shut")).st_mode) == 0
+    assert not os.path.lexists(os.path.join(root, "gone"))
+    assert c.vigil_raw("image", "verify", "shut").returncode == 0
+    assert c.vigil_raw("image", "rm", "shut").returncode == 0
+    assert not os.path.exists(os.path.join(store(c), "sha256", h))
+    nothing_in_tmp(c)
