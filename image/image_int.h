@@ -135,6 +135,9 @@ int vg_store_lock(struct vg_store *s, struct vg_err *err);
 /* A fresh directory in tmp/: its name (malloc'd) and an fd. */
 int vg_store_tmpdir(struct vg_store *s, const char *kind, char **name, int *fd,
                     struct vg_err *err);
+/* Remove what imports and removals that died (SIGKILL: no cleanup ran)
+ * left in tmp/: an entry vigil named whose pid no longer exists. */
+void vg_store_sweep(struct vg_store *s);
 /* Remove tmp/NAME, said on err if it cannot go. */
 int vg_store_tmpdir_remove(struct vg_store *s, const char *name, struct vg_err *err);
 /* A name, "sha256:HEX", HEX, or a unique prefix of 12+ digits -> hex. */

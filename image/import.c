@@ -221,6 +221,7 @@ int vg_image_import(const char *src, const char *name, struct vg_import_result *
     struct vg_store s;
     if (vg_store_open(&s, true, err) < 0)
         return -1;
+    vg_store_sweep(&s);
     struct job j = {.s = &s, .src = src, .tfd = -1};
     int rc = vg_store_tmpdir(&s, "import", &j.tmp, &j.tfd, err);
     if (rc == 0) {

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -24,6 +25,8 @@
 #define SHORT_MIN 12 /* digits of a prefix given for a digest, as ls shows */
 #define MANIFEST "manifest.json"
 #define MANIFEST_MAX (1u << 20)
+#define TMP_TEMPLATE "XXXXXX" /* mkdtemp's */
+#define TMP_RANDOM (sizeof TMP_TEMPLATE - 1)
 
 static const char *const subdirs[] = {"sha256", "names", "tmp"};
 
@@ -89,7 +92,7 @@ int vg_store_lock(struct vg_store *s, struct vg_err *err)
 int vg_store_tmpdir(struct vg_store *s, const char *kind, char **name, int *fd,
                     struct vg_err *err)
 {
-    char *tmpl = vg_xasprintf("%s/tmp/%s-%d-XXXXXX", s->dir, kind, (int)getpid());
+    char *tmpl = vg_xasprintf("%s/tmp/%s-%d-" TMP_TEMPLATE, s->dir, kind, (int)getpid());
     if (!mkdtemp(tmpl)) {
         vg_errf(err, "%s: %m", tmpl);
         free(tmpl);
@@ -106,6 +109,42 @@ int vg_store_tmpdir(struct vg_store *s, const char *kind, char **name, int *fd,
         return -1;
     }
     return 0;
+}
+
+/* The pid in a tmp/ entry's name (KIND-PID-XXXXXX, vg_store_tmpdir), or 0
+ * when the name is not one vigil gave. */
+static pid_t tmp_owner(const char *name)
+{
+    static const char *const kinds[] = {"import-", "rm-"};
+    for (size_t i = 0; i < VG_ARRAY_LEN(kinds); i++) {
+        size_t k = strlen(kinds[i]);
+        if (strncmp(name, kinds[i], k))
+            continue;
+        char *end;
+        long pid = strtol(name + k, &end, 10);
+        return pid > 0 && *end == '-' && strlen(end + 1) == TMP_RANDOM ? (pid_t)pid : 0;
+    }
+    return 0;
+}
+
+void vg_store_sweep(struct vg_store *s)
+{
+    int tfd = vg_image_openat(s->fd, "tmp", O_RDONLY | O_DIRECTORY, 0);
+    DIR *d = tfd >= 0 ? fdopendir(tfd) : NULL;
+    if (!d) {
+        if (tfd >= 0)
+            close(tfd);
+        return;
+    }
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        pid_t pid = tmp_owner(e->d_name);
+        struct vg_err why;
+        /* only a dead owner's: a live pid (perhaps reused) keeps its dir */
+        if (pid && kill(pid, 0) < 0 && errno == ESRCH)
+            (void)vg_image_remove_at(dirfd(d), e->d_name, &why); /* best effort: tried again next time */
+    }
+    closedir(d);
 }
 
 int vg_store_tmpdir_remove(struct vg_store *s, const char *name, struct vg_err *err)

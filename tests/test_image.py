@@ -15,7 +15,7 @@ import tarfile
 
 import pytest
 
-from helpers import caller, nobody_caller, root_caller  # noqa: F401
+from helpers import NOBODY, caller, nobody_caller, root_caller  # noqa: F401
 from image_digest import digest
 
 
@@ -302,3 +302,27 @@ def test_a_closed_directory_is_stored_and_removed(root_caller):
     assert c.vigil_raw("image", "rm", "shut").returncode == 0
     assert not os.path.exists(os.path.join(store(c), "sha256", h))
     nothing_in_tmp(c)
+
+
+def test_an_import_killed_midway_is_swept_by_the_next(caller):
+    """What a SIGKILLed import leaves in tmp/ (no cleanup of its own ran)
+    goes at the next import: only an entry vigil named whose pid is dead;
+    a live pid's (another import under way) and any other name stay."""
+    import subprocess
+    c = caller
+    imp(c, readable(c, oci(c.dir("oci0"), [BASE])), "first")  # the store exists
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    tmp = os.path.join(store(c), "tmp")
+    dead, live, other = (os.path.join(tmp, n) for n in
+                         (f"import-{gone.pid}-a1b2c3", f"import-{os.getpid()}-d4e5f6", "mine"))
+    for d in (dead, live, other):
+        os.makedirs(os.path.join(d, "rootfs", "etc"))
+        with open(os.path.join(d, "rootfs", "etc", "f"), "w") as f:
+            f.write("x")
+        for p, dirs, files in os.walk(d):  # the caller's own, as its import would leave
+            for q in [p] + [os.path.join(p, f) for f in files]:
+                os.chown(q, *((0, 0) if c.root else (NOBODY, NOBODY)))
+    hex_of(imp(c, readable(c, oci(c.dir("oci1"), [BASE, UPPER])), "second"))
+    assert not os.path.exists(dead)
+    assert os.path.exists(live) and os.path.exists(other)
