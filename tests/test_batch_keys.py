@@ -143,6 +143,21 @@ def test_an_error_result_is_not_done_and_rerun_widens(root_caller):
     assert r.returncode == 2 and "--rerun" in r.stderr, r.stderr
 
 
+def done_now(d):
+    return starts(d) if os.path.isdir(os.path.join(d, "out", "tasks")) else {}
+
+
+def started_tasks(d):
+    """Tasks whose attempt began: task.json (the key) is written first."""
+    tasks = os.path.join(d, "out", "tasks")
+    return {t for t in (os.listdir(tasks) if os.path.isdir(tasks) else [])
+            if os.path.exists(os.path.join(tasks, t, "task.json"))}
+
+
+def in_flight(d):
+    return started_tasks(d) - set(done_now(d))
+
+
 def test_interrupted_tasks_run_again(root_caller):
     d = root_caller.dir("sigint")
     tasks = [{"id": "s%02d" % i, "argv": ["sh", "-c", "sleep 0.5; echo done %d" % i]}
@@ -150,10 +165,12 @@ def test_interrupted_tasks_run_again(root_caller):
     write_tasks(os.path.join(d, "tasks.jsonl"), tasks)
     p = root_caller.popen(["batch", "tasks.jsonl", "--out", "out", "-j", "2"], cwd=d,
                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    # SIGINT once 3 are done and a run is under way (its key written, no
+    # result yet): with the signal between two runs nothing was stopped,
+    # and the test once judged such a batch (a quiet make test run)
     deadline = time.monotonic() + DEADLINE
-    while time.monotonic() < deadline and len(starts(d) if os.path.isdir(
-            os.path.join(d, "out", "tasks")) else {}) < 3:
-        time.sleep(0.05)
+    while time.monotonic() < deadline and not (len(done_now(d)) >= 3 and in_flight(d)):
+        time.sleep(0.01)
     p.send_signal(signal.SIGINT)
     _, err = p.communicate(timeout=DEADLINE)
     assert p.returncode == 3, err
@@ -163,8 +180,7 @@ def test_interrupted_tasks_run_again(root_caller):
     assert set(recs) == done and all(x["status"] == "ok" for x in recs.values()), recs
     assert 3 <= len(done) < len(tasks)
     # runs were under way: started (their key written) and stopped, no result
-    started = {t for t in os.listdir(os.path.join(d, "out", "tasks"))
-               if os.path.exists(os.path.join(d, "out", "tasks", t, "task.json"))}
+    started = started_tasks(d)
     assert started - done, (started, done)
     before = starts(d)
     r = batch(root_caller, d, "-j", "2")
