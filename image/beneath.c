@@ -28,6 +28,42 @@ int vg_image_openat(int dirfd, const char *path, int flags, mode_t mode)
     return (int)syscall(SYS_openat2, dirfd, path[0] ? path : ".", &how, sizeof how);
 }
 
+int vg_image_open_file_beneath(const char *dir, const char *rel, struct vg_err *err)
+{
+    int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd < 0) {
+        vg_errf(err, "%s: %m", dir);
+        return -1;
+    }
+    /* O_NONBLOCK: a FIFO must not hang the open; it is refused below */
+    int fd = vg_image_openat(dfd, rel, O_RDONLY | O_NONBLOCK | O_NOCTTY, 0);
+    int e = errno;
+    close(dfd);
+    struct stat st;
+    if (fd < 0) {
+        vg_errf(err, "%s/%s: %s", dir, rel, e == ELOOP ? "is or is under a symlink, refused"
+                                                      : strerror(e));
+        return -1;
+    }
+    if (fstat(fd, &st) < 0) {
+        vg_errf(err, "%s/%s: %m", dir, rel);
+        close(fd);
+        return -1;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        vg_errf(err, "%s/%s: not a regular file, refused", dir, rel);
+        close(fd);
+        return -1;
+    }
+    int fl = fcntl(fd, F_GETFL);
+    if (fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) < 0) {
+        vg_errf(err, "%s/%s: %m", dir, rel);
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
 static int remove_tree(int dirfd, const char *name, int depth, struct vg_err *err);
 
 /* Remove the entries of the open directory fd (which it takes). */
@@ -59,14 +95,21 @@ static int empty_fd(int fd, int depth, struct vg_err *err)
 
 static int remove_tree(int dirfd, const char *name, int depth, struct vg_err *err)
 {
+    /* "." is dirfd itself and ".." the directory above it, which may be
+     * outside the tree (a whiteout ".wh..." at the root named the
+     * import's own directory, tree and all) */
+    if (!strcmp(name, ".") || !strcmp(name, "..")) {
+        vg_errf(err, "remove %s: not an entry of the directory", name);
+        return -1;
+    }
     if (unlinkat(dirfd, name, 0) == 0 || errno == ENOENT)
         return 0;
     if (errno != EISDIR && errno != EPERM) {
         vg_errf(err, "remove %s: %m", name);
         return -1;
     }
-    if (depth > VG_IMAGE_MAX_DEPTH) {
-        vg_errf(err, "remove %s: deeper than %d directories", name, VG_IMAGE_MAX_DEPTH);
+    if (depth > VG_IMAGE_REMOVE_DEPTH) {
+        vg_errf(err, "remove %s: deeper than %d directories", name, VG_IMAGE_REMOVE_DEPTH);
         return -1;
     }
     /* O_PATH first: a directory without read permission (the image said

@@ -18,12 +18,19 @@ int vg_image_entry_path(const char *name, char *out, size_t cap, struct vg_err *
         vg_errf(err, "absolute path refused");
         return -1;
     }
-    size_t len = 0, n;
+    size_t len = 0, n, depth = 0;
     out[0] = '\0';
     for (const char *c = vg_path_comp(name, &n); c; c = vg_path_comp(c + n, &n)) {
         enum vg_path_kind k = vg_path_kind(c, n);
         if (k == VG_PATH_DOT)
             continue;
+        /* the cap of docs/IMAGES.md, enforced here on every name: a tree
+         * deeper than the walks and removals go could be neither hashed
+         * nor removed again (it stayed in tmp/) */
+        if (++depth > VG_IMAGE_MAX_DEPTH) {
+            vg_errf(err, "deeper than %d directories", VG_IMAGE_MAX_DEPTH);
+            return -1;
+        }
         if (k == VG_PATH_DOTDOT) {
             /* even a ".." that stays inside ("a/../b") is refused: no
              * honest layer writes one, and refusing all of them leaves

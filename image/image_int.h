@@ -19,8 +19,19 @@
 #define VG_IMAGE_MAX_TOTAL (4ULL << 30)   /* bytes of file contents, all layers */
 #define VG_IMAGE_MAX_FILE (2ULL << 30)    /* one file */
 #define VG_IMAGE_MAX_ENTRIES 1000000u     /* entries of one layer, and of the tree */
-/* Deeper than any real tree; bounds the recursion of the walks. */
+/* Deeper than any real tree; bounds the recursion of the walks.  An
+ * entry's path has at most this many components (entry.c), so the
+ * digest walk never meets a deeper directory. */
 #define VG_IMAGE_MAX_DEPTH 256
+/* Levels the store itself puts above a tree's entries when it removes
+ * one (tmp/rm-PID-XXXXXX, image, rootfs): the removal's own depth bound
+ * must reach every tree an import let in, or a failed import or an `rm`
+ * leaves it in tmp/ for good. */
+#define VG_IMAGE_STORE_LEVELS 3
+#define VG_IMAGE_REMOVE_DEPTH (VG_IMAGE_MAX_DEPTH + VG_IMAGE_STORE_LEVELS)
+/* How much of an entry's name a message shows (a name may be 4 KiB: the
+ * reason after it must still fit on the line). */
+#define VG_IMAGE_SHOW_NAME 200
 /* A path in the tree, as the kernel bounds one. */
 #define VG_IMAGE_PATH_MAX 4096
 /* Permission bits kept in the store: the setuid and setgid bits go. */
@@ -53,8 +64,14 @@ bool vg_image_digest_text(const char *s, char hex[VG_IMAGE_HEX]);
  * symlink at all ("" is dirfd itself).  -1 with errno (ELOOP: a symlink
  * on the way, EXDEV: ".." or an absolute path). */
 int vg_image_openat(int dirfd, const char *path, int flags, mode_t mode);
+/* A regular file rel beneath the directory dir, opened for reading
+ * through no symlink at all (an OCI layout's own files: a symlink could
+ * make a host file part of the image) and without blocking on a FIFO.
+ * -1 with err. */
+int vg_image_open_file_beneath(const char *dir, const char *rel, struct vg_err *err);
 /* Remove name in dirfd, the whole tree when it is a directory, never
- * following a symlink; directories are opened to their owner first. */
+ * following a symlink; directories are opened to their owner first.
+ * name is one entry of dirfd: "." and ".." are refused. */
 int vg_image_remove_at(int dirfd, const char *name, struct vg_err *err);
 /* Remove everything in the directory dirfd, which stays. */
 int vg_image_empty_dir(int dirfd, struct vg_err *err);
@@ -101,6 +118,7 @@ void vg_build_free(struct vg_build *b);
 
 struct vg_layer {
     char *file;        /* the file holding it: an OCI blob, or the tarball */
+    char *layout;      /* an OCI blob's layout: file is then beneath it */
     char *member;      /* NULL: the file is the layer; else its member there */
     char sha[VG_IMAGE_HEX]; /* expected SHA-256 of its bytes; "" unknown */
     int64_t size;      /* expected size, -1 unknown */

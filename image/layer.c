@@ -146,7 +146,7 @@ static int next_entry(struct archive *a, struct archive_entry **e, char *path, s
     }
     struct vg_err why;
     if (vg_image_entry_path(name, path, n, &why) < 0) {
-        vg_errf(err, "%s: entry %s: %s", what, name, why.msg);
+        vg_errf(err, "%s: entry %.*s: %s", what, VG_IMAGE_SHOW_NAME, name, why.msg);
         return -1;
     }
     return 0;
@@ -183,7 +183,8 @@ int vg_layer_scan(struct archive *a, const char *what, struct vg_whiteouts *w,
         }
         struct vg_err why;
         if (too_big(e, declared, &why)) {
-            vg_errf(err, "%s: entry %s: %s", what, archive_entry_pathname(e), why.msg);
+            vg_errf(err, "%s: entry %.*s: %s", what, VG_IMAGE_SHOW_NAME, archive_entry_pathname(e),
+                    why.msg);
             return -1;
         }
         if (archive_entry_filetype(e) == AE_IFREG && !archive_entry_hardlink(e))
@@ -195,6 +196,15 @@ int vg_layer_scan(struct archive *a, const char *what, struct vg_whiteouts *w,
         bool opaque = !strcmp(base, OPAQUE);
         if (!opaque && !base[strlen(WHITEOUT)]) {
             vg_errf(err, "%s: entry %s: a whiteout naming nothing", what, path);
+            return -1;
+        }
+        /* ".wh.." and ".wh...": "." and ".." are no entry of the
+         * directory; removing ".." would reach above it (at the root,
+         * out of the tree) */
+        const char *victim = base + strlen(WHITEOUT);
+        if (!opaque && (!strcmp(victim, ".") || !strcmp(victim, ".."))) {
+            vg_errf(err, "%s: entry %s: a whiteout of \"%s\", which names no entry", what,
+                    path, victim);
             return -1;
         }
         /* the victim: the directory itself, or its entry NAME */
@@ -417,7 +427,8 @@ int vg_layer_apply(struct vg_build *b, struct archive *a, const char *what, stru
     while ((r = next_entry(a, &e, path, sizeof path, what, err)) == 0) {
         struct vg_err why;
         if (apply_one(b, a, e, path, &why) < 0) {
-            vg_errf(err, "%s: entry %s: %s", what, archive_entry_pathname(e), why.msg);
+            vg_errf(err, "%s: entry %.*s: %s", what, VG_IMAGE_SHOW_NAME, archive_entry_pathname(e),
+                    why.msg);
             return -1;
         }
     }

@@ -2,10 +2,15 @@
  * to its layers, lowest first.  The index and the manifest are blobs
  * too: each is read only after its sha256 and size are checked against
  * the descriptor that names it, and blob paths are made of a validated
- * digest only, so nothing in the JSON names a file of its own. */
+ * digest only, so nothing in the JSON names a file of its own.  Every
+ * file of the layout is opened beneath it through no symlink
+ * (beneath.c): a symlinked blob would make a host file (root-only, say)
+ * part of the image, its digest checking since it is that file's own. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "image/image_int.h"
 #include "util/jsonr.h"
@@ -19,6 +24,40 @@
 #define MAX_NESTING 4
 #define WANT_OS "linux"
 #define WANT_ARCH "amd64"
+
+/* The layout's file rel (at most max bytes), malloc'd, or NULL with err. */
+static char *read_beneath(const char *dir, const char *rel, size_t max, size_t *len,
+                          struct vg_err *err)
+{
+    int fd = vg_image_open_file_beneath(dir, rel, err);
+    if (fd < 0)
+        return NULL;
+    struct vg_buf b = {0};
+    char *chunk = vg_xmalloc(VG_IMAGE_BUF);
+    ssize_t got;
+    while ((got = read(fd, chunk, VG_IMAGE_BUF)) > 0 || (got < 0 && errno == EINTR)) {
+        if (got < 0)
+            continue;
+        if (b.len + (size_t)got > max) {
+            errno = EFBIG;
+            break;
+        }
+        vg_buf_put(&b, chunk, (size_t)got);
+    }
+    int e = errno;
+    free(chunk);
+    close(fd);
+    if (got != 0) {
+        vg_errf(err, "%s/%s: %s", dir, rel,
+                e == EFBIG ? "larger than the cap for it" : strerror(e));
+        vg_buf_free(&b);
+        return NULL;
+    }
+    if (!b.data)
+        vg_buf_put(&b, "", 0);
+    *len = b.len;
+    return b.data;
+}
 
 /* A descriptor's digest, size and media type, checked. */
 struct desc {
@@ -55,9 +94,9 @@ static struct vg_jv *read_blob_json(const char *dir, const struct desc *d, const
         vg_errf(err, "%s: %lld bytes, more than %u", what, (long long)d->size, JSON_MAX);
         return NULL;
     }
-    char *path = vg_xasprintf("%s/blobs/sha256/%s", dir, d->hex);
+    char *path = vg_xasprintf("blobs/sha256/%s", d->hex);
     size_t len;
-    char *text = vg_read_file(path, JSON_MAX, &len, err);
+    char *text = read_beneath(dir, path, JSON_MAX, &len, err);
     free(path);
     if (!text)
         return NULL;
@@ -112,7 +151,8 @@ static int add_layers(const char *dir, const struct vg_jv *man, struct vg_layer 
         if (get_desc(&ls->items[i], what, &d, err) < 0)
             return -1;
         struct vg_layer *y = &(*l)[i];
-        y->file = vg_xasprintf("%s/blobs/sha256/%s", dir, d.hex);
+        y->layout = vg_xstrdup(dir);
+        y->file = vg_xasprintf("blobs/sha256/%s", d.hex);
         memcpy(y->sha, d.hex, VG_IMAGE_HEX);
         y->size = d.size;
         snprintf(y->what, sizeof y->what, "layer %zu of %zu (sha256:%.12s)", i + 1, ls->n, d.hex);
@@ -123,11 +163,9 @@ static int add_layers(const char *dir, const struct vg_jv *man, struct vg_layer 
 /* Check the layout's marker file: a directory without it is something else. */
 static int check_layout(const char *dir, struct vg_err *err)
 {
-    char *path = vg_xasprintf("%s/oci-layout", dir);
     size_t len;
     struct vg_err why;
-    char *text = vg_read_file(path, JSON_MAX, &len, &why);
-    free(path);
+    char *text = read_beneath(dir, "oci-layout", JSON_MAX, &len, &why);
     struct vg_jv *v = text ? vg_jv_parse(text, len, &why) : NULL;
     const char *ver = vg_jv_str(v, "imageLayoutVersion");
     int rc = ver ? 0 : -1;
@@ -146,10 +184,8 @@ int vg_oci_layers(const char *dir, struct vg_layer **l, size_t *n, char **source
     *n = 0;
     if (check_layout(dir, err) < 0)
         return -1;
-    char *path = vg_xasprintf("%s/index.json", dir);
     size_t len;
-    char *text = vg_read_file(path, JSON_MAX, &len, err);
-    free(path);
+    char *text = read_beneath(dir, "index.json", JSON_MAX, &len, err);
     struct vg_jv *cur = text ? vg_jv_parse(text, len, err) : NULL;
     free(text);
     if (!cur) {

@@ -88,7 +88,8 @@ struct vg_layer_stream *vg_layer_open(const struct vg_layer *l, struct archive *
     int rc = 0;
     if (l->member)
         rc = find_member(s, err);
-    else if ((s->fd = vg_open_regular(l->file, err)) < 0)
+    else if ((s->fd = l->layout ? vg_image_open_file_beneath(l->layout, l->file, err)
+                                : vg_open_regular(l->file, err)) < 0)
         rc = -1;
     if (rc == 0) {
         s->inner = archive_read_new();
@@ -156,6 +157,7 @@ void vg_layers_free(struct vg_layer *l, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
         free(l[i].file);
+        free(l[i].layout);
         free(l[i].member);
     }
     free(l);
