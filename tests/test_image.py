@@ -10,6 +10,7 @@ import hashlib
 import io
 import json
 import os
+import shutil
 import stat
 import tarfile
 
@@ -326,3 +327,5 @@ def test_an_import_killed_midway_is_swept_by_the_next(caller):
     hex_of(imp(c, readable(c, oci(c.dir("oci1"), [BASE, UPPER])), "second"))
     assert not os.path.exists(dead)
     assert os.path.exists(live) and os.path.exists(other)
+    for d in (live, other):  # the store is the session's: later tests find tmp/ empty
+        shutil.rmtree(d)
