@@ -11,9 +11,9 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
+#include "core/syscalls.h"
 #include "image/image_int.h"
 
 #define PROC_FD "/proc/self/fd/"
@@ -25,7 +25,7 @@ int vg_image_openat(int dirfd, const char *path, int flags, mode_t mode)
         .mode = (flags & O_CREAT) ? mode : 0,
         .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
     };
-    return (int)syscall(SYS_openat2, dirfd, path[0] ? path : ".", &how, sizeof how);
+    return (int)syscall(VG_NR_openat2, dirfd, path[0] ? path : ".", &how, sizeof how);
 }
 
 int vg_image_open_file_beneath(const char *dir, const char *rel, struct vg_err *err)
