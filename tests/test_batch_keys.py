@@ -160,7 +160,12 @@ def in_flight(d):
 
 def test_interrupted_tasks_run_again(root_caller):
     d = root_caller.dir("sigint")
-    tasks = [{"id": "s%02d" % i, "argv": ["sh", "-c", "sleep 0.5; echo done %d" % i]}
+    # three quick tasks, then ones that sleep 2 s: the SIGINT, sent once 3
+    # are done and one is under way, lands in the middle of a run (with
+    # 0.5 s tasks it twice landed as a run was already ending: the run
+    # finished, rightly recorded, and nothing was left cut off to retry)
+    tasks = [{"id": "s%02d" % i, "argv": ["sh", "-c", "sleep %s; echo done %d" %
+                                          ("0" if i < 3 else "2", i)]}
              for i in range(12)]
     write_tasks(os.path.join(d, "tasks.jsonl"), tasks)
     p = root_caller.popen(["batch", "tasks.jsonl", "--out", "out", "-j", "2"], cwd=d,
