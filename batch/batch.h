@@ -43,10 +43,12 @@ struct vg_batch_task {
     char *stdin_text;        /* the candidate's stdin, given inline, or */
     struct vg_batch_file *stdin_file; /* from this file (NULL: none; /dev/null) */
     char *policy;            /* a file or a shipped policy's name; NULL: the batch's */
+    char *image;             /* a stored image's name or digest; NULL: the batch's, else the policy's */
     char **flags;            /* extra `vigil run` flags: --timeout 5s --env N=V ... */
     unsigned nflags;
     /* made by vg_batch_check */
     char *policy_file;       /* the policy, an absolute path; NULL: the built-in default */
+    char *image_digest;      /* "sha256:HEX" the run gets (--image), found once; NULL: none */
     char key[65];            /* "" until made: what decides the run, hashed */
 };
 
@@ -68,6 +70,7 @@ struct vg_batch_opts {
     unsigned jobs;           /* runs at once */
     unsigned shard, nshards; /* this process runs the tasks of shard `shard` of `nshards` */
     const char *policy;      /* for tasks that name none */
+    const char *image;       /* for tasks that name none (else the policy's `image`) */
     const char *vigil;       /* the binary each run uses (this one) */
     bool merge;              /* only join the results, run nothing */
     int rerun;               /* enum vg_batch_rerun */

@@ -4,8 +4,11 @@
  * command that runs it), the bytes of every input and their names in the
  * work dir, the stdin bytes, the policy's text with its includes expanded
  * (policy/: the hash the log header has), the limits, env and dry-run
- * flags, the image (none yet: a null slot, so that images change every
- * key's layout once, not silently) and vigil's version.  It is the hash of
+ * flags, the image's digest (null on the host's trees: the slot was there
+ * before images were, so keys of tasks without one did not change) and
+ * vigil's version.  A name is found once, when the batch starts, and each
+ * run gets the digest (--image sha256:HEX): a name moved to another image
+ * mid-batch changes nothing of what this batch runs.  It is the hash of
  * one compact JSON document of those, made here and nowhere else.
  *
  * Relative paths (inputs, stdin files, a task's `policy`, -p) are the
@@ -13,11 +16,13 @@
  * works in a directory of its own, so they are made absolute here, and
  * every one is checked before anything runs. */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
 #include "batch/batch.h"
+#include "image/image.h"
 #include "policy/policy.h"
 #include "util/json.h"
 #include "util/sha256.h"
@@ -32,11 +37,20 @@ struct pol_entry {
     char *arg;               /* NULL: the built-in default */
     char *file;              /* absolute; NULL for the built-in default */
     char sha256[65];
+    char *image;             /* its `image`, or NULL */
+};
+
+/* Images by the reference that names them, found once. */
+struct img_entry {
+    char *ref;
+    char digest[80];         /* "sha256:HEX" */
 };
 
 struct pol_cache {
     struct pol_entry *e;
     unsigned n;
+    struct img_entry *img;
+    unsigned nimg;
 };
 
 static void cache_free(struct pol_cache *c)
@@ -44,8 +58,31 @@ static void cache_free(struct pol_cache *c)
     for (unsigned i = 0; i < c->n; i++) {
         free(c->e[i].arg);
         free(c->e[i].file);
+        free(c->e[i].image);
     }
     free(c->e);
+    for (unsigned i = 0; i < c->nimg; i++)
+        free(c->img[i].ref);
+    free(c->img);
+}
+
+static const char *image_of(struct pol_cache *c, const char *ref, struct vg_err *err)
+{
+    for (unsigned i = 0; i < c->nimg; i++)
+        if (!strcmp(c->img[i].ref, ref))
+            return c->img[i].digest;
+    struct vg_image_ref found;
+    struct vg_err why;
+    if (vg_image_find(ref, &found, &why) < 0) {
+        vg_errf(err, "image %s: %s", ref, why.msg);
+        return NULL;
+    }
+    c->img = vg_xrealloc(c->img, (c->nimg + 1) * sizeof *c->img);
+    struct img_entry *e = &c->img[c->nimg++];
+    e->ref = vg_xstrdup(ref);
+    snprintf(e->digest, sizeof e->digest, "sha256:%s", found.hex);
+    vg_image_ref_free(&found);
+    return e->digest;
 }
 
 static bool same_arg(const char *a, const char *b)
@@ -77,6 +114,8 @@ static const struct pol_entry *policy_of(struct pol_cache *c, const char *arg, s
         return NULL;
     }
     memcpy(e.sha256, vg_policy_sha256(p), sizeof e.sha256);
+    const char *img = vg_policy_image(p, NULL, NULL);
+    e.image = img ? vg_xstrdup(img) : NULL;
     vg_policy_free(p);
     c->e = vg_xrealloc(c->e, (c->n + 1) * sizeof *c->e);
     c->e[c->n] = e;
@@ -184,7 +223,10 @@ static void make_key(struct vg_batch_task *t, const char *policy_sha256)
     vg_json_key(&j, "vigil");
     vg_json_str(&j, VG_VERSION);
     vg_json_key(&j, "image");
-    vg_json_null(&j); /* the slot of a container image, when tasks get one */
+    if (t->image_digest)
+        vg_json_str(&j, t->image_digest);
+    else
+        vg_json_null(&j);
     vg_json_key(&j, "argv");
     strings_json(&j, t->argv ? (const char *const *)t->argv : t->lang->argv);
     vg_json_key(&j, "code");
@@ -230,6 +272,12 @@ static int check_task(const struct vg_batch_opts *o, struct vg_batch_task *t, bo
         return -1;
     free(t->policy_file);
     t->policy_file = pol->file ? vg_xstrdup(pol->file) : NULL;
+    const char *ref = t->image ? t->image : o->image ? o->image : pol->image;
+    const char *digest = ref ? image_of(pols, ref, err) : NULL;
+    if (ref && !digest)
+        return -1;
+    free(t->image_digest);
+    t->image_digest = digest ? vg_xstrdup(digest) : NULL;
     if (keyed)
         make_key(t, pol->sha256);
     return 0;

@@ -239,6 +239,11 @@ static int prepare(const struct vg_batch_opts *o, const struct vg_batch_task *t,
     return rc;
 }
 
+/* The words of a task's `vigil run` besides its flags and command: vigil
+ * run -q -o LOG --result R --task-id ID --workdir W (11), -p FILE,
+ * --image DIGEST, "--" and the final NULL. */
+#define RUN_ARGV_FIXED 17
+
 /* The `vigil run` command line of a task (NULL-terminated, malloc'd). */
 static char **run_argv(const struct vg_batch_opts *o, const struct vg_batch_task *t)
 {
@@ -246,7 +251,7 @@ static char **run_argv(const struct vg_batch_opts *o, const struct vg_batch_task
     unsigned argc = 0;
     for (const char *const *a = t->argv ? (const char *const *)t->argv : t->lang->argv; *a; a++)
         argc++;
-    char **v = vg_xcalloc(16 + t->nflags + argc, sizeof *v);
+    char **v = vg_xcalloc(RUN_ARGV_FIXED + t->nflags + argc, sizeof *v);
     unsigned n = 0;
     v[n++] = vg_xstrdup(o->vigil);
     v[n++] = vg_xstrdup("run");
@@ -262,6 +267,10 @@ static char **run_argv(const struct vg_batch_opts *o, const struct vg_batch_task
     if (t->policy_file) { /* absolute: the run works in its own directory */
         v[n++] = vg_xstrdup("-p");
         v[n++] = vg_xstrdup(t->policy_file);
+    }
+    if (t->image_digest) { /* the digest found when the batch started, not a name */
+        v[n++] = vg_xstrdup("--image");
+        v[n++] = vg_xstrdup(t->image_digest);
     }
     for (unsigned i = 0; i < t->nflags; i++)
         v[n++] = vg_xstrdup(t->flags[i]);

@@ -10,6 +10,7 @@
  *   stdin     string: the candidate's stdin, or {"file": PATH}: a host file's
  *             bytes (without it, stdin is /dev/null)
  *   policy    string: a policy file or a shipped policy's name
+ *   image     string: a stored image's name or digest (vigil run --image)
  *   limits    {name: value}: a limit by its policy name or its `vigil run`
  *             flag (time or timeout, memory, procs, ...), checked here
  *   env       {NAME: "VALUE"}: `vigil run --env NAME=VALUE` for each
@@ -39,7 +40,8 @@ static const struct vg_language languages[] = {
 };
 
 static const char *const known_keys[] = {
-    "id", "argv", "code", "language", "inputs", "stdin", "policy", "limits", "env", "dry_run",
+    "id", "argv", "code", "language", "inputs", "stdin", "policy", "image", "limits", "env",
+    "dry_run",
 };
 
 static bool valid_id(const char *id)
@@ -207,8 +209,8 @@ static int check_keys(const struct vg_jv *v, struct vg_err *err)
         for (size_t k = 0; k < VG_ARRAY_LEN(known_keys) && !known; k++)
             known = !strcmp(v->keys[i], known_keys[k]);
         if (!known) {
-            vg_errf(err, "unknown key '%s' (id argv code language inputs stdin policy limits "
-                         "env dry_run)", v->keys[i]);
+            vg_errf(err, "unknown key '%s' (id argv code language inputs stdin policy image "
+                         "limits env dry_run)", v->keys[i]);
             return -1;
         }
     }
@@ -305,6 +307,12 @@ static int task_from(const struct vg_jv *v, struct vg_batch_task *t, struct vg_e
         return -1;
     }
     t->policy = pol ? vg_xstrdup(pol->s) : t->lang ? vg_xstrdup(t->lang->policy) : NULL;
+    const struct vg_jv *img = vg_jv_get(v, "image");
+    if (img && img->type != VG_JSTR) {
+        vg_errf(err, "'image' must be a string");
+        return -1;
+    }
+    t->image = img ? vg_xstrdup(img->s) : NULL;
     const struct vg_jv *dry = vg_jv_get(v, "dry_run");
     if (dry && dry->type != VG_JBOOL) {
         vg_errf(err, "'dry_run' must be true or false");
@@ -334,6 +342,8 @@ static void task_free(struct vg_batch_task *t)
     free(t->stdin_file);
     free(t->policy);
     free(t->policy_file);
+    free(t->image);
+    free(t->image_digest);
     for (unsigned i = 0; i < t->nflags; i++)
         free(t->flags[i]);
     free(t->flags);

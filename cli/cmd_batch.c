@@ -24,12 +24,13 @@ static const char usage_text[] =
     "result.json, task.json, work/); OUT/results.jsonl gets one line per task:\n"
     "its result record, its task_id, its key (the SHA-256 of everything that\n"
     "decides the run: command or code, input and stdin bytes, policy with its\n"
-    "includes, limits, env, vigil's version) and its files' manifest.  A task\n"
-    "with a complete result of its key (not status error) is not run again:\n"
-    "rerun the same command to finish a stopped batch; a changed task runs\n"
-    "again.  Task keys: id, argv | code + language (python, shell, node),\n"
-    "inputs, stdin, policy, limits, env, dry_run; relative paths are the\n"
-    "current directory's (vigil-running(7), \"Many candidates\").\n"
+    "includes, image digest, limits, env, vigil's version) and its files'\n"
+    "manifest.  A task with a complete result of its key (not status error) is\n"
+    "not run again: rerun the same command to finish a stopped batch; a\n"
+    "changed task runs again.  Task keys: id, argv | code + language (python,\n"
+    "shell, node), inputs, stdin, policy, image, limits, env, dry_run;\n"
+    "relative paths are the current directory's (vigil-running(7), \"Many\n"
+    "candidates\").\n"
     "\n";
 
 static const char usage_tail[] =
@@ -70,6 +71,9 @@ static const struct vg_opt rows[] = {
     {"policy", 'p', "P",
      "the policy of tasks that name none (a path: the\ncurrent directory's)",
      .kind = VG_OPT_STRING, .off = AT(o.policy)},
+    {"image", 0, "IMAGE", "the image of tasks that name none (else their\n"
+     "policy's 'image'); found once, each run gets its digest",
+     .kind = VG_OPT_STRING, .off = AT(o.image)},
     {"rerun", 0, "WHAT", "which tasks run again: changed (new, changed,\n"
      "interrupted or status error), failed (those and\nany not ok), all", .def = "changed",
      .kind = VG_OPT_CHOICE, .off = AT(o.rerun), .choices = rerun_names},

@@ -48,6 +48,9 @@ static const struct vg_opt rows[] = {
     {"policy", 'p', "FILE|NAME", "policy file, or a shipped policy by name (python, c,\n"
      "...: 'vigil check --list')", .def_text = "the built-in default.policy",
      .kind = VG_OPT_STRING, .off = AT(policy_path)},
+    {"image", 0, "IMAGE", "run on a stored image's tree (a name or digest:\n"
+     "'vigil image ls'), read-only, for the host's /usr, /etc", .def_text = "the policy's 'image', else\n"
+     "the host's trees", .kind = VG_OPT_STRING, .off = AT(image)},
     {"log", 'o', "FILE", "event log", .def_text = "a new file in\n"
      "$XDG_STATE_HOME/vigil or ~/.local/state/vigil", .kind = VG_OPT_STRING, .off = AT(log_path)},
     {"result", 0, "FILE", "write a JSON result record (also when vigil fails)",
@@ -105,6 +108,8 @@ static const struct vg_opt rows[] = {
 static const struct vg_example examples[] = {
     {"vigil run -p python -o run.msgpack --result r.json -- python3 cand.py",
      "run cand.py under the shipped python policy; log and result to files"},
+    {"vigil run --image py312 -p python -- python3 cand.py",
+     "grade cand.py on the stored image py312, not on the host's /usr"},
     {"vigil run --dry-run -p python -- python3 cand.py",
      "refuse nothing and record what the policy would have refused"},
     {"vigil run --timeout 10s --memory 256M -- ./a.out < input.txt",

@@ -108,6 +108,8 @@ struct vg_header {
     const char *engine_note;  /* --engine notify: its kernel features, or why it fell back */
     const char *const *scratch; /* the sandbox's own writable trees (private tmpfs), or none */
     uint32_t nscratch;
+    const char *image_name;   /* vigil run --image: as given (a name or a digest), or NULL */
+    const char *image_digest; /* "sha256:HEX" of its tree (docs/IMAGES.md), or NULL */
 };
 
 struct vg_frame {
@@ -310,6 +312,8 @@ struct vg_record {
 #define VG_K_ENGINE "engine"
 #define VG_K_ENGINE_NOTE "engine_note"
 #define VG_K_SCRATCH "scratch"
+#define VG_K_IMAGE "image"
+#define VG_K_DIGEST "digest"
 #define VG_K_POLICY "policy"       /* {"path","sha256","text"} */
 #define VG_K_PATH "path"
 #define VG_K_SHA256 "sha256"

@@ -326,6 +326,13 @@ static void summary_header(const struct vg_header *h, struct vg_buf *b)
         put_word(b, " (sha256 ", sha);
         vg_buf_puts(b, ")");
     }
+    if (h->image_digest) {
+        char sha[sizeof "sha256:" + 12];
+        snprintf(sha, sizeof sha, "%s", h->image_digest);
+        put_word(b, " image ", h->image_name ? h->image_name : "?");
+        put_word(b, " (", sha);
+        vg_buf_puts(b, ")");
+    }
     if (h->task_id)
         put_word(b, " task ", h->task_id);
     if (h->cwd) {

@@ -97,6 +97,12 @@ static const struct vg_field policy_f[] = {
 };
 SCHEMA(policy_s, struct vg_header, policy_f);
 
+static const struct vg_field image_f[] = {
+    FLD(VG_K_NAME, VG_F_STR, struct vg_header, image_name),
+    FLD(VG_K_DIGEST, VG_F_STR, struct vg_header, image_digest),
+};
+SCHEMA(image_s, struct vg_header, image_f);
+
 static const struct vg_field limit_f[] = {
     FLD(VG_K_NAME, VG_F_STR, struct vg_limit_rec, name),
     FLD(VG_K_VALUE, VG_F_U64, struct vg_limit_rec, value),
@@ -137,6 +143,7 @@ static const struct vg_field header_f[] = {
         NFLD(struct vg_header, nartifacts), .sub = &artifact_s),
     FLD(VG_K_RESOLVED, VG_F_KVMAP, struct vg_header, resolved, NFLD(struct vg_header, nresolved)),
     FLD(VG_K_SCRATCH, VG_F_STRV, struct vg_header, scratch, NFLD(struct vg_header, nscratch)),
+    {.key = VG_K_IMAGE, .klen = sizeof VG_K_IMAGE - 1, .kind = VG_F_MAP, .off = 0, .sub = &image_s},
 };
 SCHEMA(header_s, struct vg_header, header_f);
 

@@ -35,6 +35,21 @@ struct vg_import_result {
     bool existed;     /* the same content was in the store already */
 };
 
+/* A name given to --name: 1-128 of [A-Za-z0-9._:@+-], not starting
+ * with '.' or '-' (it is a file name in the store's index).  Every
+ * reference (a name, sha256:HEX, a prefix) is spelled within it. */
+bool vg_image_name_ok(const char *name, struct vg_err *err);
+
+/* A stored image as a run uses it: its digest and where its tree is. */
+struct vg_image_ref {
+    char hex[VG_IMAGE_HEX];
+    char *rootfs;   /* canonical host path of sha256/HEX/rootfs */
+};
+/* Find ref (a name, a digest, a unique prefix of 12+ digits) in the
+ * store.  0, or -1 with err naming what is missing. */
+int vg_image_find(const char *ref, struct vg_image_ref *out, struct vg_err *err);
+void vg_image_ref_free(struct vg_image_ref *r);
+
 /* Import src (an OCI layout directory, a docker-save tarball, or "-" for
  * one on stdin) as name.  0, or -1 with err naming the layer and entry. */
 int vg_image_import(const char *src, const char *name, struct vg_import_result *r,

@@ -13,12 +13,23 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* What programs need from the host, read-only, and the secret-bearing
- * files under /etc hidden even though /etc is visible: one list, which
- * the policy also resolves its rules in (policy/ro_trees.c).  Symlinks
- * among the trees (merged /usr: /bin -> usr/bin) are recreated as
- * symlinks so canonical paths inside are the host's canonical paths. */
-static const struct vg_trees *const host_trees = &vg_system_trees;
+/* What programs need, read-only: the host's trees, or an image's in
+ * their place (p->trees), and the secret-bearing files under /etc hidden
+ * even though /etc is visible: one list, which the policy also resolves
+ * its rules in (policy/ro_trees.c).  Symlinks among the trees (merged
+ * /usr: /bin -> usr/bin) are recreated as symlinks so canonical paths
+ * inside are the trees' own canonical paths. */
+static const struct vg_trees *trees_of(const struct vg_plan *p)
+{
+    return p->trees ? p->trees : &vg_system_trees;
+}
+
+/* Where a path of the trees lies on the host: under an image's rootfs,
+ * else itself (malloc'd). */
+static char *host_path(const struct vg_trees *t, const char *path)
+{
+    return vg_xasprintf("%s%s", t->root ? t->root : "", path);
+}
 
 static const char *const dev_nodes[] = {
     "/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty",
@@ -49,26 +60,69 @@ void vg_plan_add(struct vg_plan *p, enum vg_op_kind k, const char *src,
     };
 }
 
-static void add_system_dirs(struct vg_plan *p)
+void vg_plan_add_seal(struct vg_plan *p, const char *dir)
 {
-    for (unsigned i = 0; i < host_trees->ndirs; i++) {
-        const char *d = host_trees->dirs[i];
-        struct stat st;
-        if (lstat(d, &st) < 0)
-            continue;
-        if (S_ISLNK(st.st_mode)) {
-            char target[PATH_MAX];
-            ssize_t n = readlink(d, target, sizeof target - 1);
-            if (n <= 0)
-                continue;
-            target[n] = 0;
-            vg_plan_add(p, VG_OP_SYMLINK, target, d, 0, 0, false);
-        } else if (S_ISDIR(st.st_mode)) {
-            vg_plan_add(p, VG_OP_BIND_RO, d, d, 0, 0, true);
-        }
+    p->seal = vg_xrealloc(p->seal, (p->nseal + 1) * sizeof *p->seal);
+    p->seal[p->nseal++] = vg_xstrdup(dir);
+}
+
+static void add_wanted(const char ***v, unsigned *n, const char *path)
+{
+    *v = vg_xrealloc(*v, (*n + 1) * sizeof **v);
+    (*v)[(*n)++] = path;
+}
+
+/* Where the run mounts something outside the sandbox's own trees: the
+ * host workdir, the binds' destinations, the files named on the command
+ * line that are bound at their paths.  On an image these may need room
+ * made in its read-only trees (plan_image.c). */
+static void add_image_trees(struct vg_plan *p, const struct vg_run_opts *o,
+                            const struct vg_policy *pol, const char *workdir)
+{
+    const char **v = NULL;
+    unsigned n = 0;
+    if (!p->private_workdir)
+        add_wanted(&v, &n, workdir);
+    for (unsigned i = 0; i < o->nbinds; i++)
+        add_wanted(&v, &n, o->binds[i].dst ? o->binds[i].dst : o->binds[i].src);
+    for (unsigned i = 0; pol && i < vg_policy_nbinds(pol); i++) {
+        const struct vg_bind *b = vg_policy_bind(pol, i);
+        add_wanted(&v, &n, b->dst ? b->dst : b->src);
     }
-    for (unsigned i = 0; i < host_trees->nhidden; i++)
-        vg_plan_add(p, VG_OP_MASK, NULL, host_trees->hidden[i], 0, 0, true);
+    for (unsigned i = 0; i < p->nartifacts; i++)
+        if (!vg_plan_in_own_tree(p->artifact_dst[i]))
+            add_wanted(&v, &n, p->artifact_dst[i]);
+    vg_plan_add_image_trees(p, v, n);
+    free(v);
+}
+
+void vg_plan_add_shown(struct vg_plan *p, const char *host, const char *dst, bool files)
+{
+    struct stat st;
+    if (lstat(host, &st) < 0)
+        return;
+    if (S_ISLNK(st.st_mode)) {
+        char target[PATH_MAX];
+        ssize_t n = readlink(host, target, sizeof target - 1);
+        if (n > 0) {
+            target[n] = 0;
+            vg_plan_add(p, VG_OP_SYMLINK, target, dst, 0, 0, false);
+        }
+    } else if (S_ISDIR(st.st_mode) || (files && S_ISREG(st.st_mode))) {
+        vg_plan_add(p, VG_OP_BIND_RO, host, dst, 0, 0, true);
+    }
+}
+
+static void add_system_dirs(struct vg_plan *p, const struct vg_run_opts *o,
+                            const struct vg_policy *pol, const char *workdir)
+{
+    const struct vg_trees *t = trees_of(p);
+    if (t->root)
+        add_image_trees(p, o, pol, workdir);
+    for (unsigned i = 0; !t->root && i < t->ndirs; i++)
+        vg_plan_add_shown(p, t->dirs[i], t->dirs[i], false);
+    for (unsigned i = 0; i < t->nhidden; i++)
+        vg_plan_add(p, VG_OP_MASK, NULL, t->hidden[i], 0, 0, true);
 }
 
 static void add_proc_dev_tmp(struct vg_plan *p)
@@ -93,12 +147,18 @@ static void add_proc_dev_tmp(struct vg_plan *p)
     vg_plan_add(p, VG_OP_TMPFS, NULL, "/tmp", tmpfs, 01777, false);
 }
 
-bool vg_plan_is_system_path(const char *path)
+bool vg_plan_is_system_path(const struct vg_trees *t, const char *path)
 {
-    for (unsigned i = 0; i < host_trees->ndirs; i++)
-        if (vg_path_under(path, host_trees->dirs[i]))
+    for (unsigned i = 0; i < t->ndirs; i++)
+        if (vg_path_under(path, t->dirs[i]))
             return true;
     return false;
+}
+
+bool vg_plan_shows_anyway(const struct vg_trees *t, const char *abs, const char *dst)
+{
+    return vg_plan_is_system_path(&vg_system_trees, abs) ||
+           (t && t->root && vg_plan_is_system_path(t, dst));
 }
 
 static int add_binds(struct vg_plan *p, const struct vg_bind *b, unsigned n,
@@ -197,7 +257,8 @@ static void add_artifacts(struct vg_plan *p)
     for (unsigned i = 0; i < p->nartifacts; i++) {
         const char *abs = p->artifact_host[i], *dst = p->artifact_dst[i];
         struct stat st;
-        if (vg_plan_is_system_path(abs) || visible_writable(p, abs, dst) || planned(p, dst))
+        if (vg_plan_shows_anyway(p->trees, abs, dst) || visible_writable(p, abs, dst) ||
+            planned(p, dst))
             continue;
         if (!vg_plan_in_own_tree(dst))
             vg_plan_add(p, VG_OP_BIND_RO, abs, dst, 0, 0, false);
@@ -264,6 +325,37 @@ static void build_env(struct vg_plan *p, const struct vg_run_opts *o,
     p->envp = env;
 }
 
+/* The image's trees are bound read-only, so nothing can be made in them:
+ * a workdir or bind placed there needs the image to have that path
+ * already.  Said before anything starts, naming the path. */
+static int check_image_mount_points(const struct vg_plan *p, struct vg_err *err)
+{
+    const struct vg_trees *t = trees_of(p);
+    if (!t->root)
+        return 0;
+    for (unsigned i = 0; i < p->nops; i++) {
+        const struct vg_op *op = &p->ops[i];
+        bool makes = op->kind == VG_OP_BIND_RO || op->kind == VG_OP_BIND_RW ||
+                     op->kind == VG_OP_DIR || op->kind == VG_OP_WORKDIR;
+        bool room = false; /* made on a skeleton (plan_image.c) */
+        for (unsigned k = 0; k < p->nseal && !room; k++)
+            room = vg_path_under(op->dst, p->seal[k]) && strcmp(op->dst, p->seal[k]);
+        if (!makes || room || !vg_plan_is_system_path(t, op->dst))
+            continue;
+        char *at = host_path(t, op->dst);
+        struct stat st;
+        int r = lstat(at, &st);
+        free(at);
+        if (r < 0) {
+            vg_errf(err, "%s: the image has no such path, and its trees are read-only, so "
+                         "nothing can be mounted there (use a path outside the image's "
+                         "top-level directories, such as one under /tmp)", op->dst);
+            return -1;
+        }
+    }
+    return 0;
+}
+
 int vg_plan_build(struct vg_plan *p, const struct vg_run_opts *o,
                   const struct vg_policy *pol, const char *workdir,
                   struct vg_err *err)
@@ -280,7 +372,7 @@ int vg_plan_build(struct vg_plan *p, const struct vg_run_opts *o,
 
     if (vg_net_plan_build(&p->net, pol, err) < 0)
         return -1;
-    add_system_dirs(p);
+    add_system_dirs(p, o, pol, workdir);
     add_proc_dev_tmp(p);
     if (p->private_workdir) {
         vg_plan_add(p, VG_OP_WORKDIR, NULL, workdir, 0, 0755, false);
@@ -301,9 +393,13 @@ int vg_plan_build(struct vg_plan *p, const struct vg_run_opts *o,
     if (add_binds(p, o->binds, o->nbinds, err) < 0)
         return -1;
     add_artifacts(p);
+    if (check_image_mount_points(p, err) < 0)
+        return -1;
     /* Names go to vigil's resolver (net/dns.h), whatever the host uses. */
     if (p->dns)
         vg_plan_add(p, VG_OP_FILE, VG_DNS_RESOLV_CONF, VG_SANDBOX_RESOLV_CONF, 0, 0444, true);
+    for (unsigned i = 0; i < p->nseal; i++)
+        vg_plan_add(p, VG_OP_SEAL, NULL, p->seal[i], 0, 0, false);
     vg_plan_add(p, VG_OP_REMOUNT_RO, NULL, "/", 0, 0, false);
     build_env(p, o, pol);
     return 0;
@@ -316,6 +412,9 @@ void vg_plan_free(struct vg_plan *p)
         free(p->ops[i].dst);
     }
     free(p->ops);
+    for (unsigned i = 0; i < p->nseal; i++)
+        free(p->seal[i]);
+    free(p->seal);
     if (p->envp)
         for (char **e = p->envp; *e; e++)
             free(*e);
@@ -350,9 +449,14 @@ unsigned vg_plan_masked(const struct vg_plan *p, const char **out, unsigned max)
 {
     unsigned n = 0;
     struct stat st;
-    for (unsigned i = 0; i < p->nops && n < max; i++)
-        if (p->ops[i].kind == VG_OP_MASK && lstat(p->ops[i].dst, &st) == 0)
+    for (unsigned i = 0; i < p->nops && n < max; i++) {
+        if (p->ops[i].kind != VG_OP_MASK)
+            continue;
+        char *at = host_path(trees_of(p), p->ops[i].dst);
+        if (lstat(at, &st) == 0)
             out[n++] = p->ops[i].dst;
+        free(at);
+    }
     return n;
 }
 

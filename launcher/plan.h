@@ -32,9 +32,11 @@ enum vg_op_kind {
     VG_OP_WORKDIR,   /* mkdir -p dst (mode), owned by the sandbox user */
     VG_OP_REMOUNT_RO,/* make dst read-only (recursively) once it is populated */
     VG_OP_DEVPTS,    /* dst: a devpts instance of the sandbox's own */
-    VG_OP_FILE       /* src is TEXT (not a path): a file of vigil's own with it, bound
+    VG_OP_FILE,      /* src is TEXT (not a path): a file of vigil's own with it, bound
                       * read-only over dst, itself not followed if a symlink
                       * (optional: skipped when dst does not exist) */
+    VG_OP_SEAL       /* the mount at dst (a skeleton's tmpfs) read-only, not the
+                      * mounts on it */
 };
 
 struct vg_op {
@@ -58,6 +60,12 @@ struct vg_plan {
     bool dns;             /* vigil's resolver answers in it (net/dns.h) */
     struct vg_limits limits;
     const struct vg_enforce *enforce; /* each limit's mechanism, the cgroups to join */
+    /* The read-only system trees: vg_system_trees (the host's), or an
+     * image's (vg_trees_of_root: trees->root is its rootfs, bound in their
+     * place).  Set by the caller before vg_plan_build; NULL: the host's. */
+    const struct vg_trees *trees;
+    char **seal;          /* skeletons of an image's trees, sealed last (plan_image.c) */
+    unsigned nseal;
     uid_t outside_uid;    /* host uid the sandbox uid maps to */
     gid_t outside_gid;
     bool root_caller;     /* vigil runs as host root */
@@ -80,6 +88,16 @@ void vg_plan_add(struct vg_plan *p, enum vg_op_kind k, const char *src,
  * sandbox's own /tmp, so no host directory is created or removed. */
 #define VG_PRIVATE_WORKDIR "/tmp/work"
 
+/* plan_image.c: the image's trees (p->trees) in the host's place, each
+ * read-only; the directories along the wanted paths (sandbox paths the
+ * run mounts something at) that the image lacks made skeletons. */
+void vg_plan_add_image_trees(struct vg_plan *p, const char *const *wanted, unsigned nwanted);
+/* Show the host path host at dst as it is: a symlink recreated, a directory
+ * (or with files, a regular file) bound read-only; nothing else. */
+void vg_plan_add_shown(struct vg_plan *p, const char *host, const char *dst, bool files);
+/* Seal dir once everything is mounted (VG_OP_SEAL at the end). */
+void vg_plan_add_seal(struct vg_plan *p, const char *dir);
+
 /* Build the full plan.  workdir is the host path of the workdir, or
  * VG_PRIVATE_WORKDIR with p->private_workdir set. */
 int vg_plan_build(struct vg_plan *p, const struct vg_run_opts *o,
@@ -94,9 +112,13 @@ unsigned vg_plan_masked(const struct vg_plan *p, const char **out, unsigned max)
  * mount inside them).  Fills at most max pointers into the plan. */
 unsigned vg_plan_immutable(const struct vg_plan *p, const char **out, unsigned max);
 
-/* Is this host path (canonical) inside the read-only system trees the
- * sandbox shows anyway (/usr, /etc, /bin, ...)? */
-bool vg_plan_is_system_path(const char *path);
+/* Is this path (canonical) inside the read-only system trees t (/usr,
+ * /etc, /bin, ...), which the sandbox shows anyway? */
+bool vg_plan_is_system_path(const struct vg_trees *t, const char *path);
+/* Is the file named on the command line (host path abs, shown at dst)
+ * one the sandbox shows anyway: the host system's own, or, on an image,
+ * at a place the image's trees hold (the image's file is what is there)? */
+bool vg_plan_shows_anyway(const struct vg_trees *t, const char *abs, const char *dst);
 /* Is this sandbox path inside a tree the sandbox has of its own (its
  * /tmp, /dev/shm, and so the default workdir)?  A file named on the
  * command line is copied there, never bound over it. */

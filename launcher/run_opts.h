@@ -33,6 +33,7 @@ struct vg_run_opts {
     char **argv;               /* the command, NULL-terminated */
     int argc;
     const char *policy_path;   /* NULL: the built-in default policy */
+    const char *image;         /* --image NAME|DIGEST; NULL: the policy's `image`, else the host's trees */
     const char *log_path;      /* -o; NULL: a generated name in the state dir */
     const char *result_path;   /* --result */
     const char *task_id;

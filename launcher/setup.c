@@ -271,6 +271,9 @@ static int run_op(const struct vg_op *op)
         if (r == 0)
             r = chown(dst, VG_SANDBOX_UID, VG_SANDBOX_GID);
         break;
+    case VG_OP_SEAL:
+        r = make_ro_flags(dst, true, 0); /* this mount only: the binds on it keep theirs */
+        break;
     case VG_OP_REMOUNT_RO:
         if (lstat(dst, &st) < 0) {
             r = (op->optional && errno == ENOENT) ? 0 : -1;
@@ -299,7 +302,7 @@ int vg_setup_execute(const struct vg_plan *p, struct vg_err *err)
         [VG_OP_BIND_DEV] = "device bind", [VG_OP_MASK] = "mask", [VG_OP_PROC] = "proc",
         [VG_OP_SYMLINK] = "symlink", [VG_OP_DIR] = "mkdir", [VG_OP_WORKDIR] = "workdir", [VG_OP_REMOUNT_RO] = "remount read-only",
         [VG_OP_COPY] = "copy",
-        [VG_OP_DEVPTS] = "devpts", [VG_OP_FILE] = "file",
+        [VG_OP_DEVPTS] = "devpts", [VG_OP_FILE] = "file", [VG_OP_SEAL] = "seal",
     };
     /* Nothing we mount may leak back to the host's mount namespace. */
     if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0) {

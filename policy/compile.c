@@ -92,7 +92,8 @@ static bool trees_unsure(const struct vg_policy *p, const struct vg_places *plac
         return false;
     for (unsigned i = 0; i < p->ro->ndirs; i++) {
         const char *d = p->ro->dirs[i];
-        if (overlaps(places->work, d) || overlaps(places->home, d))
+        /* an image's trees show none of the host's home (binds aside) */
+        if (overlaps(places->work, d) || (!p->ro->root && overlaps(places->home, d)))
             return true;
         for (unsigned j = 0; j < nbinds; j++) {
             const struct vg_bind *b = &binds[j];

@@ -481,6 +481,24 @@ static int st_env(struct parser *ps)
     return 0;
 }
 
+/* `image REF`: the run's image when --image names none.  Only its
+ * spelling is the parser's: what it names is looked up in the image
+ * store when a run starts (image/lookup.c), and `vigil check` checks the
+ * spelling with the store's own rule. */
+static int st_image(struct parser *ps)
+{
+    if (want_words(ps, 2, 2, "an image name or digest"))
+        return -1;
+    uint32_t earlier = 0;
+    if (first_setting(ps, &ps->p->image_src, &earlier))
+        ps->p->image = vg_pol_keep(ps->p, vg_xstrdup(ps->t[1].s));
+    else if (earlier)
+        vg_pol_warnf(ps->p, ps->file, ps->line, ps->t[0].col,
+                     "this line has no effect: line %u already named the image, and the first "
+                     "setting wins", earlier);
+    return 0;
+}
+
 static int parse_text(struct parser *ps, const char *file, const char *id, const char *text);
 
 static int include_builtin(struct parser *ps)
@@ -550,6 +568,7 @@ static const struct {
     {"allow", st_rule},      {"deny", st_rule},       {"kill", st_rule},
     {"default", st_default}, {"audit", st_audit},     {"limit", st_limit},
     {"bind", st_bind},       {"bind-rw", st_bind},    {"env", st_env},
+    {"image", st_image},
 };
 
 static int statement(struct parser *ps)

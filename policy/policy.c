@@ -72,6 +72,14 @@ const struct vg_bind *vg_policy_bind(const struct vg_policy *p, uint32_t i)
     return i < p->nbinds ? &p->binds[i].out : NULL;
 }
 uint32_t vg_policy_nenv(const struct vg_policy *p) { return p->nenv; }
+const char *vg_policy_image(const struct vg_policy *p, const char **file, uint32_t *line)
+{
+    if (file)
+        *file = p->image_src.file;
+    if (line)
+        *line = p->image_src.line;
+    return p->image;
+}
 const struct vg_env *vg_policy_env(const struct vg_policy *p, uint32_t i)
 {
     return i < p->nenv ? &p->env[i] : NULL;

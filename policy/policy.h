@@ -114,8 +114,17 @@ struct vg_trees {
     unsigned nhidden;
     const char *const *own;     /* files the sandbox puts its own over */
     unsigned nown;
+    const char *root;           /* the host directory they lie in: an image's
+                                 * rootfs (vigil run --image); NULL: "/" */
 };
 extern const struct vg_trees vg_system_trees;
+/* The trees of an image (docs/IMAGES.md): every directory and symlink at
+ * the top of rootfs but those the sandbox has of its own (/proc, /dev,
+ * /tmp, /sys), with vg_system_trees' hidden and own files.  rootfs (a
+ * canonical host path) must outlive them.  NULL with err if it cannot be
+ * read. */
+struct vg_trees *vg_trees_of_root(const char *rootfs, struct vg_err *err);
+void vg_trees_free(struct vg_trees *t);
 /* The one such file of every sandbox: vigil's resolver's resolv.conf. */
 #define VG_SANDBOX_RESOLV_CONF "/etc/resolv.conf"
 /* Is path (absolute, squashed) tree itself or below it? */
@@ -222,6 +231,10 @@ void vg_policy_each_exact_ip(const struct vg_policy *p,
 
 const struct vg_limits *vg_policy_limits(const struct vg_policy *p);
 uint32_t vg_policy_nbinds(const struct vg_policy *p);
+/* `image REF`: the image a run uses when --image names none (NULL: the
+ * host's trees); where it was said into *file and *line (either may be
+ * NULL). */
+const char *vg_policy_image(const struct vg_policy *p, const char **file, uint32_t *line);
 const struct vg_bind *vg_policy_bind(const struct vg_policy *p, uint32_t i);
 uint32_t vg_policy_nenv(const struct vg_policy *p);
 const struct vg_env *vg_policy_env(const struct vg_policy *p, uint32_t i);

@@ -78,6 +78,8 @@ struct vg_policy {
     uint32_t nbinds;
     struct vg_env *env;
     uint32_t nenv;
+    const char *image;              /* `image REF` (kept in strs) */
+    struct vg_setting_src image_src;
     char **warn;
     uint32_t nwarn;
     const struct vg_trees *ro;      /* where literal paths were resolved */

@@ -64,6 +64,12 @@ static void print_settings(const struct vg_policy *p, FILE *out)
         }
         fputc('\n', out);
     }
+    if (p->image) {
+        origin(out, &p->image_src);
+        fputs("image ", out);
+        put(out, p->image);
+        fputc('\n', out);
+    }
     for (uint32_t i = 0; i < p->nenv; i++) {
         fputs(p->env[i].value ? "env set " : "env pass ", out);
         put(out, p->env[i].name);
@@ -91,6 +97,10 @@ void vg_policy_print(const struct vg_policy *p, FILE *out)
 {
     fputs("# policy ", out);
     put(out, p->path);
+    if (p->ro && p->ro->root) {
+        fputs("\n# paths resolved in the image tree ", out);
+        put(out, p->ro->root);
+    }
     fprintf(out, "\n# sha256 %s\n", p->sha256);
     fprintf(out, "# %u rules; the first that matches decides\n", p->nrules);
     for (uint32_t i = 0; i < p->nrules; i++) {

@@ -40,7 +40,7 @@ static void scope_init(struct scope *s, const struct vg_policy *p)
         vg_path_squash(s->hidden[n++]);
     }
     s->t = (struct vg_trees){ro->dirs, ro->ndirs, (const char *const *)s->hidden, n,
-                             ro->own, ro->nown};
+                             ro->own, ro->nown, ro->root};
 }
 
 static void scope_free(struct scope *s)

@@ -4,7 +4,9 @@
  * policy resolves its rules' literal paths there once, when it is loaded
  * (policy/resolve.c): nothing in these trees can change during a run, so
  * what a path there names on the host is what it names in the sandbox. */
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,8 +38,66 @@ static const char *const sandbox_files[] = {VG_SANDBOX_RESOLV_CONF};
 
 const struct vg_trees vg_system_trees = {
     system_dirs, VG_ARRAY_LEN(system_dirs), etc_masks, VG_ARRAY_LEN(etc_masks),
-    sandbox_files, VG_ARRAY_LEN(sandbox_files),
+    sandbox_files, VG_ARRAY_LEN(sandbox_files), NULL,
 };
+
+/* An image's top-level entries the sandbox has of its own instead
+ * (launcher/plan.c mounts them): never the image's. */
+static const char *const sandbox_own_tops[] = {"proc", "dev", "tmp", "sys"};
+
+static bool own_top(const char *name)
+{
+    for (size_t i = 0; i < VG_ARRAY_LEN(sandbox_own_tops); i++)
+        if (!strcmp(name, sandbox_own_tops[i]))
+            return true;
+    return false;
+}
+
+static int by_name(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+struct vg_trees *vg_trees_of_root(const char *rootfs, struct vg_err *err)
+{
+    DIR *d = opendir(rootfs);
+    if (!d) {
+        vg_errf(err, "image tree %s: %s", rootfs, strerror(errno));
+        return NULL;
+    }
+    char **dirs = NULL;
+    unsigned n = 0;
+    struct dirent *e;
+    int dfd = dirfd(d);
+    while ((e = readdir(d))) {
+        struct stat st;
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..") || own_top(e->d_name) ||
+            fstatat(dfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+            !(S_ISDIR(st.st_mode) || S_ISLNK(st.st_mode)))
+            continue; /* a top-level file, if an image has one, is not shown */
+        dirs = vg_xrealloc(dirs, (n + 1) * sizeof *dirs);
+        dirs[n++] = vg_xasprintf("/%s", e->d_name);
+    }
+    closedir(d);
+    if (n)
+        qsort(dirs, n, sizeof *dirs, by_name); /* the plan's order: the same every run */
+    struct vg_trees *t = vg_xcalloc(1, sizeof *t);
+    *t = vg_system_trees;
+    t->dirs = (const char *const *)dirs;
+    t->ndirs = n;
+    t->root = rootfs;
+    return t;
+}
+
+void vg_trees_free(struct vg_trees *t)
+{
+    if (!t)
+        return;
+    for (unsigned i = 0; i < t->ndirs; i++)
+        free((char *)t->dirs[i]);
+    free((void *)t->dirs);
+    free(t);
+}
 
 /* The kernel's own bound on symlinks followed in one lookup (ELOOP). */
 #define MAX_LINKS 40
@@ -73,6 +133,8 @@ static bool above_trees(const struct vg_trees *t, const char *path)
 /* The walk's state: the resolved part (no symlink in it), and what is
  * left to walk, which a symlink's target is spliced in front of. */
 struct walk {
+    const char *root;   /* the trees' host directory, "" for "/" */
+    char host[2 * PATH_MAX];  /* root + done, for lstat and readlink */
     char done[PATH_MAX];
     size_t dlen;
     char todo[2 * PATH_MAX];
@@ -81,10 +143,10 @@ struct walk {
 
 /* Put the link's target in front of what is left.  An absolute target
  * starts again from "/". */
-static enum vg_walk splice(struct walk *w, const char *link)
+static enum vg_walk splice_link(struct walk *w, const char *link)
 {
     char target[PATH_MAX], left[2 * PATH_MAX];
-    ssize_t n = readlink(link, target, sizeof target - 1);
+    ssize_t n = readlink(link, target, sizeof target - 1);  /* link: a host path */
     if (n <= 0 || ++w->links > MAX_LINKS)
         return VG_WALK_AWAY;
     target[n] = 0;
@@ -114,15 +176,17 @@ static enum vg_walk step(struct walk *w, const struct vg_trees *t, const char *c
     if (!vg_trees_holds(t, w->done))
         return above_trees(t, w->done) ? VG_WALK_FOUND : VG_WALK_AWAY;
     struct stat st;
-    if (lstat(w->done, &st))
+    /* An image's trees lie under its rootfs: an absolute link there starts
+     * again from the image's "/" (splice), never the host's. */
+    if ((size_t)snprintf(w->host, sizeof w->host, "%s%s", w->root, w->done) >= sizeof w->host)
+        return VG_WALK_AWAY;
+    if (lstat(w->host, &st))
         return errno == ENOENT || errno == ENOTDIR ? VG_WALK_MISSING : VG_WALK_AWAY;
     if (!S_ISLNK(st.st_mode))
         return VG_WALK_FOUND;
-    char link[PATH_MAX];
-    memcpy(link, w->done, w->dlen + 1);
     w->dlen = before;
     w->done[before] = 0;
-    return splice(w, link);
+    return splice_link(w, w->host);
 }
 
 enum vg_walk vg_trees_resolve(const struct vg_trees *t, const char *path, char **out)
@@ -131,6 +195,7 @@ enum vg_walk vg_trees_resolve(const struct vg_trees *t, const char *path, char *
     if (path[0] != '/' || !vg_trees_holds(t, path) || strlen(path) >= PATH_MAX)
         return VG_WALK_AWAY;
     struct walk *w = vg_xcalloc(1, sizeof *w);     /* big: keep it off the stack */
+    w->root = t->root ? t->root : "";
     strcpy(w->todo, path);
     enum vg_walk r = VG_WALK_FOUND;
     size_t n;

@@ -79,7 +79,7 @@ static int take_one(struct run *r, const char *a, bool explicit, bool command)
     bool twice = abs && !why && seen(r, r->nartifacts, dst);
     if (command && twice) /* an --artifact already took the command in */
         r->command_path = vg_xstrdup(dst);
-    if (!abs || why || twice || (!explicit && vg_plan_is_system_path(abs))) {
+    if (!abs || why || twice || (!explicit && vg_plan_shows_anyway(r->plan.trees, abs, dst))) {
         free(abs);
         free(dst);
         return 0;

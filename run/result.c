@@ -290,6 +290,15 @@ static void body(struct vg_json *j, const struct vg_result_in *in)
     vg_json_key(j, "path"); vg_json_str(j, in->policy_path);
     vg_json_key(j, "sha256"); vg_json_str(j, in->policy_sha256);
     vg_json_obj_end(j);
+    vg_json_key(j, "image");
+    if (in->image_digest) {
+        vg_json_obj_begin(j);
+        vg_json_key(j, "name"); vg_json_str(j, in->image_name);
+        vg_json_key(j, "digest"); vg_json_str(j, in->image_digest);
+        vg_json_obj_end(j);
+    } else {
+        vg_json_null(j);
+    }
     counts(j, in->outcome);
     vg_json_key(j, "summary");
     if (in->summary)

@@ -31,6 +31,7 @@ struct vg_result_in {
     const struct vg_artifact *artifacts;
     unsigned nartifacts;
     const char *policy_path, *policy_sha256;
+    const char *image_name, *image_digest; /* --image: as given, "sha256:HEX"; NULL: host trees */
     const char *log_path;
     const char *workdir;
     bool workdir_kept;

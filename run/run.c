@@ -63,7 +63,7 @@ static int load_policy(struct run *r)
         r->pol = vg_policy_parse("default.policy", vg_default_policy_text, &r->err);
         r->policy_name = "(builtin) default.policy";
     }
-    if (!r->pol)
+    if (!r->pol || vg_run_image(r) < 0)
         return -1;
     vg_limits_defaults(&r->limits);
     vg_limits_merge(&r->limits, vg_policy_limits(r->pol));
@@ -387,6 +387,8 @@ static int supervise(struct run *r, struct vg_ending *end)
             .opts = r->o, .limits = &r->limits, .enforce = &r->enf, .artifacts = r->artifacts,
             .nartifacts = r->nartifacts, .policy_path = r->policy_name,
             .policy_sha256 = vg_policy_sha256(r->pol), .log_path = r->log_path,
+            .image_name = r->image_ref,
+            .image_digest = r->image_digest[0] ? r->image_digest : NULL,
             .workdir = r->workdir, .workdir_kept = r->o->workdir != NULL || r->o->keep,
             .start_wall_ns = r->start_wall, .landlock_abi = r->plan.landlock_abi,
             .engine = engine->name, .engine_note = r->engine_note,
@@ -439,6 +441,7 @@ static void cleanup(struct run *r)
     vg_plan_free(&r->plan);
     vg_dns_table_free(&r->dns_table);
     vg_policy_free(r->pol);
+    vg_run_image_free(r); /* after the policy and the plan, which point into it */
 }
 
 int vg_run(struct vg_run_opts *o)

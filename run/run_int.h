@@ -14,6 +14,7 @@
 #include "run/result.h"
 #include "run/run.h"
 #include "core/syscalls.h"
+#include "image/image.h"
 #include "util/outfile.h"
 
 struct run {
@@ -21,6 +22,10 @@ struct run {
     struct vg_policy *pol;
     const char *policy_name;
     char *policy_file;          /* what -p named, found (policy/find.c) */
+    char *image_ref;            /* --image, or the policy's `image`; NULL: the host's trees */
+    struct vg_image_ref image;  /* what it names in the store */
+    char image_digest[80];      /* "sha256:HEX", or "" */
+    struct vg_trees *trees;     /* the image's trees (NULL: vg_system_trees) */
     struct vg_limits limits;
     struct vg_enforce enf;      /* how each limit is held; the cgroups */
     char *workdir;
@@ -55,6 +60,12 @@ struct run {
 /* run.c: a warning: one line on stderr, a note in the log, an entry in
  * the result's "warnings". */
 void vg_run_warn(struct run *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* image.c: the image the run uses (--image, else the policy's), found in
+ * the store, its trees set in the plan and the policy loaded again with
+ * its rules resolved there.  0 (also when there is none), or -1. */
+int vg_run_image(struct run *r);
+void vg_run_image_free(struct run *r);
 
 /* artifacts.c: hash --artifact files, or every argument naming a file that
  * is neither hidden nor part of the system; record their sandbox paths. */

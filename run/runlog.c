@@ -53,6 +53,7 @@ int vg_run_header(struct run *r)
         .policy_text = vg_policy_text(r->pol), .limits = lim, .nlimits = nlim,
         .artifacts = r->artifacts, .nartifacts = r->nartifacts,
         .scratch = scratch, .nscratch = nscratch,
+        .image_name = r->image_ref, .image_digest = r->image_digest[0] ? r->image_digest : NULL,
     };
     int rc = vg_log_write(r->log, &rec);
     for (unsigned i = 0; rc == 0 && i < r->nwarnings; i++)

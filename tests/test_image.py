@@ -49,10 +49,14 @@ def blob(d, data):
 
 def oci(d, layers, gz=False, corrupt=None):
     """An OCI layout in d; corrupt=i changes a byte of layer i's blob."""
+    return oci_of_blobs(d, [tar(entries, gz) for entries in layers], gz, corrupt)
+
+
+def oci_of_blobs(d, datas, gz=False, corrupt=None):
+    """An OCI layout in d of these layers' bytes (tar, or gzip with gz)."""
     os.makedirs(os.path.join(d, "blobs", "sha256"))
     descs = []
-    for i, entries in enumerate(layers):
-        data = tar(entries, gz)
+    for i, data in enumerate(datas):
         desc = blob(d, data)
         desc["mediaType"] = "application/vnd.oci.image.layer.v1.tar" + ("+gzip" if gz else "")
         if i == corrupt:

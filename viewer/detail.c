@@ -224,6 +224,8 @@ static void header_rec(const struct vg_header *h, struct vw_lines *o)
     str(o, "engine", h->engine);
     str(o, "policy", h->policy_path);
     str(o, "sha256", h->policy_sha256);
+    str(o, "image", h->image_name);
+    str(o, "image digest", h->image_digest);
     for (uint32_t i = 0; i < h->nlimits; i++)
         vw_lines_add(o, VW_ST_NORMAL, 0, LABEL "%s = %" PRIu64 " (%s)", i ? "" : "limits",
                      h->limits[i].name, h->limits[i].value,

@@ -24,13 +24,14 @@ here decides anything: the binary does.  The API: docs/PYTHON.md.
 from ._batch import Progress, Task, batch, shard_of
 from ._errors import MissingDependencyError, VigilError
 from ._log import read_log
-from ._result import Artifact, InputFile, Limit, LimitValue, Mode, PolicyRef, Result, Status, Stream
+from ._result import (Artifact, ImageRef, InputFile, Limit, LimitValue, Mode, PolicyRef, Result,
+                      Status, Stream)
 from ._run import LANGUAGES, binary, run
 
 __version__ = "0.1.0"
 
 __all__ = [
-    "LANGUAGES", "Artifact", "InputFile", "Limit", "LimitValue", "MissingDependencyError", "Mode",
+    "LANGUAGES", "Artifact", "ImageRef", "InputFile", "Limit", "LimitValue", "MissingDependencyError", "Mode",
     "PolicyRef", "Progress", "Result", "Status", "Stream", "Task", "VigilError", "batch",
     "binary", "read_log", "run", "shard_of",
 ]

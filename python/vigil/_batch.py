@@ -179,20 +179,21 @@ _RERUN = (None, "changed", "failed", "all")
 
 def batch(tasks: Union[Iterable[Task], PathArg], out: PathArg, *, jobs: int = 1,
           shard: Optional[Tuple[int, int]] = None, policy: Optional[PathArg] = None,
-          progress: Optional[Progress] = None, rerun: Optional[str] = None,
+          image: Optional[str] = None, progress: Optional[Progress] = None, rerun: Optional[str] = None,
           vigil: Optional[PathArg] = None) -> List[Result]:
     """Run tasks with `vigil batch` into the directory ``out``; return the
     records of out/results.jsonl (or of the shard's file), in task order.
 
     ``tasks`` is an iterable of task dicts ({"id", "argv" | "code" +
-    "language", "inputs", "stdin", "policy", "limits", "env", "dry_run"}:
+    "language", "inputs", "stdin", "policy", "image", "limits", "env", "dry_run"}:
     docs/RUN.md, "Many candidates") or the path of a JSON Lines task file;
     relative paths in them are the current directory's.  Tasks done in
     ``out`` with their current key are not run again, unless ``rerun``
     ("failed": also those whose status was not ok; "all") says so.  ``jobs`` runs at once; ``shard``
     (I, N) runs shard I of N (`shard_of` says which tasks), None every
     task, whatever SLURM_ARRAY_* or JOB_COMPLETION_INDEX in the
-    environment say; ``policy`` is the policy of tasks that name none.
+    environment say; ``policy`` is the policy of tasks that name none,
+    ``image`` their image (else their policy's).
 
     ``progress(result)`` is called once per task as its result appears
     (tasks done by an earlier batch included), in this thread, while the
@@ -228,6 +229,8 @@ def batch(tasks: Union[Iterable[Task], PathArg], out: PathArg, *, jobs: int = 1,
             "--progress", "never", "--shard", "%d/%d" % (index, count)]
     if policy is not None:
         args += ["-p", os.fspath(policy)]
+    if image is not None:
+        args += ["--image", image]
     if rerun is not None:
         args += ["--rerun", rerun]
     name = "results-%d-of-%d.jsonl" % (index, count) if count > 1 else "results.jsonl"

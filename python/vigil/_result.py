@@ -128,6 +128,19 @@ class PolicyRef:
     sha256: Optional[str]
 
 
+@dataclass(frozen=True)
+class ImageRef:
+    """The image a run used (`vigil run --image`): the name or digest it
+    was given and its content digest, "sha256:..." (docs/IMAGES.md)."""
+    name: Optional[str]
+    digest: str
+
+
+def _image(v: Any) -> Optional[ImageRef]:
+    return ImageRef(_opt_str(v.get("name")), str(v.get("digest"))) \
+        if isinstance(v, Mapping) and v.get("digest") else None
+
+
 def _opt_int(v: Any) -> Optional[int]:
     return None if v is None else int(v)
 
@@ -171,7 +184,7 @@ _CONVERT: Dict[str, Callable[[Any], Any]] = {
     "artifacts": lambda v: [Artifact(str(a["path"]), str(a["sha256"])) for a in v or []],
     "limits_hit": lambda v: [Limit(x) for x in v or []],
     "stdout": Stream.from_dict, "stderr": Stream.from_dict,
-    "limits": _limits, "policy": _policy, "counts": _counts,
+    "limits": _limits, "policy": _policy, "image": _image, "counts": _counts,
     "inputs": lambda v: [_input(x) for x in v or []],
     "stdin": lambda v: _input(v) if isinstance(v, Mapping) else None,
     "wall_s": _opt_float, "cpu_s": _opt_float, "cpu_user_s": _opt_float,
@@ -221,6 +234,7 @@ class Result:
     cpuset: Optional[str] = None
     landlock_abi: Optional[int] = None
     policy: Optional[PolicyRef] = None
+    image: Optional[ImageRef] = None
     counts: Dict[str, Dict[str, int]] = field(default_factory=dict)
     allowed: Optional[int] = None
     denied: Optional[int] = None

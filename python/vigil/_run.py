@@ -47,6 +47,7 @@ class _Opt:
 # checks that every option of `vigil run --help` is here or in _SET_BY_RUN.
 _OPTIONS: Tuple[_Opt, ...] = (
     _Opt("policy", "--policy"),
+    _Opt("image", "--image"),
     _Opt("log", "--log"),
     _Opt("task_id", "--task-id"),
     _Opt("mode", "--mode"),
@@ -270,8 +271,8 @@ def run(argv: Optional[Sequence[PathArg]] = None, *,
         code: Optional[str] = None, language: Optional[str] = None,
         inputs: Sequence[PathArg] = (), stdin: StdinArg = None,
         cwd: Optional[PathArg] = None, vigil: Optional[PathArg] = None, extra: Sequence[str] = (),
-        policy: Optional[PathArg] = None, log: Optional[PathArg] = None,
-        task_id: Optional[str] = None, mode: Union[Mode, str, None] = None,
+        policy: Optional[PathArg] = None, image: Optional[str] = None,
+        log: Optional[PathArg] = None, task_id: Optional[str] = None, mode: Union[Mode, str, None] = None,
         dry_run: bool = False, stacks: bool = False, py_frames: Optional[str] = None,
         workdir: Optional[PathArg] = None, keep: bool = False,
         bind: Sequence[str] = (), bind_rw: Sequence[str] = (),
@@ -303,7 +304,8 @@ def run(argv: Optional[Sequence[PathArg]] = None, *,
     directory (relative paths in argv are taken from there).
 
     Every other keyword is the `vigil run` option of that name
-    (``task_id`` is --task-id; ``artifacts`` --artifact, once each;
+    (``image`` is --image: a stored image's name or digest, whose digest
+    the result's ``image`` then holds; ``task_id`` is --task-id; ``artifacts`` --artifact, once each;
     ``env`` {NAME: VALUE, or None to pass NAME through}); None or False
     leaves vigil's default.  Limits: ``timeout="10s"``, ``memory="512M"``,
     ``cpus=1.5``, ``refusals=1000``, ``log_size="16M"``, ...; a bare number

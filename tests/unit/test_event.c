@@ -40,7 +40,7 @@ static struct vg_record full_header(void)
     *h = (struct vg_header){VG_FORMAT_VERSION, "0.1.0", 1700000000123456789ull, 99, "6.1.0 #1",
                             argv3, 3, "/work", "task-1", "enforce", "ptrace", "p.policy",
                             "cafe", "version 1\ndefault deny\n", limits, 2, arts, 1, resolved, 2, NULL,
-                            scratch2, 2};
+                            scratch2, 2, "py312", "sha256:00ff"};
     return r;
 }
 
@@ -162,6 +162,8 @@ static void check_header(const struct vg_header *a, const struct vg_header *b)
     CHECK(b->nresolved == 2 && streq(b->resolved[0].name, "example.com") &&
           streq(b->resolved[0].value, "93.184.216.34") && streq(b->resolved[1].value, ""));
     CHECK(b->nscratch == 2 && streq(b->scratch[0], "/tmp") && streq(b->scratch[1], "/dev/shm"));
+    CHECK_STR(b->image_name, "py312");
+    CHECK_STR(b->image_digest, "sha256:00ff");
 }
 
 static void check_syscall(const struct vg_syscall_ev *a, const struct vg_syscall_ev *b)

@@ -73,6 +73,10 @@ static void build_tree(void)
     mk("lib", "usr/lib");
     mk("usr/lnk", "bin");
     mk("usr/bin/own", "python3.11");
+    mk("usr/bin/imgabs", "/usr/bin/python3.11"); /* absolute in an image's own terms */
+    mk("proc", "/");                              /* an image's: the sandbox has its own */
+    mk("tmp", "/");
+    mk("topfile", NULL);                          /* not a tree */
     snprintf(usr, sizeof usr, "%s/usr", root);
     snprintf(lib, sizeof lib, "%s/lib", root);
     snprintf(hidden, sizeof hidden, "%s/usr/hidden", root);
@@ -81,7 +85,7 @@ static void build_tree(void)
     snprintf(own, sizeof own, "%s/usr/bin/own", root);
     hid[0] = hidden;
     owned[0] = own;
-    trees = (struct vg_trees){dirs, 2, hid, 1, owned, 1};
+    trees = (struct vg_trees){dirs, 2, hid, 1, owned, 1, NULL};
 }
 
 static void walk_is(const char *rel, enum vg_walk want, const char *want_rel)
@@ -120,11 +124,40 @@ static void test_walk(void)
 static void test_nested_trees(void)
 {
     const char *nested_dirs[] = {usr, at("usr/lnk/deep")};
-    struct vg_trees nested = {nested_dirs, 2, NULL, 0, NULL, 0};
+    struct vg_trees nested = {nested_dirs, 2, NULL, 0, NULL, 0, NULL};
     char *out = NULL;
     CHECK(vg_trees_resolve(&nested, at("usr/lnk/python3"), &out) == VG_WALK_FOUND);
     CHECK_STR(out, at("usr/bin/python3.11"));
     free(out);
+}
+
+/* The same tree as an image's rootfs (vigil run --image): its top-level
+ * directories and links are the trees, but /proc and /tmp (the sandbox's
+ * own) and a file; paths are the image's, and an absolute link starts
+ * again at the image's "/", never the host's. */
+static void test_image_root(void)
+{
+    struct vg_err err;
+    struct vg_trees *t = vg_trees_of_root(root, &err);
+    CHECK(t != NULL);
+    if (!t)
+        return;
+    CHECK(t->ndirs == 2 && streq(t->dirs[0], "/lib") && streq(t->dirs[1], "/usr"));
+    CHECK(t->nhidden == vg_system_trees.nhidden && t->root == root);
+    char *out = NULL;
+    CHECK(vg_trees_resolve(t, "/usr/bin/imgabs", &out) == VG_WALK_FOUND);
+    CHECK_STR(out, "/usr/bin/python3.11");
+    free(out);
+    CHECK(vg_trees_resolve(t, "/lib/tool", &out) == VG_WALK_FOUND);
+    CHECK_STR(out, "/usr/lib/tool");
+    free(out);
+    CHECK(vg_trees_resolve(t, "/usr/bin/nope", &out) == VG_WALK_MISSING && !out);
+    CHECK(vg_trees_resolve(t, "/tmp/x", &out) == VG_WALK_AWAY && !out);
+    CHECK(vg_trees_resolve(t, "/usr/bin/out", &out) == VG_WALK_AWAY && !out); /* no /etc tree here */
+    /* on the host's terms the same link leads out of the trees */
+    CHECK(vg_trees_resolve(&trees, at("usr/bin/imgabs"), &out) == VG_WALK_AWAY && !out);
+    vg_trees_free(t);
+    CHECK(vg_trees_of_root(at("nowhere"), &err) == NULL && strstr(err.msg, "nowhere"));
 }
 
 /* The policy text with R standing for the tree's root. */
@@ -235,6 +268,7 @@ int main(void)
     build_tree();
     test_walk();
     test_nested_trees();
+    test_image_root();
     test_rules();
     test_unsure_run();
     check_rmtree(root);
