@@ -324,6 +324,16 @@ static int make_file(struct vg_build *b, struct archive *a, struct archive_entry
         vg_errf(err, "chmod: %m");
         rc = -1;
     }
+    /* The layer's modification time, kept (not in the digest): Python
+     * checks a .pyc against its source's, and an image's caches would
+     * otherwise be stale, every module compiled again on every run. */
+    struct timespec when[2] = {{.tv_nsec = UTIME_OMIT},
+                               {.tv_sec = archive_entry_mtime(e),
+                                .tv_nsec = archive_entry_mtime_nsec(e)}};
+    if (rc == 0 && archive_entry_mtime_is_set(e) && futimens(fd, when) < 0) {
+        vg_errf(err, "set the modification time: %m");
+        rc = -1;
+    }
     if (close(fd) < 0 && rc == 0) {
         vg_errf(err, "close: %m");
         rc = -1;

@@ -8,7 +8,7 @@ import os
 import subprocess
 import tarfile
 
-from test_image import oci_of_blobs
+from oci_layout import oci_of_blobs
 
 PROGRAMS = ["/usr/bin/dash", "/usr/bin/cat", "/usr/bin/ls", "/usr/bin/env", "/usr/bin/id",
             "/usr/bin/python3.11"]
@@ -53,13 +53,13 @@ class Layer:
                 ti.type, ti.mode = tarfile.DIRTYPE, 0o755
                 self.t.addfile(ti)
 
-    def data(self, rel, data, mode=0o644):
+    def data(self, rel, data, mode=0o644, mtime=0):
         if rel in self.seen:
             return
         self.dirs(rel)
         self.seen.add(rel)
         ti = tarfile.TarInfo(rel)
-        ti.size, ti.mode = len(data), mode
+        ti.size, ti.mode, ti.mtime = len(data), mode, mtime
         self.t.addfile(ti, io.BytesIO(data))
 
     def link(self, rel, target):
@@ -72,17 +72,20 @@ class Layer:
         self.t.addfile(ti)
 
     def host(self, path, as_rel=None):
+        """The host's file, its mtime kept (Python checks its caches by it)."""
+        st = os.stat(path)
         with open(path, "rb") as f:
-            self.data(as_rel or path.lstrip("/"), f.read(), os.stat(path).st_mode & 0o755)
+            self.data(as_rel or path.lstrip("/"), f.read(), st.st_mode & 0o755, int(st.st_mtime))
 
     def close(self):
         self.t.close()
         return self.buf.getvalue()
 
 
-def runnable_layer(extra=None, links=None):
+def runnable_layer(extra=None, links=None, pycache=False):
     """The layer's bytes.  extra: {relative path: bytes} added to it;
-    links: {relative path: target}."""
+    links: {relative path: target}; pycache: with the standard library's
+    byte code as the host has it (a benchmark's start-up)."""
     lay = Layer()
     for top, target in (("bin", "usr/bin"), ("lib", "usr/lib"), ("lib64", "usr/lib64"),
                         ("sbin", "usr/sbin")):
@@ -97,7 +100,8 @@ def runnable_layer(extra=None, links=None):
     lay.link("usr/bin/sh", "dash")
     lay.link("usr/bin/python3", "python3.11")
     for dirpath, dirs, files in os.walk(STDLIB):
-        dirs[:] = sorted(d for d in dirs if d not in SKIP and not d.startswith("config-"))
+        skip = SKIP - ({"__pycache__"} if pycache else set())
+        dirs[:] = sorted(d for d in dirs if d not in skip and not d.startswith("config-"))
         for f in sorted(files):
             p = os.path.join(dirpath, f)
             if os.path.islink(p) or not os.path.isfile(p):

@@ -18,7 +18,8 @@ import tarfile
 import pytest
 
 from helpers import NOBODY, caller, nobody_caller, root_caller  # noqa: F401
-from test_image import BASE, blob, docker_save, hex_of, images, oci, readable, rootfs, store, tar, tree
+from oci_layout import blob
+from test_image import BASE, docker_save, hex_of, images, oci, readable, rootfs, store, tar, tree
 
 TIMEOUT = 20  # seconds: every vigil call; a hang is a failure, not a wait
 GIB = 1 << 30

@@ -6,7 +6,6 @@ the tree checked file by file, the digest recomputed independently
 nothing left in the store or outside it.  As root and as nobody."""
 import glob
 import gzip
-import hashlib
 import io
 import json
 import os
@@ -18,15 +17,16 @@ import pytest
 
 from helpers import NOBODY, caller, nobody_caller, root_caller  # noqa: F401
 from image_digest import digest
+from oci_layout import oci_of_blobs
 
 
-def tar(entries, gz=False):
+def tar(entries, gz=False, mtime=0):
     """A layer: entries are (name, kind, data, mode); kind f d l h c p."""
     b = io.BytesIO()
     with tarfile.open(fileobj=b, mode="w", format=tarfile.PAX_FORMAT) as t:
         for name, kind, data, mode in entries:
             ti = tarfile.TarInfo(name)
-            ti.mode = mode
+            ti.mode, ti.mtime = mode, mtime
             if kind == "f":
                 ti.size = len(data)
                 t.addfile(ti, io.BytesIO(data))
@@ -40,39 +40,9 @@ def tar(entries, gz=False):
     return gzip.compress(raw, mtime=0) if gz else raw
 
 
-def blob(d, data):
-    h = hashlib.sha256(data).hexdigest()
-    with open(os.path.join(d, "blobs", "sha256", h), "wb") as f:
-        f.write(data)
-    return {"digest": "sha256:" + h, "size": len(data)}
-
-
 def oci(d, layers, gz=False, corrupt=None):
     """An OCI layout in d; corrupt=i changes a byte of layer i's blob."""
     return oci_of_blobs(d, [tar(entries, gz) for entries in layers], gz, corrupt)
-
-
-def oci_of_blobs(d, datas, gz=False, corrupt=None):
-    """An OCI layout in d of these layers' bytes (tar, or gzip with gz)."""
-    os.makedirs(os.path.join(d, "blobs", "sha256"))
-    descs = []
-    for i, data in enumerate(datas):
-        desc = blob(d, data)
-        desc["mediaType"] = "application/vnd.oci.image.layer.v1.tar" + ("+gzip" if gz else "")
-        if i == corrupt:
-            path = os.path.join(d, "blobs", "sha256", desc["digest"][7:])
-            with open(path, "r+b") as f:
-                f.seek(len(data) - 1)
-                f.write(bytes([data[-1] ^ 1]))
-        descs.append(desc)
-    man = blob(d, json.dumps({"schemaVersion": 2, "config": blob(d, b"{}"),
-                              "layers": descs}).encode())
-    man["mediaType"] = "application/vnd.oci.image.manifest.v1+json"
-    with open(os.path.join(d, "index.json"), "w") as f:
-        json.dump({"schemaVersion": 2, "manifests": [man]}, f)
-    with open(os.path.join(d, "oci-layout"), "w") as f:
-        f.write('{"imageLayoutVersion": "1.0.0"}')
-    return d
 
 
 def docker_save(path, layers):
@@ -193,6 +163,23 @@ def test_oci_layers_whiteouts_and_digest(caller):
     assert c.vigil_raw("image", "rm", "t4").returncode == 0
     assert not os.path.exists(os.path.join(store(c), "sha256", h2))
     assert not os.path.exists(os.path.join(store(c), "names", "t4"))
+
+
+def test_file_times_are_kept_and_not_in_the_digest(caller):
+    """Python checks a .pyc against its source's modification time: an
+    import that did not keep it would leave every cache of an image stale
+    (each module compiled again on every run)."""
+    entries = [("lib", "d", None, 0o755), ("lib/m.py", "f", b"X = 1\n", 0o644)]
+    hexes = []
+    for when in (1234567890, 1700000000):
+        src = os.path.join(caller.dir("src"), "oci")
+        oci_of_blobs(src, [tar(entries, mtime=when)])
+        readable(caller, os.path.dirname(src))
+        hexes.append(hex_of(imp(caller, src, name="t%d" % when)))
+        assert os.stat(os.path.join(rootfs(caller, hexes[-1]), "lib/m.py")).st_mtime == when
+        # removed, so that the next import stores its own copy
+        assert caller.vigil_raw("image", "rm", "t%d" % when).returncode == 0
+    assert hexes[0] == hexes[1]
 
 
 def test_verify_sees_a_tampered_file(caller):
