@@ -179,6 +179,16 @@ struct vg_manifest {
 };
 /* manifest.json's text. */
 void vg_manifest_text(const struct vg_manifest *m, struct vg_buf *b);
+
+/* ---- commit.c ---- */
+
+/* The finished directory tmp/TMP (fd tfd, holding rootfs) into the store:
+ * m (hex, names and created filled in here, from m->r and name) written
+ * as its manifest.json, the directory renamed to sha256/HEX, name pointed
+ * at it.  *existed when that content was stored already (the directory
+ * is then removed). */
+int vg_store_commit(struct vg_store *s, const char *tmp, int tfd, const char *name,
+                    struct vg_manifest *m, bool *existed, struct vg_err *err);
 /* Write text as dirfd/name, atomically (a temporary name, then rename). */
 int vg_store_write_file(int dirfd, const char *name, const char *text, size_t len,
                         struct vg_err *err);

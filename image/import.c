@@ -1,15 +1,15 @@
 /* import.c: `vigil image import`: a source's layers applied in order to
- * a fresh tree in the store's tmp/, the tree hashed, its manifest
- * written, and only then the whole directory renamed to sha256/HEX and
- * the name pointed at it.  Any error removes the temporary directory: a
- * failed import leaves nothing in the store. */
+ * a fresh tree in the store's tmp/, the tree hashed, and committed as
+ * every image is (commit.c: its manifest written, only then the whole
+ * directory renamed to sha256/HEX and the name pointed at it).  Any
+ * error removes the temporary directory: a failed import leaves nothing
+ * in the store. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "image/image_int.h"
@@ -17,7 +17,6 @@
 #define ROOTFS "rootfs"
 #define STDIN_COPY "source.tar"
 #define ROOT_MODE (S_IRWXU | S_IRGRP | S_IXGRP | S_IROTH | S_IXOTH)
-#define TIME_LEN 32
 
 /* An import under way: where it builds, and what it found. */
 struct job {
@@ -157,47 +156,6 @@ static int build_tree(struct job *j, struct vg_import_result *r, struct vg_err *
     return rc;
 }
 
-static void now_utc(char out[TIME_LEN])
-{
-    time_t t = time(NULL);
-    struct tm tm;
-    gmtime_r(&t, &tm);
-    strftime(out, TIME_LEN, "%Y-%m-%dT%H:%M:%SZ", &tm);
-}
-
-static int write_manifest(struct job *j, const char *name, const struct vg_import_result *r,
-                          struct vg_err *err)
-{
-    char created[TIME_LEN];
-    now_utc(created);
-    struct vg_manifest m = {.hex = r->sum.hex, .names = name, .source = j->source,
-                            .created = created, .r = r, .layers = j->layers,
-                            .nlayers = j->nlayers};
-    struct vg_buf b = {0};
-    vg_manifest_text(&m, &b);
-    int rc = vg_store_write_file(j->tfd, "manifest.json", b.data, b.len, err);
-    vg_buf_free(&b);
-    return rc;
-}
-
-/* Rename the finished directory into place and point the name at it. */
-static int commit(struct job *j, const char *name, struct vg_import_result *r,
-                  struct vg_err *err)
-{
-    if (vg_store_lock(j->s, err) < 0)
-        return -1;
-    char *from = vg_xasprintf("tmp/%s", j->tmp), *to = vg_xasprintf("sha256/%s", r->sum.hex);
-    int rc = renameat(j->s->fd, from, j->s->fd, to);
-    if (rc < 0 && (errno == EEXIST || errno == ENOTEMPTY)) {
-        r->existed = true; /* the same content, imported before */
-        rc = vg_store_tmpdir_remove(j->s, j->tmp, err);
-    } else if (rc < 0)
-        vg_errf(err, "rename into %s/%s: %m", j->s->dir, to);
-    free(from);
-    free(to);
-    return rc < 0 ? -1 : vg_store_name(j->s, name, r->sum.hex, err);
-}
-
 static int run_import(struct job *j, const char *name, struct vg_import_result *r,
                       struct vg_err *err)
 {
@@ -207,9 +165,9 @@ static int run_import(struct job *j, const char *name, struct vg_import_result *
         vg_errf(err, "remove the copy of stdin: %m");
         return -1;
     }
-    if (write_manifest(j, name, r, err) < 0)
-        return -1;
-    return commit(j, name, r, err);
+    struct vg_manifest m = {.source = j->source, .r = r, .layers = j->layers,
+                            .nlayers = j->nlayers};
+    return vg_store_commit(j->s, j->tmp, j->tfd, name, &m, &r->existed, err);
 }
 
 int vg_image_import(const char *src, const char *name, struct vg_import_result *r,
