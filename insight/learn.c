@@ -243,8 +243,26 @@ static void learn_image(struct vg_learn *L, const struct vg_proc_ev *p)
     learn_path(L, VG_CLASS_EXEC, p->exe, AS_NAME);
 }
 
+const struct vg_trees *vg_learn_trees(const struct vg_learn *L)
+{
+    return L->trees ? L->trees : &vg_system_trees;
+}
+
+/* A run on an image: the learned policy names it by digest (its paths are
+ * the image's), and is checked in its trees when this store holds it. */
+static void on_image(struct vg_learn *L, const struct vg_header *h)
+{
+    struct vg_err why;
+    if (!h->image_digest)
+        return;
+    L->image = vg_xstrdup(h->image_digest);
+    if (vg_image_find(L->image, &L->img, &why) == 0)
+        L->trees = vg_trees_of_root(L->img.rootfs, &why);
+}
+
 static int on_header(struct vg_learn *L, const struct vg_header *h, struct vg_err *err)
 {
+    on_image(L, h);
     L->work = vg_xstrdup(h->cwd ? h->cwd : "/tmp/work");
     L->places.work = L->work;
     vg_sum_places_set(&L->where, h);
@@ -307,6 +325,9 @@ int vg_learn(const struct vg_learn_opts *o, struct vg_buf *out, struct vg_err *e
     free_lines(&L.rules);
     free_lines(&L.skipped);
     vg_policy_free(L.base);
+    vg_trees_free(L.trees); /* after the base policy, which points into them */
+    vg_image_ref_free(&L.img);
+    free(L.image);
     free(L.include);
     free(L.work);
     vg_sum_places_free(&L.where);

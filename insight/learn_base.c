@@ -25,7 +25,8 @@ static void shipped(struct vg_learn *L, const struct vg_header *h)
 {
     struct vg_err err;
     if (h->policy_path && !strcmp(h->policy_path, BUILTIN_NAME)) {
-        if (compile(L, vg_policy_parse("default.policy", vg_default_policy_text, &err), &err) == 0)
+        if (compile(L, vg_policy_parse_in("default.policy", vg_default_policy_text,
+                                          vg_learn_trees(L), &err), &err) == 0)
             L->include = vg_xstrdup(BUILTIN_INCLUDE);
         return;
     }
@@ -37,7 +38,7 @@ static void shipped(struct vg_learn *L, const struct vg_header *h)
     char *name = n > sl && !strcmp(base + n - sl, SUFFIX) ? vg_xstrndup(base, n - sl)
                                                          : vg_xstrdup(base);
     char *path = vg_policy_find_shipped(name);
-    struct vg_policy *p = path ? vg_policy_load(path, &err) : NULL;
+    struct vg_policy *p = path ? vg_policy_load_in(path, vg_learn_trees(L), &err) : NULL;
     /* included by name, as a user writes it: the learned policy then
      * builds on that policy wherever vigil is installed */
     if (p && !strcmp(vg_policy_sha256(p), h->policy_sha256) && compile(L, p, &err) == 0)
@@ -56,7 +57,7 @@ int vg_learn_base(struct vg_learn *L, const struct vg_header *h, struct vg_err *
     }
     char *path = vg_policy_find(L->o->diff, err);
     char *real = path ? realpath(path, NULL) : NULL;
-    int rc = real ? compile(L, vg_policy_load(real, err), err) : -1;
+    int rc = real ? compile(L, vg_policy_load_in(real, vg_learn_trees(L), err), err) : -1;
     if (path && !real)
         vg_errf(err, "%s: cannot resolve it", path);
     if (rc == 0)

@@ -49,6 +49,13 @@ static void build(struct vg_learn *L, struct text *t)
     free(log);
     free(pol);
     push(&t->lines, vg_xstrdup("version 1"));
+    if (L->image && vg_learn_writable(L->image)) {
+        /* the rules name the image's files: by digest, what the run had */
+        if (!L->trees)
+            push(&t->lines, vg_xstrdup("# (that image is not in this store: the rules were "
+                                       "checked on the host's trees)"));
+        push(&t->lines, vg_xasprintf("image %s", L->image));
+    }
     t->first_rule = t->lines.n;
     for (size_t i = 0; i < L->rules.n; i++)
         push(&t->lines, vg_xstrdup(L->rules.v[i]));
@@ -118,12 +125,13 @@ static bool drop_one(struct text *t, const struct vg_policy *p, const char *name
 
 /* Parse until no line of ours draws a warning.  -1 with err when the
  * parser refuses the text (a bug here: say so rather than write it). */
-static int settle(struct text *t, const char *name, struct vg_err *err)
+static int settle(struct text *t, const char *name, const struct vg_trees *trees,
+                  struct vg_err *err)
 {
     for (size_t round = 0; round <= t->lines.n; round++) {
         struct vg_buf b = {0};
         join(t, &b);
-        struct vg_policy *p = vg_policy_parse(name, b.data, err);
+        struct vg_policy *p = vg_policy_parse_in(name, b.data, trees, err);
         vg_buf_free(&b);
         if (!p)
             return -1;
@@ -140,7 +148,7 @@ int vg_learn_write(struct vg_learn *L, struct vg_buf *out, struct vg_err *err)
     struct text t = {0};
     build(L, &t);
     const char *name = L->o->name ? L->o->name : DEFAULT_NAME;
-    int rc = settle(&t, name, err);
+    int rc = settle(&t, name, vg_learn_trees(L), err);
     if (rc == 0 && L->o->diff) {
         /* the rules to add, and what was left out */
         for (size_t i = t.first_rule; i + 1 < t.lines.n; i++) {

@@ -7,6 +7,7 @@
 #include "event/event.h"
 #include "insight/learn.h"
 #include "insight/summary.h"
+#include "image/image.h"
 #include "policy/policy.h"
 
 struct vg_learn_lines {
@@ -27,7 +28,13 @@ struct vg_learn {
     struct vg_learn_lines rules;  /* "allow CLASS PATTERN", in first-seen order */
     struct vg_learn_lines skipped; /* "# not learned (why): ..." */
     char incomplete[600];         /* the log has no trailer or a corrupt tail: why */
+    char *image;                  /* the header's image digest ("sha256:HEX"), or NULL */
+    struct vg_image_ref img;      /* that image in this store, when it is there */
+    struct vg_trees *trees;       /* its trees, where policies are resolved; NULL: the host's */
 };
+/* Where the learned and base policies resolve their paths: the run's
+ * image's trees, else the host's. */
+const struct vg_trees *vg_learn_trees(const struct vg_learn *L);
 
 /* Can the policy language write this path as one literal word?  Its words
  * are split at spaces, `#` starts a comment, `$` and `~` are variables; a

@@ -234,3 +234,26 @@ def test_batch_key_holds_the_digest(caller, img):
     assert r["key"] != key and r["stdout"]["tail"] == "other\n", r
     assert r["image"]["digest"] == p2.stdout.strip()
     assert caller.vigil_raw("image", "rm", "moved").returncode == 0
+
+
+def test_learned_policy_names_the_image(caller, img):
+    """vigil learn on a run on an image: the rules are the image's paths,
+    so the policy names the image by digest, and is checked in its trees
+    (a read of the image's /usr/lib/vtool is no "rule names no object")."""
+    cand = write(caller, "r.py", "print(open('/usr/lib/vtool/real').read())\n")
+    r = caller.run("python3", cand, opts=["--image", "testimg", "--dry-run"])
+    assert r.rc == 0, r
+    out = os.path.join(caller.dir("learn"), "learned.policy")
+    p = caller.vigil_raw("learn", r.log_path, "-o", out)
+    assert p.returncode == 0, p.stderr
+    with open(out) as f:
+        text = f.read()
+    assert "\nimage %s\n" % img in text, text
+    assert not [x for x in text.splitlines() if "not learned" in x and "vtool" in x], text
+    # (not --strict: the default policy it includes names files this
+    # small image lacks, /usr/bin/grep, and says so)
+    p = caller.vigil_raw("check", out)
+    assert p.returncode == 0 and "vtool" not in p.stderr, p.stderr
+    r = caller.run("python3", cand, opts=["-p", out])
+    assert r.rc == 0 and r.stdout == "vtool-data\n\n", r
+    assert r.result["image"]["digest"] == img
