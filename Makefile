@@ -37,6 +37,7 @@ BINDIR  ?= $(PREFIX)/bin
 DATADIR ?= $(PREFIX)/share
 MANDIR  ?= $(DATADIR)/man
 POLDIR  := $(DATADIR)/vigil/policies
+SPECDIR := $(DATADIR)/vigil/specs
 # Debian's python3 looks in /usr/lib/python3/dist-packages and
 # /usr/local/lib/python3.X/dist-packages.
 PYTHON  ?= $(firstword $(wildcard /usr/bin/python3) python3)
@@ -101,6 +102,12 @@ $(BUILD)/gen/poldir: FORCE
 	@echo '$(POLDIR)' | cmp -s - $@ || echo '$(POLDIR)' > $@
 $(BUILD)/policy/find.o: CPPFLAGS += -DVG_POLICY_DIR='"$(POLDIR)"'
 $(BUILD)/policy/find.o: $(BUILD)/gen/poldir
+# The same for the shipped image specs (vigil image build python).
+$(BUILD)/gen/specdir: FORCE
+	@mkdir -p $(dir $@)
+	@echo '$(SPECDIR)' | cmp -s - $@ || echo '$(SPECDIR)' > $@
+$(BUILD)/image/spec_find.o: CPPFLAGS += -DVG_SPEC_DIR='"$(SPECDIR)"'
+$(BUILD)/image/spec_find.o: $(BUILD)/gen/specdir
 
 # The default policy is compiled into the binary so that `vigil run` works
 # from any directory without an install step.
