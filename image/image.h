@@ -44,9 +44,12 @@ bool vg_image_name_ok(const char *name, struct vg_err *err);
 struct vg_image_ref {
     char hex[VG_IMAGE_HEX];
     char *rootfs;   /* canonical host path of sha256/HEX/rootfs */
+    int lockfd;     /* with held: flock shared until freed, no rm meanwhile */
+    bool held;      /* (a zeroed ref holds nothing: freeing it closes no fd) */
 };
 /* Find ref (a name, a digest, a unique prefix of 12+ digits) in the
- * store.  0, or -1 with err naming what is missing. */
+ * store and hold it until vg_image_ref_free.  0, or -1 with err naming
+ * what is missing. */
 int vg_image_find(const char *ref, struct vg_image_ref *out, struct vg_err *err);
 void vg_image_ref_free(struct vg_image_ref *r);
 

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <unistd.h>
 
 #include "image/image_int.h"
@@ -106,6 +107,28 @@ static int drop_names(struct vg_store *s, const char *hex, struct vg_err *err)
     return rc;
 }
 
+/* A run holds its image (lookup.c: a shared flock on sha256/HEX): the
+ * exclusive one, or "in use", never the tree pulled from under a run. */
+static int take_exclusive(struct vg_store *s, const char *hex, const char *ref, int *held,
+                          struct vg_err *err)
+{
+    char *rel = vg_xasprintf("sha256/%s", hex);
+    int fd = vg_image_openat(s->fd, rel, O_RDONLY | O_DIRECTORY, 0);
+    int rc = 0;
+    if (fd < 0) {
+        vg_errf(err, "%s/%s: %m", s->dir, rel);
+        rc = -1;
+    } else if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+        vg_errf(err, errno == EWOULDBLOCK ? "image %s is in use by a run: not removed"
+                                          : "image %s: lock: %m", ref);
+        close(fd);
+        rc = -1;
+    }
+    free(rel);
+    *held = rc < 0 ? -1 : fd;
+    return rc;
+}
+
 int vg_image_remove(const char *ref, char hex[VG_IMAGE_HEX], struct vg_err *err)
 {
     struct vg_store s;
@@ -115,7 +138,9 @@ int vg_image_remove(const char *ref, char hex[VG_IMAGE_HEX], struct vg_err *err)
     if (rc == 0)
         rc = vg_store_resolve(&s, ref, hex, err);
     char *tmp = NULL;
-    int tfd = -1;
+    int tfd = -1, held = -1;
+    if (rc == 0)
+        rc = take_exclusive(&s, hex, ref, &held, err);
     /* out of sha256/ in one rename, then removed at leisure: a reader
      * never sees half an image */
     if (rc == 0)
@@ -137,6 +162,8 @@ int vg_image_remove(const char *ref, char hex[VG_IMAGE_HEX], struct vg_err *err)
         }
     }
     free(tmp);
+    if (held >= 0)
+        close(held);
     vg_store_close(&s);
     return rc;
 }

@@ -257,3 +257,27 @@ def test_learned_policy_names_the_image(caller, img):
     r = caller.run("python3", cand, opts=["-p", out])
     assert r.rc == 0 and r.stdout == "vtool-data\n\n", r
     assert r.result["image"]["digest"] == img
+
+
+def test_an_image_in_use_is_not_removed(caller, img):
+    """A run holds its image: `vigil image rm` refuses it until the run
+    has ended (the tree would vanish under the candidate)."""
+    d = os.path.join(caller.dir("layout"), "oci")
+    layout_with(d, runnable_layer({"etc/busy": b"1\n"}))
+    subprocess.run(["chmod", "-R", "a+rX", d], check=True)
+    p = caller.vigil_raw("image", "import", d, "--name", "busy")
+    assert p.returncode == 0, p.stderr
+    run = caller.popen(["run", "-q", "--image", "busy", "--", "python3", "-c",
+                        "import sys; print(open('/etc/busy').read()); sys.stdout.flush(); "
+                        "sys.stdin.read()"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE)
+    try:
+        assert run.stdout.readline() == b"1\n"
+        p = caller.vigil_raw("image", "rm", "busy")
+        assert p.returncode == 1 and "in use by a run" in p.stderr, p.stderr
+    finally:
+        run.communicate(b"", timeout=30)
+    assert run.returncode == 0
+    p = caller.vigil_raw("image", "rm", "busy")
+    assert p.returncode == 0, p.stderr
+    assert caller.vigil_raw("image", "verify", "testimg").returncode == 0
