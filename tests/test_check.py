@@ -38,17 +38,24 @@ INTENDED = {"c.policy": ["'allow exec $TMP/**' defeats the sandbox",
                                "and send call"]}
 
 
+INTENDED["image-c.policy"] = INTENDED["c.policy"]
+# image-NAME.policy names the image NAME, which `vigil image build NAME`
+# makes: where this store lacks it, check says so (and its paths are
+# checked on the host's trees).
+NO_IMAGE = "warning: no image named "
+
+
 @pytest.mark.parametrize("path", SHIPPED, ids=[os.path.basename(p) for p in SHIPPED])
 def test_shipped_policy_is_clean(vigil, path):
     r = vigil("check", "--strict", path)
-    intended = INTENDED.get(os.path.basename(path))
-    if intended:
-        lines = r.stderr.splitlines()
-        assert r.returncode == 1 and len(lines) == len(intended), r.stderr
-        assert all(any(want in line for line in lines) for want in intended), r.stderr
-    else:
-        assert r.returncode == 0, r.stderr
-        assert r.stderr == ""
+    name = os.path.basename(path)
+    intended = INTENDED.get(name, [])
+    lines = r.stderr.splitlines()
+    no_image = name.startswith("image-") and any(NO_IMAGE in x for x in lines)
+    lines = [x for x in lines if not (name.startswith("image-") and NO_IMAGE in x)]
+    assert len(lines) == len(intended), r.stderr
+    assert all(any(want in line for line in lines) for want in intended), r.stderr
+    assert r.returncode == (1 if intended or no_image else 0), r.stderr
     assert "# policy " in r.stdout
 
 
