@@ -24,13 +24,6 @@ static const struct vg_trees *trees_of(const struct vg_plan *p)
     return p->trees ? p->trees : &vg_system_trees;
 }
 
-/* Where a path of the trees lies on the host: under an image's rootfs,
- * else itself (malloc'd). */
-static char *host_path(const struct vg_trees *t, const char *path)
-{
-    return vg_xasprintf("%s%s", t->root ? t->root : "", path);
-}
-
 static const char *const dev_nodes[] = {
     "/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty",
 };
@@ -121,6 +114,10 @@ static void add_system_dirs(struct vg_plan *p, const struct vg_run_opts *o,
         add_image_trees(p, o, pol, workdir);
     for (unsigned i = 0; !t->root && i < t->ndirs; i++)
         vg_plan_add_shown(p, t->dirs[i], t->dirs[i], false);
+    if (t->root) {
+        vg_plan_add_image_masks(p);
+        return;
+    }
     for (unsigned i = 0; i < t->nhidden; i++)
         vg_plan_add(p, VG_OP_MASK, NULL, t->hidden[i], 0, 0, true);
 }
@@ -342,11 +339,7 @@ static int check_image_mount_points(const struct vg_plan *p, struct vg_err *err)
             room = vg_path_under(op->dst, p->seal[k]) && strcmp(op->dst, p->seal[k]);
         if (!makes || room || !vg_plan_is_system_path(t, op->dst))
             continue;
-        char *at = host_path(t, op->dst);
-        struct stat st;
-        int r = lstat(at, &st);
-        free(at);
-        if (r < 0) {
+        if (!vg_plan_image_has(t, op->dst)) {
             vg_errf(err, "%s: the image has no such path, and its trees are read-only, so "
                          "nothing can be mounted there (use a path outside the image's "
                          "top-level directories, such as one under /tmp)", op->dst);
@@ -452,10 +445,9 @@ unsigned vg_plan_masked(const struct vg_plan *p, const char **out, unsigned max)
     for (unsigned i = 0; i < p->nops && n < max; i++) {
         if (p->ops[i].kind != VG_OP_MASK)
             continue;
-        char *at = host_path(trees_of(p), p->ops[i].dst);
-        if (lstat(at, &st) == 0)
+        const struct vg_trees *t = trees_of(p);
+        if (t->root ? vg_plan_image_has(t, p->ops[i].dst) : lstat(p->ops[i].dst, &st) == 0)
             out[n++] = p->ops[i].dst;
-        free(at);
     }
     return n;
 }

@@ -92,6 +92,10 @@ void vg_plan_add(struct vg_plan *p, enum vg_op_kind k, const char *src,
  * read-only; the directories along the wanted paths (sandbox paths the
  * run mounts something at) that the image lacks made skeletons. */
 void vg_plan_add_image_trees(struct vg_plan *p, const char *const *wanted, unsigned nwanted);
+/* Does the image (t->root) have path, resolved as the sandbox will? */
+bool vg_plan_image_has(const struct vg_trees *t, const char *path);
+/* The hidden files at their resolved places in the image (plan_image.c). */
+void vg_plan_add_image_masks(struct vg_plan *p);
 /* Show the host path host at dst as it is: a symlink recreated, a directory
  * (or with files, a regular file) bound read-only; nothing else. */
 void vg_plan_add_shown(struct vg_plan *p, const char *host, const char *dst, bool files);

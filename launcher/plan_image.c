@@ -11,10 +11,14 @@
 #include "launcher/plan.h"
 
 #include <dirent.h>
+#include <fcntl.h>
+#include <linux/openat2.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include "core/syscalls.h"
 
 /* Room for a skeleton's directories (tmpfs counts inodes and pages;
  * entries are mount points and the few directories made on it). */
@@ -30,6 +34,22 @@ static char *in_image(const struct vg_trees *t, const char *path)
     return vg_xasprintf("%s%s", t->root, path);
 }
 
+bool vg_plan_image_has(const struct vg_trees *t, const char *path)
+{
+    /* resolved in the image's root, as the sandbox will see it: an
+     * absolute link of the image's (etc -> /usr/etc) leads into the
+     * image, never to the host's file of that name */
+    int root = open(t->root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    struct open_how how = {.flags = O_PATH | O_NOFOLLOW | O_CLOEXEC,
+                           .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS};
+    int fd = root < 0 ? -1 : (int)syscall(VG_NR_openat2, root, path, &how, sizeof how);
+    if (fd >= 0)
+        close(fd);
+    if (root >= 0)
+        close(root);
+    return fd >= 0;
+}
+
 /* Does something have to be made at or below dir's entry child that the
  * image does not have?  (Then child is a skeleton too.) */
 static bool needs_room(const struct vg_trees *t, const struct wanted *w, const char *child)
@@ -37,11 +57,7 @@ static bool needs_room(const struct vg_trees *t, const struct wanted *w, const c
     for (unsigned i = 0; i < w->n; i++) {
         if (!vg_path_under(w->paths[i], child))
             continue;
-        char *at = in_image(t, w->paths[i]);
-        struct stat st;
-        bool missing = lstat(at, &st) < 0;
-        free(at);
-        if (missing)
+        if (!vg_plan_image_has(t, w->paths[i]))
             return true;
     }
     return false;
@@ -107,6 +123,29 @@ static void add_entry(struct vg_plan *p, const struct vg_trees *t, const struct 
         vg_plan_add_shown(p, src, path, true);
     }
     free(src);
+}
+
+/* The secret-bearing files (vg_system_trees' hidden) where they really
+ * are in the image: a mask is mounted at a path, and an image whose /etc
+ * is a link (etc -> /usr/etc) would otherwise keep its /etc/shadow, the
+ * mask's path not existing as such.  Each hidden path's directory is
+ * resolved in the image's trees; the mask goes at the resolved place
+ * (and the path as written, when that is another place). */
+void vg_plan_add_image_masks(struct vg_plan *p)
+{
+    const struct vg_trees *t = p->trees;
+    for (unsigned i = 0; i < t->nhidden; i++) {
+        const char *h = t->hidden[i], *slash = strrchr(h, '/');
+        char *dir = vg_xstrndup(h, (size_t)(slash - h)), *res = NULL;
+        vg_plan_add(p, VG_OP_MASK, NULL, h, 0, 0, true);
+        if (dir[0] && vg_trees_resolve(t, dir, &res) == VG_WALK_FOUND && strcmp(res, dir)) {
+            char *at = vg_xasprintf("%s%s", res, slash);
+            vg_plan_add(p, VG_OP_MASK, NULL, at, 0, 0, true);
+            free(at);
+        }
+        free(res);
+        free(dir);
+    }
 }
 
 void vg_plan_add_image_trees(struct vg_plan *p, const char *const *wanted, unsigned nwanted)

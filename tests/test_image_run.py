@@ -281,3 +281,32 @@ def test_an_image_in_use_is_not_removed(caller, img):
     p = caller.vigil_raw("image", "rm", "busy")
     assert p.returncode == 0, p.stderr
     assert caller.vigil_raw("image", "verify", "testimg").returncode == 0
+
+
+def test_secrets_masked_where_a_linked_etc_really_is(caller, img):
+    """An image whose /etc is an absolute link (etc -> /usr/etc): the
+    masks are mounted where the files really are in the image, so its
+    /etc/shadow is hidden as a plain /etc's is."""
+    from oci_layout import oci_of_blobs
+    from test_image import tar
+    upper = tar([(".wh.etc", "f", b"", 0o644), ("etc", "l", "/usr/etc", 0o777),
+                 ("usr/etc", "d", None, 0o755), ("usr/etc/shadow", "f", SECRET, 0o644),
+                 ("usr/etc/ssl", "d", None, 0o755), ("usr/etc/ssl/private", "d", None, 0o755),
+                 ("usr/etc/ssl/private/k.pem", "f", SECRET, 0o644),
+                 ("usr/etc/passwd", "f", b"root:x:0:0::/:/bin/sh\n", 0o644)])
+    d = os.path.join(caller.dir("layout"), "oci")
+    oci_of_blobs(d, [runnable_layer(), upper])
+    subprocess.run(["chmod", "-R", "a+rX", d], check=True)
+    p = caller.vigil_raw("image", "import", d, "--name", "linked-etc")
+    assert p.returncode == 0, p.stderr
+    try:
+        cand = write(caller, "s.py", "import os\nfor p in ('/etc/shadow', '/usr/etc/shadow'):\n"
+                     "    print(p, repr(open(p, 'rb').read()))\n"
+                     "try:\n    print(os.listdir('/etc/ssl/private'))\n"
+                     "except OSError as e:\n    print('private', e.strerror)\n")
+        r = caller.run("python3", cand, opts=["--image", "linked-etc", "--dry-run"])
+        assert r.rc == 0, r
+        assert "/etc/shadow b''" in r.stdout and "/usr/etc/shadow b''" in r.stdout, r
+        assert "private Permission denied" in r.stdout and "k.pem" not in r.stdout, r
+    finally:
+        assert caller.vigil_raw("image", "rm", "linked-etc").returncode == 0
