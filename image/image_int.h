@@ -110,6 +110,11 @@ int vg_layer_whiteout(struct vg_build *b, const struct vg_whiteouts *w, const ch
 int vg_layer_apply(struct vg_build *b, struct archive *a, const char *what,
                    struct vg_err *err);
 void vg_whiteouts_free(struct vg_whiteouts *w);
+/* A regular file of vigil's own at path, made as an entry of a layer is
+ * (parents beneath the root through no symlink, missing ones made, what
+ * was there removed): its fd, open for writing, mode 0600 until the
+ * caller sets it; or -1 with err. */
+int vg_build_create(struct vg_build *b, const char *path, struct vg_err *err);
 /* The directories' own modes, deepest first, then the build state freed. */
 int vg_build_finish(struct vg_build *b, struct vg_err *err);
 void vg_build_free(struct vg_build *b);
@@ -171,11 +176,13 @@ int vg_store_sync_names(struct vg_store *s, const char *hex, struct vg_err *err)
 
 /* ---- manifest.c ---- */
 
+struct vg_build_info;
 struct vg_manifest {
     const char *hex, *names, *source, *created;
     const struct vg_import_result *r;
-    const struct vg_layer *layers;
+    const struct vg_layer *layers;       /* an import's */
     size_t nlayers;
+    const struct vg_build_info *build;   /* a build's (build_int.h), else NULL */
 };
 /* manifest.json's text. */
 void vg_manifest_text(const struct vg_manifest *m, struct vg_buf *b);

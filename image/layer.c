@@ -445,6 +445,22 @@ int vg_layer_apply(struct vg_build *b, struct archive *a, const char *what, stru
     return r < 0 ? -1 : 0;
 }
 
+int vg_build_create(struct vg_build *b, const char *path, struct vg_err *err)
+{
+    int pfd;
+    const char *base;
+    bool keep;
+    if (open_parent(b, path, true, &pfd, &base, err) < 0)
+        return -1;
+    int fd = -1;
+    if (clear_for(pfd, base, false, &keep, err) == 0 &&
+        (fd = openat(pfd, base, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+                     S_IRUSR | S_IWUSR)) < 0)
+        vg_errf(err, "create: %m");
+    close(pfd);
+    return fd;
+}
+
 /* Deepest first (a parent closed to its owner must come after what is
  * below it); for one path, the latest entry first. */
 static int deepest_first(const void *pa, const void *pb)

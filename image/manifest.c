@@ -1,6 +1,7 @@
-/* manifest.c: an image's manifest.json (docs/IMAGES.md, "The store"),
- * and the atomic file writes the store makes (a temporary name in the
- * same directory, then rename: a reader sees the old file or the new). */
+/* manifest.c: an image's manifest.json (docs/IMAGES.md, "The store"; a
+ * build's "build" object, "Build"), and the atomic file writes the store
+ * makes (a temporary name in the same directory, then rename: a reader
+ * sees the old file or the new). */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -9,10 +10,60 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "image/image_int.h"
+#include "image/build_int.h"
 #include "util/json.h"
 
 #define FILE_MODE (S_IRUSR | S_IWUSR | S_IRGRP | S_IROTH)
+
+static void str_field(struct vg_json *j, const char *key, const char *value)
+{
+    vg_json_key(j, key);
+    vg_json_str(j, value);
+}
+
+/* A build's "build": its spec (text and SHA-256), the files its add lines
+ * put in, what made it, and every installed package. */
+static void build_json(struct vg_json *j, const struct vg_build_info *bi)
+{
+    vg_json_obj_begin(j);
+    vg_json_key(j, "spec");
+    vg_json_obj_begin(j);
+    str_field(j, "path", bi->spec_path);
+    char *d = vg_xasprintf("sha256:%s", bi->spec_sha);
+    str_field(j, "sha256", d);
+    free(d);
+    str_field(j, "text", bi->spec_text);
+    vg_json_obj_end(j);
+    vg_json_key(j, "added");
+    vg_json_arr_begin(j);
+    for (size_t i = 0; i < bi->spec->nadds; i++) {
+        vg_json_obj_begin(j);
+        char *dst = vg_xasprintf("/%s", bi->spec->adds[i].dst);
+        str_field(j, "path", dst);
+        free(dst);
+        str_field(j, "source", bi->spec->adds[i].src);
+        d = vg_xasprintf("sha256:%s", bi->add_sha[i]);
+        str_field(j, "sha256", d);
+        free(d);
+        vg_json_obj_end(j);
+    }
+    vg_json_arr_end(j);
+    str_field(j, "tool", bi->tool);
+    str_field(j, "mode", bi->mode);
+    vg_json_key(j, "source_date_epoch");
+    vg_json_int(j, VG_BUILD_EPOCH);
+    vg_json_key(j, "packages");
+    vg_json_arr_begin(j);
+    for (size_t i = 0; i < bi->npackages; i++) {
+        vg_json_obj_begin(j);
+        str_field(j, "name", bi->packages[i].name);
+        str_field(j, "architecture", bi->packages[i].arch);
+        str_field(j, "version", bi->packages[i].version);
+        vg_json_obj_end(j);
+    }
+    vg_json_arr_end(j);
+    vg_json_obj_end(j);
+}
 
 void vg_manifest_text(const struct vg_manifest *m, struct vg_buf *b)
 {
@@ -40,6 +91,13 @@ void vg_manifest_text(const struct vg_manifest *m, struct vg_buf *b)
     vg_json_uint(&j, m->r->skipped);
     vg_json_key(&j, "setid_bits_stripped");
     vg_json_uint(&j, m->r->stripped);
+    if (m->build) {
+        vg_json_key(&j, "build");
+        build_json(&j, m->build);
+        vg_json_obj_end(&j);
+        vg_buf_puts(b, "\n");
+        return;
+    }
     vg_json_key(&j, "layers");
     vg_json_arr_begin(&j);
     for (size_t i = 0; i < m->nlayers; i++) {

@@ -115,7 +115,7 @@ int vg_store_tmpdir(struct vg_store *s, const char *kind, char **name, int *fd,
  * when the name is not one vigil gave. */
 static pid_t tmp_owner(const char *name)
 {
-    static const char *const kinds[] = {"import-", "rm-"};
+    static const char *const kinds[] = {"import-", "rm-", "build-"};
     for (size_t i = 0; i < VG_ARRAY_LEN(kinds); i++) {
         size_t k = strlen(kinds[i]);
         if (strncmp(name, kinds[i], k))
