@@ -27,7 +27,15 @@ when it passes --engine itself.  Everything else (the CLI, the log reader,
 the viewer, check, learn, batch, policy parsing, the result record, exit
 codes, limits) runs once, under vigil's default engine: the engine does not
 change what is tested there.  VIGIL_ENGINE=notify|ptrace runs every test
-that does not choose its engine itself under that engine, once."""
+that does not choose its engine itself under that engine, once.
+
+Image root.  VIGIL_TEST_IMAGE=1 runs every `vigil run` a helpers.Caller
+starts with --image (tests/image_tree.py's test root, imported once per
+caller): `make test-image` runs the layer-1 and layer-2 attack tests so,
+as root and nobody, under both engines where they run both.  A test whose
+premise an image does not have is skipped there alone (helpers.on_image),
+a known hole of vigil's on an image is a strict xfail there
+(helpers.fails_on_image); neither touches what it checks on the host."""
 import os
 import subprocess
 

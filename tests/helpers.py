@@ -31,6 +31,12 @@ CFLAGS = ["-g", "-O0", "-fno-omit-frame-pointer", "-pthread"]
 # default vigil's own default (notify where the kernel has it).
 ENGINE = os.environ.get("VIGIL_ENGINE")
 ENGINE_OPTS = ["--engine", ENGINE] if ENGINE else []
+# VIGIL_TEST_IMAGE=1 runs every `vigil run` a Caller starts (run, popen,
+# vigil_raw, argv) on an image root: with --image IMAGE_NAME, the test root
+# of tests/image_tree.py imported into the caller's own store on first use
+# (`make test-image`), unless the test names --image itself.
+IMAGE = os.environ.get("VIGIL_TEST_IMAGE", "") not in ("", "0")
+IMAGE_NAME = "vigil-test-root"
 # The engine of the test running now in a module marked `engines`
 # (conftest.py, set per test): every `vigil run` of a Caller passes it,
 # unless the test gives --engine itself.
@@ -46,6 +52,18 @@ def syscall_nr(name):
             if m and m.group(2) == name:
                 return int(m.group(1))
     raise KeyError(name)
+
+
+def on_image(reason):
+    """Skip a test only on an image root (VIGIL_TEST_IMAGE), for a premise
+    of the host's trees an image does not have; the reason says which."""
+    return pytest.mark.skipif(IMAGE, reason="image root: " + reason)
+
+
+def fails_on_image(reason):
+    """A known hole of vigil on an image root: the test must fail there
+    (strict), and passes on the host's trees."""
+    return pytest.mark.xfail(IMAGE, reason="image root: " + reason, strict=True)
 
 
 def marker():
@@ -347,6 +365,7 @@ class Caller:
         os.chmod(self.bin, 0o755)
         self.home = self.dir("home")
         self._built = {}
+        self._image = None
 
     @property
     def root(self):
@@ -369,9 +388,36 @@ class Caller:
             self._built[name] = compile_c(name, self.bin, extra)
         return self._built[name]
 
+    def image(self):
+        """The test root's digest in this caller's store (VIGIL_TEST_IMAGE),
+        imported the first time it is asked for."""
+        if self._image is None:
+            from image_tree import layout_with, root_layer  # only on an image root
+            d = os.path.join(self.dir("image"), "oci")
+            layout_with(d, root_layer())
+            subprocess.run(["chmod", "-R", "a+rX", d], check=True)
+            p = self.vigil_raw("image", "import", d, "--name", IMAGE_NAME)
+            assert p.returncode == 0, p.stderr
+            shutil.rmtree(d)
+            self._image = p.stdout.strip()
+        return self._image
+
+    def system_file(self, path):
+        """Where the sandbox's system file path (/etc/hostname) is on the
+        host: path itself, or on an image root its copy in the store."""
+        if not IMAGE:
+            return path
+        return os.path.join(self.home, ".local", "state", "vigil", "images", "sha256",
+                            self.image().split(":")[1], "rootfs") + path
+
     def argv(self, args):
         if TEST_ENGINE_OPTS and args[:1] == ["run"] and "--engine" not in args:
             args = [args[0], *TEST_ENGINE_OPTS, *args[1:]]
+        opts = args[:args.index("--")] if "--" in args else args
+        if IMAGE and args[:1] == ["run"] and not any(
+                isinstance(a, str) and (a == "--image" or a.startswith("--image=")) for a in opts):
+            self.image()
+            args = [args[0], "--image", IMAGE_NAME, *args[1:]]
         if self.root:
             return [self.vigil, *args]
         return ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups",
@@ -381,6 +427,9 @@ class Caller:
         env = {k: v for k, v in os.environ.items()
                if k in ("PATH", "LANG", "TERM") or k.startswith("LC_")}
         env["HOME"] = self.home
+        if IMAGE and "HOME" in (extra or {}):
+            # the store stays this caller's when a test gives vigil another HOME
+            env["XDG_STATE_HOME"] = os.path.join(self.home, ".local", "state")
         env.update(extra or {})
         return env
 

@@ -46,7 +46,7 @@ def test_a_file_no_read_rule_grants_stays_unreadable_even_when_vigil_allows(call
                 "allow write $WORK/** $TMP/** /dev/null\n"
                 "allow exec /usr/bin/{sh,dash,cat}\n")
     os.chmod(pol, 0o644)
-    with open("/etc/hostname") as f:
+    with open(caller.system_file("/etc/hostname")) as f:
         host = f.read().strip()
     r = caller.run("sh", "-c", "cat /etc/hostname; echo rc=$?", opts=["--dry-run", "-p", pol])
     assert "rc=1" in r.stdout and "Permission denied" in r.stderr, r
