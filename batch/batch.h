@@ -31,6 +31,11 @@ struct vg_batch_file {
     char sha256[65];
 };
 
+/* A label of a task: what it is, for grouping results (not in its key). */
+struct vg_batch_label {
+    char *name, *value;
+};
+
 /* One task, as the task file gave it, and its key once vg_batch_check made it. */
 struct vg_batch_task {
     char *id;
@@ -46,6 +51,8 @@ struct vg_batch_task {
     char *image;             /* a stored image's name or digest; NULL: the batch's, else the policy's */
     char **flags;            /* extra `vigil run` flags: --timeout 5s --env N=V ... */
     unsigned nflags;
+    struct vg_batch_label *labels; /* carried into its results line, never into its key */
+    unsigned nlabels;
     /* made by vg_batch_check */
     char *policy_file;       /* the policy, an absolute path; NULL: the built-in default */
     char *image_digest;      /* "sha256:HEX" the run gets (--image), found once; NULL: none */
@@ -85,6 +92,9 @@ enum vg_batch_rerun {
 };
 
 /* taskfile.c */
+/* A task id or label name: 1-max letters, digits, '.', '_', '-', not
+ * starting with '.' (an id names a directory; a label name is a word). */
+bool vg_batch_valid_word(const char *s, size_t max);
 int vg_batch_load(const char *path, struct vg_batch_tasks *out, struct vg_err *err);
 void vg_batch_free(struct vg_batch_tasks *ts);
 /* Which shard a task belongs to: stable under reordering and additions. */

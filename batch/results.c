@@ -126,8 +126,10 @@ int vg_batch_task_write_key(const char *out, const struct vg_batch_task *t, stru
     return rc;
 }
 
-/* One line: the result record, then the key it was made for and the
- * manifest of the files it read. */
+/* One line: the task's id and labels (from the task file as it is now:
+ * a label is not in the key, so a relabelled task is not run again), the
+ * result record, then the key it was made for and the manifest of the
+ * files it read. */
 static void record(struct vg_buf *out, const struct vg_batch_task *t, const struct vg_jv *result)
 {
     struct vg_json j;
@@ -135,8 +137,15 @@ static void record(struct vg_buf *out, const struct vg_batch_task *t, const stru
     vg_json_obj_begin(&j);
     vg_json_key(&j, "task_id");
     vg_json_str(&j, t->id);
+    vg_json_key(&j, "labels");
+    vg_json_obj_begin(&j);
+    for (unsigned i = 0; i < t->nlabels; i++) {
+        vg_json_key(&j, t->labels[i].name);
+        vg_json_str(&j, t->labels[i].value);
+    }
+    vg_json_obj_end(&j);
     for (size_t i = 0; i < result->n; i++) {
-        if (!strcmp(result->keys[i], "task_id"))
+        if (!strcmp(result->keys[i], "task_id") || !strcmp(result->keys[i], "labels"))
             continue;
         vg_json_key(&j, result->keys[i]);
         vg_jv_write(&result->items[i], &j);

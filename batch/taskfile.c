@@ -15,6 +15,11 @@
  *             flag (time or timeout, memory, procs, ...), checked here
  *   env       {NAME: "VALUE"}: `vigil run --env NAME=VALUE` for each
  *   dry_run   bool: `vigil run --dry-run`
+ *   labels    {NAME: "VALUE"}: what the task is (a model, a prompt, a
+ *             temperature), for grouping (`vigil report --by NAME`): carried
+ *             into the task's results line untouched.  Not in the key:
+ *             labels change nothing of what runs, so relabelling a batch
+ *             reruns nothing and the next results file has the new labels
  * A key given twice, in a task or in one of its objects, is an error (a
  * JSON reader would keep one of them, silently); relative paths are the
  * batch's cwd's (key.c resolves and checks them). */
@@ -28,6 +33,10 @@
 
 #define MAX_TASK_FILE (256u << 20)
 #define MAX_ID 100
+/* A label's name is what `vigil report --by` takes: short, a word. */
+#define MAX_LABEL_NAME 64
+#define MAX_LABEL_VALUE 1000
+#define MAX_LABELS 32
 
 static const char *const python_argv[] = {"python3", "cand.py", NULL};
 static const char *const shell_argv[] = {"sh", "cand.sh", NULL};
@@ -41,19 +50,24 @@ static const struct vg_language languages[] = {
 
 static const char *const known_keys[] = {
     "id", "argv", "code", "language", "inputs", "stdin", "policy", "image", "limits", "env",
-    "dry_run",
+    "dry_run", "labels",
 };
 
-static bool valid_id(const char *id)
+bool vg_batch_valid_word(const char *s, size_t max)
 {
-    size_t n = strlen(id);
-    if (!n || n > MAX_ID || id[0] == '.')
+    size_t n = strlen(s);
+    if (!n || n > max || s[0] == '.')
         return false;
-    for (const char *c = id; *c; c++)
+    for (const char *c = s; *c; c++)
         if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') ||
               *c == '.' || *c == '_' || *c == '-'))
             return false;
     return true;
+}
+
+static bool valid_id(const char *id)
+{
+    return vg_batch_valid_word(id, MAX_ID);
 }
 
 /* A [string] member as a NULL-terminated vector; NULL (and *bad) when it
@@ -197,6 +211,37 @@ static const struct vg_language *language(const char *name)
     return NULL;
 }
 
+/* labels: {NAME: "VALUE"}, names as ids are (a word `--by` can take),
+ * values text (1 and 1.0 would be two groups of one model). */
+static int labels_from(struct vg_batch_task *t, const struct vg_jv *v, struct vg_err *err)
+{
+    if (!v)
+        return 0;
+    if (flag_object(v, "labels", err) < 0)
+        return -1;
+    if (v->n > MAX_LABELS) {
+        vg_errf(err, "labels: %zu labels, at most %d", v->n, MAX_LABELS);
+        return -1;
+    }
+    t->labels = v->n ? vg_xcalloc(v->n, sizeof *t->labels) : NULL;
+    for (size_t i = 0; i < v->n; i++) {
+        if (!vg_batch_valid_word(v->keys[i], MAX_LABEL_NAME)) {
+            vg_errf(err, "labels: '%s' is not a label name (1-%d letters, digits, '.', '_' or "
+                         "'-', not starting with '.')", v->keys[i], MAX_LABEL_NAME);
+            return -1;
+        }
+        if (v->items[i].type != VG_JSTR || strlen(v->items[i].s) > MAX_LABEL_VALUE) {
+            vg_errf(err, "labels '%s': the value must be a string of at most %d bytes",
+                    v->keys[i], MAX_LABEL_VALUE);
+            return -1;
+        }
+        t->labels[i].name = vg_xstrdup(v->keys[i]);
+        t->labels[i].value = vg_xstrdup(v->items[i].s);
+        t->nlabels++;
+    }
+    return 0;
+}
+
 static int check_keys(const struct vg_jv *v, struct vg_err *err)
 {
     const char *dup = duplicate_key(v);
@@ -210,7 +255,7 @@ static int check_keys(const struct vg_jv *v, struct vg_err *err)
             known = !strcmp(v->keys[i], known_keys[k]);
         if (!known) {
             vg_errf(err, "unknown key '%s' (id argv code language inputs stdin policy image "
-                         "limits env dry_run)", v->keys[i]);
+                         "limits env dry_run labels)", v->keys[i]);
             return -1;
         }
     }
@@ -323,7 +368,7 @@ static int task_from(const struct vg_jv *v, struct vg_batch_task *t, struct vg_e
     const struct vg_jv *limits = vg_jv_get(v, "limits"), *env = vg_jv_get(v, "env");
     if ((limits && limit_flags(t, limits, err) < 0) || (env && env_flags(t, env, err) < 0))
         return -1;
-    return 0;
+    return labels_from(t, vg_jv_get(v, "labels"), err);
 }
 
 static void task_free(struct vg_batch_task *t)
@@ -347,6 +392,11 @@ static void task_free(struct vg_batch_task *t)
     for (unsigned i = 0; i < t->nflags; i++)
         free(t->flags[i]);
     free(t->flags);
+    for (unsigned i = 0; i < t->nlabels; i++) {
+        free(t->labels[i].name);
+        free(t->labels[i].value);
+    }
+    free(t->labels);
 }
 
 void vg_batch_free(struct vg_batch_tasks *ts)

@@ -152,10 +152,15 @@ bool vg_plan_is_system_path(const struct vg_trees *t, const char *path)
     return false;
 }
 
+/* On an image, a place in its trees shows the file anyway only where the
+ * image has something there: a host file named at a path the image lacks
+ * (/var/tmp/job/in.txt, the image having /var but no /var/tmp) is bound
+ * read-only on room made for it (plan_image.c), as on the host's trees,
+ * not left out of the sandbox. */
 bool vg_plan_shows_anyway(const struct vg_trees *t, const char *abs, const char *dst)
 {
     return vg_plan_is_system_path(&vg_system_trees, abs) ||
-           (t && t->root && vg_plan_is_system_path(t, dst));
+           (t && t->root && vg_plan_is_system_path(t, dst) && vg_plan_image_has(t, dst));
 }
 
 static int add_binds(struct vg_plan *p, const struct vg_bind *b, unsigned n,

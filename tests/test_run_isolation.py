@@ -2,6 +2,7 @@
 tries against the host (its files, the caller's secrets, the network,
 processes that outlive it) does not happen.  Each test runs as root and
 again as an unprivileged user (the `caller` fixture)."""
+import errno
 import json
 import os
 import shutil
@@ -60,6 +61,10 @@ def test_host_file_is_not_written(caller, host_dirs, told_by):
         copied = told_by == "argv" and f.startswith("/tmp/")
         for what in ("write", "append", "truncate", "replace", "unlink"):
             assert f"{what} {f} {'' if copied else 'failed'}" in r.stdout, r
+        # named on the command line, it was there to attack (shown
+        # read-only, also where an image root has no such directory)
+        if told_by == "argv" and not copied:
+            assert f"write {f} failed {errno.ENOENT}\n" not in r.stdout, r
         assert f"create {f} " in r.stdout
     # outside the work areas, the policy itself refused (not just the mounts)
     outside = host_dirs[1]
