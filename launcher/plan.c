@@ -59,6 +59,15 @@ void vg_plan_add_seal(struct vg_plan *p, const char *dir)
     p->seal[p->nseal++] = vg_xstrdup(dir);
 }
 
+/* Made where an image lacks them (add_made_files); NULL text: the
+ * resolver's resolv.conf. */
+static const struct {
+    const char *path, *text;
+} made_files[] = {
+    {VG_SANDBOX_RESOLV_CONF, NULL},
+    {"/etc/hosts", "127.0.0.1 localhost\n::1 localhost ip6-localhost ip6-loopback\n"},
+};
+
 static void add_wanted(const char ***v, unsigned *n, const char *path)
 {
     *v = vg_xrealloc(*v, (*n + 1) * sizeof **v);
@@ -85,8 +94,26 @@ static void add_image_trees(struct vg_plan *p, const struct vg_run_opts *o,
     for (unsigned i = 0; i < p->nartifacts; i++)
         if (!vg_plan_in_own_tree(p->artifact_dst[i]))
             add_wanted(&v, &n, p->artifact_dst[i]);
+    for (size_t i = 0; i < VG_ARRAY_LEN(made_files); i++)
+        if ((p->dns || strcmp(made_files[i].path, VG_SANDBOX_RESOLV_CONF)) &&
+            !vg_plan_image_has(p->trees, made_files[i].path))
+            add_wanted(&v, &n, made_files[i].path);
     vg_plan_add_image_trees(p, v, n);
     free(v);
+}
+
+/* The files an image may lack that a run needs (a docker image has none
+ * of them: the container runtime makes them), made on the skeleton of the
+ * image's /etc: vigil's resolv.conf, and a hosts that names localhost
+ * (else glibc asks the resolver for it). */
+static void add_made_files(struct vg_plan *p)
+{
+    for (size_t i = 0; i < VG_ARRAY_LEN(made_files); i++) {
+        const char *text = made_files[i].text ? made_files[i].text : VG_DNS_RESOLV_CONF;
+        bool resolv = !strcmp(made_files[i].path, VG_SANDBOX_RESOLV_CONF);
+        if ((!resolv || p->dns) && !vg_plan_image_has(p->trees, made_files[i].path))
+            vg_plan_add(p, VG_OP_FILE, text, made_files[i].path, 0, 0444, false);
+    }
 }
 
 void vg_plan_add_shown(struct vg_plan *p, const char *host, const char *dst, bool files)
@@ -394,7 +421,10 @@ int vg_plan_build(struct vg_plan *p, const struct vg_run_opts *o,
     if (check_image_mount_points(p, err) < 0)
         return -1;
     /* Names go to vigil's resolver (net/dns.h), whatever the host uses. */
-    if (p->dns)
+    bool image = p->trees && p->trees->root;
+    if (image)
+        add_made_files(p);
+    if (p->dns && (!image || vg_plan_image_has(p->trees, VG_SANDBOX_RESOLV_CONF)))
         vg_plan_add(p, VG_OP_FILE, VG_DNS_RESOLV_CONF, VG_SANDBOX_RESOLV_CONF, 0, 0444, true);
     for (unsigned i = 0; i < p->nseal; i++)
         vg_plan_add(p, VG_OP_SEAL, NULL, p->seal[i], 0, 0, false);

@@ -34,7 +34,8 @@ enum vg_op_kind {
     VG_OP_DEVPTS,    /* dst: a devpts instance of the sandbox's own */
     VG_OP_FILE,      /* src is TEXT (not a path): a file of vigil's own with it, bound
                       * read-only over dst, itself not followed if a symlink
-                      * (optional: skipped when dst does not exist) */
+                      * (optional: skipped when dst does not exist; else dst is
+                      * made first if missing: on an image's skeleton) */
     VG_OP_SEAL       /* the mount at dst (a skeleton's tmpfs) read-only, not the
                       * mounts on it */
 };

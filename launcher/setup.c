@@ -184,10 +184,14 @@ static int do_copy(const char *src, const char *dst, unsigned mode)
  * is moved onto dst read-only.  move_mount without MOVE_MOUNT_T_SYMLINKS:
  * a dst that is a symlink (/etc/resolv.conf often is) is covered itself,
  * never followed to wherever it points. */
-static int do_file(const char *text, const char *dst, unsigned mode)
+static int do_file(const char *text, const char *dst, unsigned mode, bool make)
 {
     struct stat st;
-    if (lstat(dst, &st) < 0)
+    char *d = vg_xstrdup(dst);
+    /* make: a file the image lacks, on the skeleton made for it (plan_image.c) */
+    int made = make && lstat(dst, &st) < 0 && errno == ENOENT ? touch_p(d) : 0;
+    free(d);
+    if (made < 0 || lstat(dst, &st) < 0)
         return -1;
     char name[] = "/vigil-file-XXXXXX";
     int fd = mkostemp(name, O_CLOEXEC);
@@ -259,7 +263,7 @@ static int run_op(const struct vg_op *op)
         r = do_symlink(op->src, dst); /* src is link text, not a host path */
         break;
     case VG_OP_FILE:
-        r = do_file(op->src, dst, op->mode); /* src is the file's text */
+        r = do_file(op->src, dst, op->mode, !op->optional); /* src is the file's text */
         if (r < 0 && op->optional && errno == ENOENT)
             r = 0;
         break;

@@ -310,3 +310,32 @@ def test_secrets_masked_where_a_linked_etc_really_is(caller, img):
         assert "private Permission denied" in r.stdout and "k.pem" not in r.stdout, r
     finally:
         assert caller.vigil_raw("image", "rm", "linked-etc").returncode == 0
+
+
+def test_files_a_docker_image_lacks_are_made(caller, img):
+    """A docker image has no /etc/resolv.conf nor /etc/hosts (the runtime
+    makes them): the run makes vigil's own on a skeleton of the image's
+    /etc, whose files are all still there and which stays read-only."""
+    from oci_layout import oci_of_blobs
+    from test_image import tar
+    upper = tar([("etc/.wh.resolv.conf", "f", b"", 0o644), ("etc/.wh.hosts", "f", b"", 0o644)])
+    d = os.path.join(caller.dir("layout"), "oci")
+    oci_of_blobs(d, [runnable_layer(), upper])
+    subprocess.run(["chmod", "-R", "a+rX", d], check=True)
+    p = caller.vigil_raw("image", "import", d, "--name", "no-resolv")
+    assert p.returncode == 0, p.stderr
+    try:
+        cand = write(caller, "n.py", WRITER + "import socket\n"
+                     "print(open('/etc/resolv.conf').read().split())\n"
+                     "print('localhost', socket.getaddrinfo('localhost', 80)[0][4][0])\n"
+                     "print(sorted(os.listdir('/etc')))\n")
+        r = caller.run("python3", cand, "/etc/new", "/etc/hosts",
+                       opts=["--image", "no-resolv", "--dry-run"])
+        assert r.rc == 0, r
+        assert "['nameserver', '127.0.0.53']" in r.stdout, r
+        assert "localhost 127.0.0.1" in r.stdout, r
+        assert "/etc/new EROFS" in r.stdout and "/etc/hosts EROFS" in r.stdout, r
+        listed = eval(r.stdout.strip().splitlines()[-1])
+        assert {"passwd", "os-release", "group", "hosts", "resolv.conf"} <= set(listed), r
+    finally:
+        assert caller.vigil_raw("image", "rm", "no-resolv").returncode == 0
