@@ -167,13 +167,14 @@ DOCDIR  ?= $(DATADIR)/doc/vigil
 DIRLIST := $(DATADIR)/vigil/installed-dirs
 DOCS    := README.md $(wildcard docs/*.md)
 COMPDIR ?= $(DATADIR)/bash-completion/completions
-INSTALL_DIRS := $(BINDIR) $(POLDIR) $(MANDIR)/man1 $(MANDIR)/man5 $(MANDIR)/man7 \
+INSTALL_DIRS := $(BINDIR) $(POLDIR) $(SPECDIR) $(MANDIR)/man1 $(MANDIR)/man5 $(MANDIR)/man7 \
     $(PYDIR)/vigil $(DOCDIR) $(COMPDIR)
 install: $(BUILD)/vigil man $(BUILD)/vigil.bash
 	@mkdir -p $(BUILD) && rm -f $(BUILD)/installed-dirs.new && \
 	    ./scripts/mkdirs.sh $(BUILD)/installed-dirs.new "$(DESTDIR)" $(INSTALL_DIRS)
 	install -m 755 $(BUILD)/vigil $(DESTDIR)$(BINDIR)/vigil
 	install -m 644 policies/*.policy $(DESTDIR)$(POLDIR)/
+	install -m 644 specs/*.spec $(DESTDIR)$(SPECDIR)/
 	install -m 644 $(MAN1:%=$(BUILD)/man/%.1) $(DESTDIR)$(MANDIR)/man1/
 	install -m 644 $(MAN5:%=$(BUILD)/man/%.5) $(DESTDIR)$(MANDIR)/man5/
 	install -m 644 $(MAN7:%=$(BUILD)/man/%.7) $(DESTDIR)$(MANDIR)/man7/
@@ -186,6 +187,7 @@ install: $(BUILD)/vigil man $(BUILD)/vigil.bash
 
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/vigil $(patsubst policies/%,$(DESTDIR)$(POLDIR)/%,$(wildcard policies/*.policy))
+	rm -f $(patsubst specs/%,$(DESTDIR)$(SPECDIR)/%,$(wildcard specs/*.spec))
 	rm -f $(MAN1:%=$(DESTDIR)$(MANDIR)/man1/%.1) $(MAN5:%=$(DESTDIR)$(MANDIR)/man5/%.5) \
 	    $(MAN7:%=$(DESTDIR)$(MANDIR)/man7/%.7)
 	rm -f $(PYFILES:%=$(DESTDIR)$(PYDIR)/vigil/%)

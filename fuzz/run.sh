@@ -14,16 +14,17 @@ CC=${FUZZ_CC:-clang}
 mkdir -p "$OUT/artifacts"
 
 ./scripts/embed.sh vg_default_policy_text policies/default.policy > "$OUT/default_policy.c"
-LIB="util/*.c event/*.c policy/*.c net/dns_wire.c"
+LIB="util/*.c event/*.c policy/*.c net/dns_wire.c image/spec.c"
 [ -f launcher/landlock.c ] && LIB="$LIB launcher/landlock.c"
 CFLAGS="-std=gnu11 -D_GNU_SOURCE -I. -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined"
 
 # The seed folders of a target kept elsewhere, so that a file lives once:
 # the broken policies, each with the error tests/test_check.py expects of
-# it, and the shipped policies.
+# it, and the shipped policies; the shipped image specs.
 extra_seeds() {
     case $1 in
         policy) echo tests/policy policies ;;
+        spec) echo specs ;;
     esac
 }
 

@@ -14,6 +14,8 @@ TEST="$TEST slurm-wlm munge"
 # egress for policies that allow addresses beyond the sandbox (pasta), and
 # ip netns for the tests' outside network (tests/outside.py)
 TEST="$TEST passt iproute2"
+# vigil image build makes its trees with mmdebstrap (tests/test_image_build.py)
+TEST="$TEST mmdebstrap"
 # the Python package: installed into venvs offline with Debian's setuptools
 # and wheel, and type-checked (tests/test_python_pkg.py)
 TEST="$TEST python3-venv python3-pip python3-setuptools python3-wheel mypy"

@@ -26,6 +26,7 @@ MAN_PAGES = ["man1/vigil.1", "man1/vigil-run.1", "man1/vigil-check.1", "man1/vig
 DOCS = ["README.md"] + sorted("docs/" + os.path.basename(p)
                               for p in glob.glob(os.path.join(ROOT, "docs", "*.md")))
 SHIPPED = sorted(os.path.basename(p) for p in glob.glob(os.path.join(ROOT, "policies", "*.policy")))
+SPECS = sorted(os.path.basename(p) for p in glob.glob(os.path.join(ROOT, "specs", "*.spec")))
 # Top-level entries of the checkout that are build output, not source.
 # the Python package as installed: its modules and the PEP 561 marker
 PY_FILES = sorted(os.listdir(os.path.join(ROOT, "python", "vigil")))
@@ -53,6 +54,7 @@ def test_make_install_then_uninstall(tmp_path):
     pyver = "%d.%d" % sys.version_info[:2]
     want = sorted(["bin/vigil"] + ["share/man/" + m for m in MAN_PAGES] +
                   ["share/vigil/policies/" + p for p in SHIPPED] +
+                  ["share/vigil/specs/" + p for p in SPECS] +
                   ["lib/python%s/dist-packages/vigil/%s" % (pyver, f) for f in PY_FILES] +
                   ["share/doc/vigil/" + os.path.basename(d) for d in DOCS] +
                   ["share/vigil/installed-dirs", "share/bash-completion/completions/vigil"])
@@ -67,6 +69,10 @@ def test_make_install_then_uninstall(tmp_path):
     lst = subprocess.run([vigil, "check", "--list"], capture_output=True, text=True)
     names = dict(line.split(None, 1) for line in lst.stdout.splitlines())
     assert names["python"].strip() == os.path.join(prefix, "share/vigil/policies/python.policy")
+    # shipped image specs are found by name there too (a name that is none lists them)
+    spec = subprocess.run([vigil, "image", "build", "no-such-spec", "--name", "x"],
+                          capture_output=True, text=True)
+    assert spec.returncode == 1 and "(%s)" % ", ".join(s[:-5] for s in SPECS) in spec.stderr, spec
 
     work = tmp_path / "run"
     work.mkdir()
@@ -121,11 +127,13 @@ def test_make_install_destdir(tmp_path):
     got = files_under(stage)
     assert "usr/bin/vigil" in got and "usr/share/man/man5/vigil-policy.5" in got
     assert "usr/share/vigil/policies/default.policy" in got
+    assert "usr/share/vigil/specs/python.spec" in got
     for f in PY_FILES:
         assert "usr/lib/python3/dist-packages/vigil/" + f in got, f
     strings = subprocess.run(["strings", os.path.join(stage, "usr/bin/vigil")],
                              capture_output=True, text=True).stdout
     assert "/usr/share/vigil/policies" in strings.split("\n")   # where it will look, installed
+    assert "/usr/share/vigil/specs" in strings.split("\n")
 
 
 def copy_source(dst):
