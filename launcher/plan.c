@@ -68,6 +68,24 @@ static const struct {
     {"/etc/hosts", "127.0.0.1 localhost\n::1 localhost ip6-localhost ip6-loopback\n"},
 };
 
+/* Where made_files[i] must be made on this image (malloc'd), or NULL
+ * when it need not be (the image has it; resolv.conf without the
+ * resolver): its directory resolved in the image's trees, so that an
+ * image whose /etc is a link (etc -> /usr/etc) gets it where /etc is. */
+static char *made_path(const struct vg_plan *p, size_t i)
+{
+    const char *path = made_files[i].path, *slash = strrchr(path, '/');
+    if ((!p->dns && !strcmp(path, VG_SANDBOX_RESOLV_CONF)) || vg_plan_image_has(p->trees, path))
+        return NULL;
+    char *dir = vg_xstrndup(path, (size_t)(slash - path)), *res = NULL;
+    char *at = vg_trees_resolve(p->trees, dir, &res) == VG_WALK_FOUND
+                   ? vg_xasprintf("%s%s", strcmp(res, "/") ? res : "", slash)
+                   : vg_xstrdup(path);
+    free(res);
+    free(dir);
+    return at;
+}
+
 static void add_wanted(const char ***v, unsigned *n, const char *path)
 {
     *v = vg_xrealloc(*v, (*n + 1) * sizeof **v);
@@ -94,12 +112,14 @@ static void add_image_trees(struct vg_plan *p, const struct vg_run_opts *o,
     for (unsigned i = 0; i < p->nartifacts; i++)
         if (!vg_plan_in_own_tree(p->artifact_dst[i]))
             add_wanted(&v, &n, p->artifact_dst[i]);
+    char *made[VG_ARRAY_LEN(made_files)] = {0};
     for (size_t i = 0; i < VG_ARRAY_LEN(made_files); i++)
-        if ((p->dns || strcmp(made_files[i].path, VG_SANDBOX_RESOLV_CONF)) &&
-            !vg_plan_image_has(p->trees, made_files[i].path))
-            add_wanted(&v, &n, made_files[i].path);
+        if ((made[i] = made_path(p, i)))
+            add_wanted(&v, &n, made[i]);
     vg_plan_add_image_trees(p, v, n);
     free(v);
+    for (size_t i = 0; i < VG_ARRAY_LEN(made_files); i++)
+        free(made[i]);
 }
 
 /* The files an image may lack that a run needs (a docker image has none
@@ -110,9 +130,10 @@ static void add_made_files(struct vg_plan *p)
 {
     for (size_t i = 0; i < VG_ARRAY_LEN(made_files); i++) {
         const char *text = made_files[i].text ? made_files[i].text : VG_DNS_RESOLV_CONF;
-        bool resolv = !strcmp(made_files[i].path, VG_SANDBOX_RESOLV_CONF);
-        if ((!resolv || p->dns) && !vg_plan_image_has(p->trees, made_files[i].path))
-            vg_plan_add(p, VG_OP_FILE, text, made_files[i].path, 0, 0444, false);
+        char *at = made_path(p, i);
+        if (at)
+            vg_plan_add(p, VG_OP_FILE, text, at, 0, 0444, false);
+        free(at);
     }
 }
 
