@@ -24,6 +24,7 @@ sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(ROOT, "tests"))
 from engines import median, one_round  # noqa: E402
 from image_tree import layout_with, runnable_layer  # noqa: E402
+from oci_layout import oci_of_blobs  # noqa: E402
 from tools import bwrap_argv  # noqa: E402
 
 VIGIL = os.path.join(ROOT, "vigil")
@@ -46,6 +47,17 @@ def bwrap_on(rootfs):
                    "--cap-drop", "ALL"]
 
 
+def whiteouts():
+    """A layer removing /etc/resolv.conf and /etc/hosts."""
+    import io
+    import tarfile
+    b = io.BytesIO()
+    with tarfile.open(fileobj=b, mode="w") as t:
+        for name in ("etc/.wh.resolv.conf", "etc/.wh.hosts"):
+            t.addfile(tarfile.TarInfo(name), io.BytesIO(b""))
+    return b.getvalue()
+
+
 def main():
     if not shutil.which("hyperfine") or not os.path.exists("/usr/bin/bwrap"):
         sys.exit("image_start.py: needs hyperfine and bubblewrap (apt install hyperfine bubblewrap)")
@@ -55,25 +67,32 @@ def main():
     env = dict(os.environ, HOME=home)
     os.environ["HOME"] = home  # hyperfine's children: the temporary store
     try:
-        layout = layout_with(os.path.join(tmp, "oci"), runnable_layer(pycache=True))
+        layer = runnable_layer(pycache=True)
+        layout = layout_with(os.path.join(tmp, "oci"), layer)
         digest = subprocess.run([VIGIL, "image", "import", layout, "--name", "bench"], env=env,
                                 check=True, capture_output=True, text=True).stdout.strip()
+        # as a docker image is: no /etc/resolv.conf nor hosts, which the run
+        # then makes on a skeleton of the image's /etc
+        bare = oci_of_blobs(os.path.join(tmp, "oci-docker"), [layer, whiteouts()])
+        subprocess.run([VIGIL, "image", "import", bare, "--name", "bench-docker"], env=env,
+                       check=True, capture_output=True)
         rootfs = os.path.join(home, ".local/state/vigil/images/sha256", digest[7:], "rootfs")
         log = os.path.join(tmp, "log.msgpack")
         vigil = [VIGIL, "run", "-q", "--no-cgroups", "-o", log]
         print(f"image {digest[:19]}, {ROUNDS} rounds, medians")
         print(f"{'workload':18s} {'bwrap':>8s} {'bwrap img':>9s} {'vigil':>8s} {'vigil img':>9s}"
-              f"  img/host  vigil img/bwrap img")
+              f" {'img, no etc files':>17s}  img/host  no-etc/host  vigil img/bwrap img")
         for name, argv in WORKLOADS:
             cmds = [bwrap_argv() + argv, bwrap_on(rootfs) + argv, vigil + ["--"] + argv,
-                    vigil + ["--image", "bench", "--"] + argv]
+                    vigil + ["--image", "bench", "--"] + argv,
+                    vigil + ["--image", "bench-docker", "--"] + argv]
             times = [[] for _ in cmds]
             for _ in range(ROUNDS):
                 for i, t in enumerate(one_round(cmds, os.path.join(tmp, "h.json"))):
                     times[i].append(t * 1000)
-            b, bi, v, vi = (median(t) for t in times)
-            print(f"{name:18s} {b:6.1f}ms {bi:7.1f}ms {v:6.1f}ms {vi:7.1f}ms  {vi / v:8.2f}"
-                  f"  {vi / bi:8.2f}")
+            b, bi, v, vi, vd = (median(t) for t in times)
+            print(f"{name:18s} {b:6.1f}ms {bi:7.1f}ms {v:6.1f}ms {vi:7.1f}ms {vd:15.1f}ms"
+                  f"  {vi / v:8.2f}  {vd / v:11.2f}  {vi / bi:8.2f}")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
