@@ -45,6 +45,8 @@ char *vg_tool_find(const char *name)
 }
 
 static const char fail_line[] = REASON_PREFIX "vigil: cannot start the tool\n";
+static const char contain_line[] = REASON_PREFIX "vigil: cannot give the tool mount and pid "
+                                   "namespaces of its own (no CAP_SYS_ADMIN here?)\n";
 
 /* Contained: new mount and pid namespaces.  This process stays outside
  * and waits; its child is the namespace's init and becomes the tool.
@@ -57,7 +59,7 @@ static void contain(int outw, int errfd)
     int life[2];
     if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 || unshare(CLONE_NEWNS | CLONE_NEWPID) < 0 ||
         mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 || pipe2(life, O_CLOEXEC) < 0) {
-        (void)!write(errfd, fail_line, sizeof fail_line - 1);
+        (void)!write(errfd, contain_line, sizeof contain_line - 1);
         _exit(EXIT_SETUP);
     }
     pid_t init = fork();
