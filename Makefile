@@ -69,7 +69,7 @@ MAN5    := vigil-policy vigil-log
 MAN7    := vigil-security vigil-running
 MANS    := $(MAN1:%=$(BUILD)/man/%.1) $(MAN5:%=$(BUILD)/man/%.5) $(MAN7:%=$(BUILD)/man/%.7)
 
-.PHONY: all deps test-deps demo test soak unit sanitize fuzz bench clean man install uninstall FORCE
+.PHONY: all deps test-deps demo test soak test-image unit sanitize fuzz bench clean man install uninstall FORCE
 
 all: vigil man $(BUILD)/vigil.bash
 
@@ -215,6 +215,16 @@ test: test-deps
 soak: test-deps
 	@$(MAKE) --no-print-directory vigil unit
 	@JOBS=1 ./tests/run.sh -m soak
+
+# The layer-1 and layer-2 attack tests again with every vigil run on an
+# image root (VIGIL_TEST_IMAGE: tests/helpers.py; the image is
+# tests/image_tree.py's test root, imported once per caller), two workers.
+IMAGE_TESTS := tests/test_kernel_layer.py tests/test_run_isolation.py \
+    $(filter-out tests/test_attack_image.py,$(sort $(wildcard tests/test_attack_*.py))) \
+    tests/test_carry_proc.py tests/test_carry_continue.py
+test-image: test-deps
+	@$(MAKE) --no-print-directory vigil
+	@VIGIL_TEST_IMAGE=1 JOBS=2 ./tests/run.sh $(IMAGE_TESTS)
 
 # make test's tests, with the supervisor and the unit tests built under ASan+UBSan.
 sanitize: test-deps
