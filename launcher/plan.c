@@ -86,6 +86,16 @@ static char *made_path(const struct vg_plan *p, size_t i)
     return at;
 }
 
+/* Is dst under a file the trees hide (a masked secret)? */
+static bool hidden_path(const struct vg_plan *p, const char *dst)
+{
+    const struct vg_trees *t = trees_of(p);
+    for (unsigned i = 0; i < t->nhidden; i++)
+        if (vg_path_under(dst, t->hidden[i]))
+            return true;
+    return false;
+}
+
 static void add_wanted(const char ***v, unsigned *n, const char *path)
 {
     *v = vg_xrealloc(*v, (*n + 1) * sizeof **v);
@@ -110,7 +120,7 @@ static void add_image_trees(struct vg_plan *p, const struct vg_run_opts *o,
         add_wanted(&v, &n, b->dst ? b->dst : b->src);
     }
     for (unsigned i = 0; i < p->nartifacts; i++)
-        if (!vg_plan_in_own_tree(p->artifact_dst[i]))
+        if (!vg_plan_in_own_tree(p->artifact_dst[i]) && !hidden_path(p, p->artifact_dst[i]))
             add_wanted(&v, &n, p->artifact_dst[i]);
     char *made[VG_ARRAY_LEN(made_files)] = {0};
     for (size_t i = 0; i < VG_ARRAY_LEN(made_files); i++)
@@ -302,13 +312,19 @@ static bool planned(const struct vg_plan *p, const char *dst)
  * they are; in the sandbox's own trees as a private copy (a bind there
  * would put a read-only file into the candidate's writable /tmp);
  * elsewhere bound read-only at its path. */
+/* On an image, a file named on the command line (an --artifact: the
+ * others the image shows were never taken in, run/artifacts.c) is bound
+ * at its path whatever the image has there: the host's /usr is not shown,
+ * and the result's hash must be of what the candidate sees.  Never over a
+ * masked secret. */
 static void add_artifacts(struct vg_plan *p)
 {
+    bool image = p->trees && p->trees->root;
     for (unsigned i = 0; i < p->nartifacts; i++) {
         const char *abs = p->artifact_host[i], *dst = p->artifact_dst[i];
         struct stat st;
-        if (vg_plan_shows_anyway(p->trees, abs, dst) || visible_writable(p, abs, dst) ||
-            planned(p, dst))
+        if ((!image && vg_plan_is_system_path(&vg_system_trees, abs)) || hidden_path(p, dst) ||
+            visible_writable(p, abs, dst) || planned(p, dst))
             continue;
         if (!vg_plan_in_own_tree(dst))
             vg_plan_add(p, VG_OP_BIND_RO, abs, dst, 0, 0, false);

@@ -51,9 +51,14 @@ static int touch_parent(char *path)
     return 0;
 }
 
-/* Make an empty file (and its parents) to bind a file over. */
+/* Make an empty file (and its parents) to bind a file over; one that is
+ * there already (in an image's read-only tree: an --artifact over the
+ * image's file) is the mount point as it is. */
 static int touch_p(char *path)
 {
+    struct stat st;
+    if (lstat(path, &st) == 0 && S_ISREG(st.st_mode))
+        return 0;
     if (touch_parent(path) < 0)
         return -1;
     int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);

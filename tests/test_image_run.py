@@ -339,3 +339,29 @@ def test_files_a_docker_image_lacks_are_made(caller, img):
         assert {"passwd", "os-release", "group", "hosts", "resolv.conf"} <= set(listed), r
     finally:
         assert caller.vigil_raw("image", "rm", "no-resolv").returncode == 0
+
+
+def test_an_artifact_is_what_the_candidate_sees(caller, img):
+    """--artifact of a host file under /usr or /etc on an image: the host's
+    /usr is not shown, so the file is bound at its path, over the image's
+    own (the result's hash is of what the candidate reads) or on room
+    made where the image lacks it; never over a masked secret."""
+    import hashlib
+    with open("/etc/os-release", "rb") as f:
+        host = f.read()
+    with open("/usr/bin/tr", "rb") as f:
+        tr = hashlib.sha256(f.read()).hexdigest()
+    cand = write(caller, "a.py", "import hashlib, os\n"
+                 "print(open('/etc/os-release', 'rb').read() == %r)\n"
+                 "print(hashlib.sha256(open('/usr/bin/tr', 'rb').read()).hexdigest())\n"
+                 "print(repr(open('/etc/shadow', 'rb').read()))\n" % host)
+    secret = ["--artifact", "/etc/shadow"] if caller.root else []  # nobody cannot hash it
+    r = caller.run("python3", cand, opts=["--image", "testimg", "--artifact", "/etc/os-release",
+                                          "--artifact", "/usr/bin/tr", *secret, "--dry-run"])
+    assert r.rc == 0, r
+    out = r.stdout.splitlines()
+    assert out[0] == "True" and out[1] == tr, r
+    assert out[2] == "b''", r  # the image's secret stays masked
+    arts = {a["path"]: a["sha256"] for a in r.result["artifacts"]}
+    assert arts["/etc/os-release"] == hashlib.sha256(host).hexdigest()
+    assert arts["/usr/bin/tr"] == tr
