@@ -95,6 +95,8 @@ enum vg_batch_rerun {
 /* A task id or label name: 1-max letters, digits, '.', '_', '-', not
  * starting with '.' (an id names a directory; a label name is a word). */
 bool vg_batch_valid_word(const char *s, size_t max);
+/* How long a label's name may be (`vigil report --by NAME` takes one). */
+#define VG_BATCH_MAX_LABEL_NAME 64
 int vg_batch_load(const char *path, struct vg_batch_tasks *out, struct vg_err *err);
 void vg_batch_free(struct vg_batch_tasks *ts);
 /* Which shard a task belongs to: stable under reordering and additions. */

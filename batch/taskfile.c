@@ -33,8 +33,6 @@
 
 #define MAX_TASK_FILE (256u << 20)
 #define MAX_ID 100
-/* A label's name is what `vigil report --by` takes: short, a word. */
-#define MAX_LABEL_NAME 64
 #define MAX_LABEL_VALUE 1000
 #define MAX_LABELS 32
 
@@ -225,9 +223,9 @@ static int labels_from(struct vg_batch_task *t, const struct vg_jv *v, struct vg
     }
     t->labels = v->n ? vg_xcalloc(v->n, sizeof *t->labels) : NULL;
     for (size_t i = 0; i < v->n; i++) {
-        if (!vg_batch_valid_word(v->keys[i], MAX_LABEL_NAME)) {
+        if (!vg_batch_valid_word(v->keys[i], VG_BATCH_MAX_LABEL_NAME)) {
             vg_errf(err, "labels: '%s' is not a label name (1-%d letters, digits, '.', '_' or "
-                         "'-', not starting with '.')", v->keys[i], MAX_LABEL_NAME);
+                         "'-', not starting with '.')", v->keys[i], VG_BATCH_MAX_LABEL_NAME);
             return -1;
         }
         if (v->items[i].type != VG_JSTR || strlen(v->items[i].s) > MAX_LABEL_VALUE) {

@@ -28,7 +28,8 @@ static const char usage_text[] =
     "manifest.  A task with a complete result of its key (not status error) is\n"
     "not run again: rerun the same command to finish a stopped batch; a\n"
     "changed task runs again.  Task keys: id, argv | code + language (python,\n"
-    "shell, node), inputs, stdin, policy, image, limits, env, dry_run;\n"
+    "shell, node), inputs, stdin, policy, image, limits, env, dry_run, and\n"
+    "labels (what the task is, for vigil report --by; not in the key);\n"
     "relative paths are the current directory's (vigil-running(7), \"Many\n"
     "candidates\").\n"
     "\n";

@@ -11,6 +11,7 @@
 
 #include "cli/cli.h"
 #include "cli/options.h"
+#include "cli/write_out.h"
 #include "insight/learn.h"
 #include "util/outfile.h"
 #include "util/escape.h"
@@ -93,19 +94,12 @@ static int parse_args(int argc, char **argv, struct learn_args *a)
 
 static int write_out(const char *path, const struct vg_buf *b)
 {
-    struct vg_outfile f = {.fd = -1};
     struct vg_err err;
-    int rc = vg_outfile_reserve(&f, path, &policy_kind, &err);
-    if (rc == 0 && vg_write_all(f.fd, b->data, b->len) < 0) {
-        vg_errf(&err, "write %s: %m", path);
-        rc = -1;
-    }
-    if (rc == 0)
-        rc = vg_outfile_commit(&f, &err);
-    vg_outfile_discard(&f);
-    if (rc < 0)
+    if (vg_write_out(path, &policy_kind, b, &err) < 0) {
         vg_say(stderr, "vigil: %s", err.msg);
-    return rc < 0 ? 1 : 0;
+        return 1;
+    }
+    return 0;
 }
 
 int vg_cmd_learn(int argc, char **argv)

@@ -23,22 +23,28 @@ static bool is_lib_file(const char *file)
     return false;
 }
 
-/* One frame as "file:line in func" (the file's last component). */
-static bool put_frame(const struct vg_pyframe *fr, struct vg_buf *out)
+static bool is_users(const struct vg_pyframe *fr)
 {
-    if (!fr->file || is_lib_file(fr->file) || fr->line < 0)
+    return fr->file && !is_lib_file(fr->file) && fr->line >= 0;
+}
+
+const struct vg_pyframe *vg_sum_source_frame(const struct vg_syscall_ev *e)
+{
+    for (uint32_t i = 0; i < e->npy; i++)
+        if (is_users(&e->py[i]))
+            return &e->py[i];
+    return NULL;
+}
+
+bool vg_sum_source(const struct vg_syscall_ev *e, struct vg_buf *out)
+{
+    const struct vg_pyframe *fr = vg_sum_source_frame(e);
+    if (!fr)
         return false;
+    /* one frame as "file:line in func" (the file's last component) */
     const char *slash = strrchr(fr->file, '/');
     vg_buf_printf(out, "%s:%d", slash ? slash + 1 : fr->file, (int)fr->line);
     if (fr->func)
         vg_buf_printf(out, " in %s", fr->func);
     return true;
-}
-
-bool vg_sum_source(const struct vg_syscall_ev *e, struct vg_buf *out)
-{
-    for (uint32_t i = 0; i < e->npy; i++)
-        if (put_frame(&e->py[i], out))
-            return true;
-    return false;
 }

@@ -5,6 +5,7 @@
 #include <stdbool.h>
 
 struct vg_buf;
+struct vg_pyframe;
 struct vg_syscall_ev;
 
 /* The record's source line, "cand.py:14 in fetch_binary": the innermost
@@ -12,4 +13,6 @@ struct vg_syscall_ev;
  * site-packages, dist-packages, frozen modules).  Appended to out; false
  * (out unchanged) when the record has no such frame. */
 bool vg_sum_source(const struct vg_syscall_ev *e, struct vg_buf *out);
+/* That frame itself (vigil report reads its line), or NULL. */
+const struct vg_pyframe *vg_sum_source_frame(const struct vg_syscall_ev *e);
 #endif

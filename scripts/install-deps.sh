@@ -19,6 +19,8 @@ TEST="$TEST mmdebstrap"
 # the Python package: installed into venvs offline with Debian's setuptools
 # and wheel, and type-checked (tests/test_python_pkg.py)
 TEST="$TEST python3-venv python3-pip python3-setuptools python3-wheel mypy"
+# vigil report's HTML page opened in a real headless browser (tests/test_report.py)
+TEST="$TEST chromium"
 case "${1:-build}" in
   build) want="$BUILD python3" ;;
   test)  want="$BUILD $TEST" ;;
