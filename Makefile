@@ -2,7 +2,7 @@
 # wildcard so that adding a file to a layer needs no edit here.
 
 CC      ?= cc
-PKGS    := libseccomp libunwind-ptrace libunwind-generic msgpack ncursesw libarchive
+PKGS    := libseccomp libunwind-ptrace libunwind-generic msgpack ncursesw libarchive libsodium libcrypto
 BUILD   ?= build
 SAN     ?=
 CFLAGS  ?= -O2 -g
@@ -14,10 +14,14 @@ CFLAGS  += $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 # libarchive (vigil image's tar and gzip/zstd reader) is static too, with
 # only the two libraries its tar reader and our filters need: shared, it
 # mapped 13 more libraries (libxml2, ICU, libstdc++...) into every run.
+# libsodium (the seal's ed25519) and libcrypto (the log chain's SHA-256:
+# its assembly, without EVP) are static too: only the objects used are
+# linked, a few hundred kB, where shared libcrypto alone costs every start
+# more than a millisecond of loading (event/sigkey.c, util/fastsha.c).
 # LINK=shared links them all dynamically (distribution packages: one copy
 # of each library on the system, updated with it).
 LINK    ?= static
-STATIC  := libseccomp msgpack ncursesw
+STATIC  := libseccomp msgpack ncursesw libsodium libcrypto
 SHARED  := libunwind-ptrace libunwind-generic
 ARCHIVE := -larchive -lz -lzstd
 ifeq ($(LINK),shared)

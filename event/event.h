@@ -6,7 +6,8 @@
  *
  * On disk a log is a plain msgpack stream: one map per record, string keys
  * (the VG_K_* names below), the first record a header, the last (on a clean
- * end) a trailer.  Strings in the structs are NUL-terminated; byte strings
+ * end) a trailer, which carries the seal; every record ends with its chain
+ * value.  Strings in the structs are NUL-terminated; byte strings
  * that may hold NULs (none so far) would need a length. */
 #ifndef VG_EVENT_H
 #define VG_EVENT_H
@@ -254,6 +255,22 @@ struct vg_count {
     uint64_t n;
 };
 
+/* The seal (docs/FORMAT.md, "The chain and the seal"): what the trailer
+ * binds the chain's head to.  Hex strings, so that JSON shows them as they
+ * are.  head and key are filled in by the writer (event/writer.h), which
+ * holds the chain and the signing key; the run fills in the rest. */
+struct vg_seal {
+    const char *head;          /* chain value of the record before the trailer */
+    const char *vigil_sha256;  /* SHA-256 of the vigil binary that wrote the log */
+    const char *policy_sha256; /* the header's policy.sha256 (includes expanded) */
+    const char *image_digest;  /* "sha256:HEX" of the image, NULL on the host's trees */
+    const struct vg_artifact *artifacts; /* the candidate's files and their hashes */
+    uint32_t nartifacts;
+    const char *engine, *kernel;
+    uint64_t start_wall_ns, end_wall_ns; /* CLOCK_REALTIME at the start and at the seal */
+    const char *key;           /* ed25519 public key (64 hex digits) when signed */
+};
+
 struct vg_trailer {
     uint64_t seq, ts_ns;
     const char *status;    /* "ok","nonzero","signal","timeout","limit","error" */
@@ -264,6 +281,7 @@ struct vg_trailer {
     uint64_t events;       /* records written before the trailer */
     const struct vg_count *counts; /* only non-zero cells */
     uint32_t ncounts;
+    struct vg_seal seal;   /* all NULL/0 in logs of earlier versions */
 };
 
 /* A query to vigil's resolver.  No pid: a UDP datagram does not say
@@ -280,6 +298,9 @@ struct vg_dns_ev {
     uint32_t nanswers;
 };
 
+#define VG_CHAIN_LEN 32 /* a chain value: SHA-256 */
+#define VG_SIG_LEN 64   /* an ed25519 signature */
+
 /* A decoded record of any type. */
 struct vg_record {
     enum vg_rec_type type;
@@ -291,6 +312,13 @@ struct vg_record {
         struct vg_trailer trailer;
         struct vg_dns_ev dns;
     } u;
+    /* Outside the schema: the writer appends them after every other key
+     * (docs/FORMAT.md, "The chain and the seal"), the decoder reads them
+     * back, JSON shows them in hex.  chained: the record had a chain
+     * value (every record of this version; none of earlier ones). */
+    bool chained, sealed_sig;
+    uint8_t chain[VG_CHAIN_LEN];
+    uint8_t sig[VG_SIG_LEN];   /* a signed trailer's signature */
 };
 
 /* ---- on-disk key names (msgpack map keys) ----
@@ -390,6 +418,16 @@ struct vg_record {
 #define VG_K_EVENTS "events"
 #define VG_K_COUNTS "counts"       /* [{"class","decision","n"}] */
 #define VG_K_N "n"
+#define VG_K_SEAL "seal"         /* {"head","vigil_sha256",...}: docs/FORMAT.md */
+#define VG_K_HEAD "head"
+#define VG_K_VIGIL_SHA256 "vigil_sha256"
+#define VG_K_POLICY_SHA256 "policy_sha256"
+#define VG_K_IMAGE_DIGEST "image_digest"
+#define VG_K_END_WALL "end_wall"
+#define VG_K_KEY "key"
+/* every record: its chain value; a signed trailer: the signature after it */
+#define VG_K_CHAIN "chain"
+#define VG_K_SIG "sig"
 /* dns */
 #define VG_K_QTYPE "qtype"
 #define VG_K_RCODE "rcode"

@@ -7,6 +7,7 @@
 #include "event/reader.h"
 #include "event/schema.h"
 #include "util/escape.h"
+#include "util/fastsha.h"
 #include "util/json.h"
 
 /* ---- JSON ---- */
@@ -27,12 +28,26 @@ static const struct vg_sink json_sink = {
     .boolean = js_bool, .nil = js_nil,
 };
 
+/* The chain value and signature are bin on disk: in JSON, hex. */
+static void js_hex(struct vg_json *j, const char *key, const uint8_t *p, size_t n)
+{
+    char hex[2 * VG_SIG_LEN + 1];
+    vg_hex(p, n, hex);
+    vg_json_key(j, key);
+    vg_json_str(j, hex);
+}
+
 void vg_record_json(const struct vg_record *r, struct vg_buf *out)
 {
     struct vg_json j;
     vg_json_init(&j, out, false);
     uint64_t seq = vg_rec_has_seq(r->type) ? *VG_CAT(&r->u, 0, uint64_t) : 0;
-    vg_schema_emit(r, seq, &json_sink, &j);
+    vg_schema_emit_open(r, seq, (uint32_t)r->chained + r->sealed_sig, &json_sink, &j);
+    if (r->chained)
+        js_hex(&j, VG_K_CHAIN, r->chain, VG_CHAIN_LEN);
+    if (r->sealed_sig)
+        js_hex(&j, VG_K_SIG, r->sig, VG_SIG_LEN);
+    json_sink.map_end(&j);
 }
 
 /* ---- text ---- */
@@ -368,6 +383,15 @@ static void summary_trailer(const struct vg_trailer *t, struct vg_buf *b)
     for (int d = 0; d < VG_DEC_NDECISIONS; d++)
         if (per[d])
             vg_buf_printf(b, " %s %llu", vg_decision_name(d), (unsigned long long)per[d]);
+    /* whether the seal holds is vigil verify's to say: here only that
+     * there is one, and by which key (its first 16 digits) it is signed */
+    if (t->seal.head)
+        vg_buf_puts(b, " sealed");
+    if (t->seal.key) {
+        char key[17];
+        snprintf(key, sizeof key, "%s", t->seal.key);
+        put_word(b, " signed ", key);
+    }
 }
 
 static void summary(const struct vg_record *r, struct vg_buf *b, bool color)

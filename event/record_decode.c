@@ -426,6 +426,26 @@ static int find_type(struct dctx c, uint32_t n, struct vg_decoded *out)
     return -1;
 }
 
+/* A bin of exactly n bytes (the chain value, the seal's signature). */
+static int rd_bin_exact(struct dctx *c, uint8_t *out, size_t n)
+{
+    uint64_t len;
+    if (need(c, 1) < 0)
+        return -1;
+    uint8_t t = *c->p;
+    if (t < 0xc4 || t > 0xc6)
+        return field_err(c, "expected binary");
+    if (rd_be(c, 1u << (t - 0xc4), &len) < 0)
+        return -1;
+    if (len != n)
+        return field_err(c, n == VG_CHAIN_LEN ? "expected 32 bytes" : "expected 64 bytes");
+    if (need(c, n) < 0)
+        return -1;
+    memcpy(out, c->p, n);
+    c->p += n;
+    return 0;
+}
+
 /* Pass 2: every key; seq and ts go to the struct head when it has one. */
 static int decode_record(struct dctx *c, uint32_t n, struct vg_record *r)
 {
@@ -440,13 +460,20 @@ static int decode_record(struct dctx *c, uint32_t n, struct vg_record *r)
         if (rd_key(c, &k, &kn) < 0)
             return -1;
         bool seq = key_is(k, kn, VG_K_SEQ), ts = key_is(k, kn, VG_K_TS);
-        const char *name = seq ? VG_K_SEQ : ts ? VG_K_TS : NULL;
+        bool chain = key_is(k, kn, VG_K_CHAIN), sig = key_is(k, kn, VG_K_SIG);
+        const char *name = seq ? VG_K_SEQ : ts ? VG_K_TS : chain ? VG_K_CHAIN : sig ? VG_K_SIG : NULL;
         bool type = key_is(k, kn, VG_K_TYPE);   /* read in pass 1 */
         const struct vg_field *f = name || type ? NULL : lookup(s, k, kn, &hint);
         c->path[0] = name ? name : f ? f->key : "";
         c->depth = 1;
         int rc;
-        if (name) {
+        if (chain) {             /* outside the schema: event/chain.h */
+            rc = rd_bin_exact(c, r->chain, VG_CHAIN_LEN);
+            r->chained = rc == 0;
+        } else if (sig) {
+            rc = rd_bin_exact(c, r->sig, VG_SIG_LEN);
+            r->sealed_sig = rc == 0;
+        } else if (name) {
             rc = rd_uint(c, &v, UINT64_MAX);
             if (rc == 0 && vg_rec_has_seq(r->type))
                 *VG_AT(base, ts ? 8 : 0, uint64_t) = v;

@@ -200,6 +200,21 @@ static const struct vg_field note_f[] = {
 };
 SCHEMA(note_s, struct vg_note_ev, note_f);
 
+static const struct vg_field seal_f[] = {
+    FLD(VG_K_HEAD, VG_F_STR, struct vg_seal, head),
+    FLD(VG_K_VIGIL_SHA256, VG_F_STR, struct vg_seal, vigil_sha256),
+    FLD(VG_K_POLICY_SHA256, VG_F_STR, struct vg_seal, policy_sha256),
+    FLD(VG_K_IMAGE_DIGEST, VG_F_STR, struct vg_seal, image_digest),
+    FLD(VG_K_ARTIFACTS, VG_F_STRUCTV, struct vg_seal, artifacts,
+        NFLD(struct vg_seal, nartifacts), .sub = &artifact_s),
+    FLD(VG_K_ENGINE, VG_F_STR, struct vg_seal, engine),
+    FLD(VG_K_KERNEL, VG_F_STR, struct vg_seal, kernel),
+    FLD(VG_K_START_WALL, VG_F_U64, struct vg_seal, start_wall_ns, .omit = VG_OM_ZERO),
+    FLD(VG_K_END_WALL, VG_F_U64, struct vg_seal, end_wall_ns, .omit = VG_OM_ZERO),
+    FLD(VG_K_KEY, VG_F_STR, struct vg_seal, key),
+};
+SCHEMA(seal_s, struct vg_seal, seal_f);
+
 static const struct vg_field trailer_f[] = {
     FLD(VG_K_STATUS, VG_F_STR, struct vg_trailer, status),
     FLD(VG_K_EXIT_CODE, VG_F_I32, struct vg_trailer, exit_code),
@@ -209,6 +224,7 @@ static const struct vg_field trailer_f[] = {
     FLD(VG_K_EVENTS, VG_F_U64, struct vg_trailer, events),
     FLD(VG_K_COUNTS, VG_F_STRUCTV, struct vg_trailer, counts,
         NFLD(struct vg_trailer, ncounts), .sub = &count_s),
+    FLD(VG_K_SEAL, VG_F_MAP, struct vg_trailer, seal, .sub = &seal_s),
 };
 SCHEMA(trailer_s, struct vg_trailer, trailer_f);
 
@@ -388,10 +404,17 @@ static void emit_fields(const struct vg_schema *s, const void *base,
 void vg_schema_emit(const struct vg_record *r, uint64_t seq,
                     const struct vg_sink *k, void *ctx)
 {
+    vg_schema_emit_open(r, seq, 0, k, ctx);
+    k->map_end(ctx);
+}
+
+void vg_schema_emit_open(const struct vg_record *r, uint64_t seq, uint32_t extra,
+                         const struct vg_sink *k, void *ctx)
+{
     const struct vg_schema *s = vg_schema_of(r->type);
     const void *base = &r->u;
     uint64_t ts = vg_rec_has_seq(r->type) ? *VG_CAT(base, 8, uint64_t) : 0;
-    k->map(ctx, 3 + (s ? vg_schema_count(s, base) : 0));
+    k->map(ctx, 3 + extra + (s ? vg_schema_count(s, base) : 0));
     k->key(ctx, VG_K_TYPE);
     k->str(ctx, vg_enum_name(&vg_enum_rec_type, (int)r->type));
     k->key(ctx, VG_K_SEQ);
@@ -400,5 +423,4 @@ void vg_schema_emit(const struct vg_record *r, uint64_t seq,
     k->u64(ctx, ts);
     if (s)
         emit_fields(s, base, k, ctx);
-    k->map_end(ctx);
 }

@@ -90,6 +90,11 @@ struct vg_sink {
  * present field in table order. */
 void vg_schema_emit(const struct vg_record *r, uint64_t seq,
                     const struct vg_sink *s, void *ctx);
+/* The same, but the map is left open for extra more entries, which the
+ * caller emits after the record's own and then closes it (map_end): the
+ * writer's chain value and signature, JSON's hex of them. */
+void vg_schema_emit_open(const struct vg_record *r, uint64_t seq, uint32_t extra,
+                         const struct vg_sink *s, void *ctx);
 
 /* Typed access to a field at base + off. */
 #define VG_AT(base, off, T) ((T *)(void *)((char *)(base) + (off)))

@@ -1,9 +1,11 @@
 /* writer.c: see writer.h.  Records are packed with msgpack-c into one
  * reused buffer (the packer's write callback appends to a vg_buf, which
- * aborts rather than fails on OOM, so packing itself cannot fail) and then
- * written with a single vg_write_all.  After the first failed write the log
- * is dead: a gap in the middle of a decision stream would be worse than a
- * clean stop, and the caller is told once why. */
+ * aborts rather than fails on OOM, so packing itself cannot fail), their
+ * chain value appended (event/chain.h: the hash of the bytes packed so
+ * far) and then written with a single vg_write_all, so a record is never
+ * on disk without it.  After the first failed write the log is dead: a gap
+ * in the middle of a decision stream would be worse than a clean stop, and
+ * the caller is told once why. */
 #include "event/writer.h"
 
 #include <errno.h>
@@ -15,7 +17,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "event/chain.h"
 #include "event/schema.h"
+#include "util/fastsha.h"
 #include "util/utf8.h"
 
 struct vg_log {
@@ -33,6 +37,10 @@ struct vg_log {
     uint64_t last_ts;
     uint64_t bytes;     /* written so far */
     uint64_t room;      /* vg_log_cap: bytes for records before the run's end; 0: no cap */
+    uint8_t chain[VG_CHAIN_LEN]; /* the last record's chain value (all zero before the first) */
+    char head[2 * VG_CHAIN_LEN + 1]; /* a trailer's seal.head, in hex */
+    const struct vg_sigkey *key; /* vg_log_sign: signs the trailer; NULL: none */
+    char key_hex[2 * VG_PUBKEY_LEN + 1];
 };
 
 static int buf_write(void *data, const char *p, size_t n)
@@ -135,8 +143,29 @@ static int log_write(struct vg_log *log, struct vg_record *rec)
             *ts = log->last_ts; /* taken before another thread's record got in */
         log->last_ts = *ts;
     }
+    bool sign = rec->type == VG_REC_TRAILER && log->key;
+    if (rec->type == VG_REC_TRAILER) {
+        /* what the seal binds: the chain so far, and the key that signs */
+        vg_hex(log->chain, VG_CHAIN_LEN, log->head);
+        rec->u.trailer.seal.head = log->head;
+        rec->u.trailer.seal.key = sign ? log->key_hex : NULL;
+    }
     log->buf.len = 0;
-    vg_schema_emit(rec, seq, &mp_sink, log);
+    vg_schema_emit_open(rec, seq, sign ? 2 : 1, &mp_sink, log);
+    mp_str(log, VG_K_CHAIN);
+    msgpack_pack_bin(&log->pk, VG_CHAIN_LEN);
+    vg_chain_step(log->chain, (const uint8_t *)log->buf.data, log->buf.len, rec->chain);
+    msgpack_pack_bin_body(&log->pk, rec->chain, VG_CHAIN_LEN);
+    rec->chained = true;
+    rec->sealed_sig = sign;
+    if (sign) {
+        uint8_t msg[VG_SEAL_MSG_LEN];
+        vg_seal_message(rec->chain, msg);
+        vg_sigkey_sign(log->key, msg, sizeof msg, rec->sig);
+        mp_str(log, VG_K_SIG);
+        msgpack_pack_bin(&log->pk, VG_SIG_LEN);
+        msgpack_pack_bin_body(&log->pk, rec->sig, VG_SIG_LEN);
+    }
     if (vg_write_all(log->fd, log->buf.data, log->buf.len) < 0) {
         snprintf(log->err, sizeof log->err, "write %s: %s", log->name, strerror(errno));
         log->dead = true;
@@ -144,6 +173,7 @@ static int log_write(struct vg_log *log, struct vg_record *rec)
     }
     log->count++;
     log->bytes += log->buf.len;
+    memcpy(log->chain, rec->chain, VG_CHAIN_LEN);
     return 0;
 }
 
@@ -153,6 +183,15 @@ int vg_log_write(struct vg_log *log, struct vg_record *rec)
     int rc = log_write(log, rec);
     pthread_mutex_unlock(&log->lock);
     return rc;
+}
+
+void vg_log_sign(struct vg_log *log, const struct vg_sigkey *key)
+{
+    pthread_mutex_lock(&log->lock);
+    log->key = key;
+    if (key)
+        vg_hex(key->pub, VG_PUBKEY_LEN, log->key_hex);
+    pthread_mutex_unlock(&log->lock);
 }
 
 void vg_log_shared(struct vg_log *log)

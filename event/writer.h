@@ -6,6 +6,7 @@
 #ifndef VG_WRITER_H
 #define VG_WRITER_H
 #include "event/event.h"
+#include "event/sigkey.h"
 #include "util/util.h"
 
 struct vg_log;
@@ -18,9 +19,14 @@ struct vg_log *vg_log_create(const char *path, struct vg_err *err);
 /* Use an already open fd (tests, pipes).  The log owns fd afterwards. */
 struct vg_log *vg_log_from_fd(int fd, const char *name);
 /* Assigns the next sequence number to the record (header gets 0), encodes
- * and writes it.  Returns 0, or -1 when the write failed: the log is then
+ * it, appends its chain value (event/chain.h; also left in rec->chain) and
+ * writes it.  A trailer gets its seal's head (and key) here, and with a
+ * key (vg_log_sign) its signature (rec->sig); the caller fills in the rest
+ * of the seal.  Returns 0, or -1 when the write failed: the log is then
  * dead (every later write fails too) and vg_log_error says why. */
 int vg_log_write(struct vg_log *log, struct vg_record *rec);
+/* Sign the trailer with key (which must outlive the log); NULL: unsigned. */
+void vg_log_sign(struct vg_log *log, const struct vg_sigkey *key);
 /* Records will come from more than one thread (vigil's resolver's, besides
  * the engine's; every write takes a lock): a record whose ts was taken
  * before another thread's record got in is written with that record's ts,

@@ -49,11 +49,13 @@ def unpack(path):
 
 def as_json_value(v):
     """What `vigil log --json` prints for a decoded value: bin (a string
-    that was not UTF-8) becomes text with U+FFFD for the bad bytes."""
+    that was not UTF-8) becomes text with U+FFFD for the bad bytes; a
+    record's chain value and signature (bin on disk) become hex."""
     if isinstance(v, bytes):
         return v.decode("utf-8", "replace")
     if isinstance(v, dict):
-        return {k: as_json_value(x) for k, x in v.items()}
+        return {k: x.hex() if k in ("chain", "sig") and isinstance(x, bytes) else as_json_value(x)
+                for k, x in v.items()}
     if isinstance(v, list):
         return [as_json_value(x) for x in v]
     return v

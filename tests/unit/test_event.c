@@ -84,7 +84,7 @@ static struct vg_record full_note(void)
 static struct vg_record full_trailer(void)
 {
     struct vg_record r = {.type = VG_REC_TRAILER};
-    r.u.trailer = (struct vg_trailer){0, 500, "limit", 3, 9, "memory", 500, 4, counts, 2};
+    r.u.trailer = (struct vg_trailer){0, 500, "limit", 3, 9, "memory", 500, 4, counts, 2, {0}};
     return r;
 }
 
@@ -387,7 +387,9 @@ static void test_flipped_bytes(void)
     /* one of them through the file reader too */
     char *path = tmp_path("flip.msgpack");
     memcpy(mut, raw, len);
-    mut[ends[1] + 1] = 0xc1;
+    /* the first key's type byte, after the map's header (fixmap, or map
+     * 16 for a record of more than 15 entries, its chain value among them) */
+    mut[ends[1] + ((raw[ends[1]] & 0xf0) == 0x80 ? 1 : 3)] = 0xc1;
     spit(path, mut, len);
     int rc;
     enum vg_mp_status st;
