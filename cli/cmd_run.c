@@ -57,6 +57,10 @@ static const struct vg_opt rows[] = {
      .kind = VG_OPT_STRING, .off = AT(result_path)},
     {"task-id", 0, "ID", "recorded in the log and the result",
      .kind = VG_OPT_STRING, .off = AT(task_id)},
+    {"sign-key", 0, "KEY", "sign the log's seal with this ed25519 private key\n"
+     "(openssl genpkey -algorithm ed25519 -out KEY): 'vigil verify --key'\n"
+     "then shows the log is the one vigil wrote, whole",
+     .kind = VG_OPT_STRING, .off = AT(sign_key)},
     {"mode", 0, "MODE", "enforce, or dry-run: record, refuse nothing", .def = "enforce",
      .kind = VG_OPT_CHOICE, .off = AT(mode), .choices = mode_names},
     {"dry-run", 0, NULL, "same as --mode dry-run",

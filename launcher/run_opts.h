@@ -37,6 +37,7 @@ struct vg_run_opts {
     const char *log_path;      /* -o; NULL: a generated name in the state dir */
     const char *result_path;   /* --result */
     const char *task_id;
+    const char *sign_key;      /* --sign-key: ed25519 private key (PEM) that signs the seal */
     const char *workdir;       /* --workdir; NULL: /tmp/work in the sandbox (a host scratch dir with --keep) */
     bool keep;                 /* keep the scratch dir */
     enum vg_mode mode;

@@ -229,6 +229,25 @@ static void counts(struct vg_json *j, const struct vg_outcome *o)
     vg_json_uint(j, o->procs);
 }
 
+/* The log's seal (docs/RUN.md): null when the trailer was not written. */
+static void seal(struct vg_json *j, const struct vg_result_seal *s)
+{
+    vg_json_key(j, "seal");
+    if (!s || !s->sealed) {
+        vg_json_null(j);
+        return;
+    }
+    vg_json_obj_begin(j);
+    vg_json_key(j, "chain"); vg_json_str(j, s->chain);
+    vg_json_key(j, "head"); vg_json_str(j, s->head);
+    vg_json_key(j, "records"); vg_json_uint(j, s->records);
+    vg_json_key(j, "vigil_sha256"); vg_json_str(j, s->vigil_sha256[0] ? s->vigil_sha256 : NULL);
+    vg_json_key(j, "signed"); vg_json_bool(j, s->signed_log);
+    vg_json_key(j, "key"); vg_json_str(j, s->signed_log ? s->key : NULL);
+    vg_json_key(j, "sig"); vg_json_str(j, s->signed_log ? s->sig : NULL);
+    vg_json_obj_end(j);
+}
+
 static void iso_time(uint64_t ns, char *buf, size_t n)
 {
     time_t t = (time_t)(ns / 1000000000ull);
@@ -306,6 +325,7 @@ static void body(struct vg_json *j, const struct vg_result_in *in)
     else
         vg_json_null(j);
     vg_json_key(j, "log"); vg_json_str(j, in->log_path);
+    seal(j, in->seal);
     vg_json_key(j, "workdir"); vg_json_str(j, in->workdir);
     vg_json_key(j, "workdir_kept"); vg_json_bool(j, in->workdir_kept);
     vg_json_key(j, "start_time"); vg_json_str(j, when);

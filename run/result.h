@@ -24,6 +24,17 @@ struct vg_ending {
     uint64_t peak_rss;      /* bytes */
 };
 
+/* The log's seal as the trailer wrote it (docs/RUN.md, the result's
+ * "seal"): the chain value that stands for the whole log, hex. */
+struct vg_result_seal {
+    bool sealed;                   /* the trailer was written */
+    bool signed_log;
+    uint64_t records;              /* the log's records, the trailer included */
+    char chain[2 * VG_CHAIN_LEN + 1], head[2 * VG_CHAIN_LEN + 1];
+    char sig[2 * VG_SIG_LEN + 1], key[2 * VG_CHAIN_LEN + 1];
+    char vigil_sha256[2 * VG_CHAIN_LEN + 1];
+};
+
 struct vg_result_in {
     const struct vg_run_opts *opts;
     const struct vg_limits *limits;
@@ -45,6 +56,7 @@ struct vg_result_in {
     char *const *warnings;  /* what vigil warned about (files it did not show, ...) */
     unsigned nwarnings;
     const struct vg_summary *summary; /* the log's intent summary, or NULL */
+    const struct vg_result_seal *seal;
 };
 
 /* Work out status and exit code from what the supervisor, the I/O thread

@@ -394,7 +394,7 @@ static int supervise(struct run *r, struct vg_ending *end)
             .engine = engine->name, .engine_note = r->engine_note,
             .outcome = &ctx.out, .io = &io, .end = end,
             .warnings = r->warnings, .nwarnings = r->nwarnings,
-            .summary = have_sum ? &sum : NULL,
+            .summary = have_sum ? &sum : NULL, .seal = &r->seal,
         };
         if (vg_result_write(&r->result_out, &in, &r->err) < 0) {
             vg_say(stderr, "vigil: %s", r->err.msg);
@@ -410,6 +410,8 @@ static int supervise(struct run *r, struct vg_ending *end)
 
 static void cleanup(struct run *r)
 {
+    vg_selfhash_wait(&r->selfhash);  /* a run that failed before its trailer */
+    vg_sigkey_wipe(&r->sign_key);
     if (r->log_fd >= 0)
         close(r->log_fd);
     vg_enforce_undo(&r->enf);
@@ -454,7 +456,11 @@ int vg_run(struct vg_run_opts *o)
     struct vg_places places = {.tmp = "/tmp"};
     char *home = home_dir();
     places.home = home;
-    if (load_policy(&r) < 0 || prepare_workdir(&r, home) < 0)
+    /* a key that cannot sign is found out before anything runs */
+    struct vg_err kerr;
+    if (o->sign_key && vg_sigkey_load(o->sign_key, &r.sign_key, &kerr) < 0)
+        vg_errf(&r.err, "--sign-key %s", kerr.msg);
+    if (r.err.msg[0] || load_policy(&r) < 0 || prepare_workdir(&r, home) < 0)
         goto out;
     places.work = r.workdir;
     choose_engine(&r);

@@ -13,6 +13,7 @@
 #include "net/dns.h"
 #include "run/result.h"
 #include "run/run.h"
+#include "run/selfhash.h"
 #include "core/syscalls.h"
 #include "image/image.h"
 #include "util/outfile.h"
@@ -54,6 +55,9 @@ struct run {
     char engine_note[200];           /* features found, or why notify fell back */
     uint64_t start_wall, start_mono;
     char kernel[300];
+    struct vg_sigkey sign_key;  /* --sign-key, read before anything runs */
+    struct vg_selfhash selfhash; /* vigil's own binary, for the seal */
+    struct vg_result_seal seal; /* what the trailer sealed, for the result */
     struct vg_err err;
 };
 

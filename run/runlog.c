@@ -8,6 +8,7 @@
 #include "launcher/limits.h"
 #include "launcher/plan.h"
 #include "run/run_int.h"
+#include "util/fastsha.h"
 
 /* Room for the sandbox's own trees (launcher/plan.c has two). */
 #define VG_MAX_SCRATCH 8
@@ -41,6 +42,9 @@ int vg_run_header(struct run *r)
     uint32_t nlim = limit_recs(r, lim);
     const char *scratch[VG_MAX_SCRATCH];
     uint32_t nscratch = vg_plan_scratch(&r->plan, scratch, VG_MAX_SCRATCH);
+    if (r->o->sign_key)
+        vg_log_sign(r->log, &r->sign_key);
+    vg_selfhash_start(&r->selfhash);
     struct vg_record rec = {.type = VG_REC_HEADER};
     rec.u.header = (struct vg_header){
         .format = VG_FORMAT_VERSION, .vigil_version = VG_VERSION,
@@ -98,7 +102,27 @@ void vg_run_trailer(struct run *r, const struct vg_engine_ctx *ctx,
         .exit_code = end->exit_code, .signal = end->signal, .limit = end->limit,
         .elapsed_ns = vg_now_mono_ns() - r->start_mono, .events = vg_log_count(r->log),
         .counts = cnt, .ncounts = n,
+        /* the writer adds the chain's head and the key */
+        .seal = {.vigil_sha256 = vg_selfhash_wait(&r->selfhash),
+                 .policy_sha256 = vg_policy_sha256(r->pol),
+                 .image_digest = r->image_digest[0] ? r->image_digest : NULL,
+                 .artifacts = r->artifacts, .nartifacts = r->nartifacts,
+                 .engine = r->engine->name, .kernel = r->kernel,
+                 .start_wall_ns = r->start_wall, .end_wall_ns = vg_now_wall_ns()},
     };
-    vg_log_write(r->log, &rec);
+    if (vg_log_write(r->log, &rec) < 0)
+        return;
+    struct vg_result_seal *s = &r->seal;
+    s->sealed = true;
+    s->signed_log = rec.sealed_sig;
+    s->records = vg_log_count(r->log);
+    vg_hex(rec.chain, VG_CHAIN_LEN, s->chain);
+    snprintf(s->head, sizeof s->head, "%s", rec.u.trailer.seal.head);
+    snprintf(s->vigil_sha256, sizeof s->vigil_sha256, "%s",
+             rec.u.trailer.seal.vigil_sha256 ? rec.u.trailer.seal.vigil_sha256 : "");
+    if (rec.sealed_sig) {
+        vg_hex(rec.sig, VG_SIG_LEN, s->sig);
+        snprintf(s->key, sizeof s->key, "%s", rec.u.trailer.seal.key);
+    }
 }
 
