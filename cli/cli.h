@@ -10,6 +10,7 @@ int vg_cmd_log(int argc, char **argv);
 int vg_cmd_view(int argc, char **argv);
 int vg_cmd_batch(int argc, char **argv);
 int vg_cmd_learn(int argc, char **argv);
+int vg_cmd_recheck(int argc, char **argv);
 int vg_cmd_verify(int argc, char **argv);
 int vg_cmd_report(int argc, char **argv);
 int vg_cmd_image(int argc, char **argv);

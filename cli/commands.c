@@ -11,6 +11,8 @@ const struct vg_command vg_commands[] = {
     {"view", vg_cmd_view, "replay a run log in the terminal", &vg_view_optcmd},
     {"batch", vg_cmd_batch, "run many candidates, each in its own sandbox", &vg_batch_optcmd},
     {"learn", vg_cmd_learn, "write the policy a run needed, from its log", &vg_learn_optcmd},
+    {"recheck", vg_cmd_recheck, "decide a run's recorded calls again under another policy",
+     &vg_recheck_optcmd},
     {"verify", vg_cmd_verify, "check that a run log is intact and sealed (its chain, its seal)",
      &vg_verify_optcmd},
     {"report", vg_cmd_report, "the fleet view of a batch: text, JSON or an HTML page",
