@@ -57,7 +57,7 @@ struct recheck_args {
 static const struct vg_opt rows[] = {
     {"policy", 'p', "POLICY", "the new policy: a file, or a shipped policy's name",
      .kind = VG_OPT_STRING, .off = AT(policy)},
-    {"json", 0, NULL, "JSON Lines: one object per run (every change), then a summary",
+    {"json", 0, NULL, "JSON Lines: one object per run (all its changes), then\na summary",
      .kind = VG_OPT_FLAG, .off = AT(json)},
     {"all", 0, NULL, "every change of a run in the text (else the first 20)",
      .kind = VG_OPT_FLAG, .off = AT(all)},
