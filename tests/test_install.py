@@ -20,6 +20,7 @@ pytestmark = pytest.mark.soak
 
 MAN_PAGES = ["man1/vigil.1", "man1/vigil-run.1", "man1/vigil-check.1", "man1/vigil-log.1",
              "man1/vigil-view.1", "man1/vigil-batch.1", "man1/vigil-learn.1", "man1/vigil-image.1",
+             "man1/vigil-recheck.1",
              "man1/vigil-report.1", "man1/vigil-verify.1",
              "man5/vigil-policy.5",
              "man5/vigil-log.5",
