@@ -4,131 +4,23 @@
  * through util/escape.h; tables are plain columns (no colour, no box
  * drawing: it is read through less and grep as often as on a screen). */
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "insight/report_int.h"
+#include "insight/text_table.h"
 #include "util/escape.h"
 
-/* A cell longer than this is cut (the last column never is). */
-#define MAX_CELL 40
-#define CUT_MARK "..."
-/* "\xNN": a cut never splits one */
-#define ESCAPE_LEN 4
-#define COL_GAP "  "
 /* bytes of a group's name in a BY GROUP cell */
 #define MAX_GROUP_IN_CELL 12
+#define CUT_MARK "..."
 
-struct table {
-    size_t ncols, nrows;
-    char **cells;        /* row-major, escaped; row 0 the headings */
-    size_t cap;
-    const char *align;   /* per column: 'r' a number, right-aligned; 'l' */
-};
-
-/* The cells are appended one after another; a row is complete after ncols. */
-struct tbuf {
-    struct table t;
-    size_t ncells;
-};
-
-static void put(struct tbuf *b, char *escaped)
-{
-    if (b->ncells == b->t.cap) {
-        b->t.cap = b->t.cap ? 2 * b->t.cap : 64;
-        b->t.cells = vg_xrealloc(b->t.cells, b->t.cap * sizeof *b->t.cells);
-    }
-    b->t.cells[b->ncells++] = escaped;
-    b->t.nrows = b->ncells / b->t.ncols;
-}
-
-static void put_text(struct tbuf *b, const char *s)
-{
-    struct vg_buf e = {0};
-    vg_esc_puts(&e, s, VG_ESC_TEXT);
-    vg_buf_put(&e, "", 1);
-    put(b, e.data);
-}
-
-static void put_num(struct tbuf *b, uint64_t n)
-{
-    put(b, vg_xasprintf("%" PRIu64, n));
-}
-
-/* A cell already in vigil's words (headings, decisions): as it is. */
-static void put_own(struct tbuf *b, const char *s)
-{
-    put(b, vg_xstrdup(s));
-}
-
-/* align: a letter per column, 'r' or 'l' */
-static void start(struct tbuf *b, const char *align, const char *const *heads)
-{
-    size_t ncols = strlen(align);
-    memset(b, 0, sizeof *b);
-    b->t.ncols = ncols;
-    b->t.align = align;
-    for (size_t i = 0; i < ncols; i++)
-        put_own(b, heads[i]);
-}
-
-/* The cell as shown: cut to MAX_CELL unless it is the last column. */
-static size_t shown_len(const char *s, bool last, bool *cut)
-{
-    size_t n = strlen(s);
-    *cut = !last && n > MAX_CELL;
-    if (!*cut)
-        return n;
-    size_t keep = MAX_CELL - strlen(CUT_MARK);
-    /* back off to before an escape the cut would split */
-    for (size_t k = keep > ESCAPE_LEN ? keep - ESCAPE_LEN : 0; k < keep; k++)
-        if (s[k] == '\\')
-            return k;
-    return keep;
-}
-
-static void finish(struct tbuf *b, struct vg_buf *out)
-{
-    struct table *t = &b->t;
-    size_t *w = vg_xcalloc(t->ncols, sizeof *w);
-    for (size_t r = 0; r < t->nrows; r++)
-        for (size_t c = 0; c < t->ncols; c++) {
-            bool cut;
-            size_t n = shown_len(t->cells[r * t->ncols + c], c + 1 == t->ncols, &cut);
-            n += cut ? strlen(CUT_MARK) : 0;
-            if (n > w[c])
-                w[c] = n;
-        }
-    for (size_t r = 0; r < t->nrows; r++) {
-        vg_buf_puts(out, COL_GAP);
-        for (size_t c = 0; c < t->ncols; c++) {
-            const char *s = t->cells[r * t->ncols + c];
-            bool cut, last = c + 1 == t->ncols;
-            size_t n = shown_len(s, last, &cut), pad = w[c] - n - (cut ? strlen(CUT_MARK) : 0);
-            bool right = t->align[c] == 'r';
-            if (right)
-                vg_buf_printf(out, "%*s", (int)pad, "");
-            vg_buf_put(out, s, n);
-            if (cut)
-                vg_buf_puts(out, CUT_MARK);
-            if (!right && !last)
-                vg_buf_printf(out, "%*s", (int)pad, "");
-            if (!last)
-                vg_buf_puts(out, COL_GAP);
-        }
-        vg_buf_puts(out, "\n");
-    }
-    for (size_t i = 0; i < b->ncells; i++)
-        free(t->cells[i]);
-    free(t->cells);
-    free(w);
-}
-
-static void put_group(struct tbuf *b, const struct vg_report *r, const struct vg_rep_group *g)
+static void put_group(struct vg_table *b, const struct vg_report *r, const struct vg_rep_group *g)
 {
     struct vg_buf name = {0};
     vg_rep_group_name(r, g, &name);
-    put_text(b, name.data);
+    vg_table_text(b, name.data);
     vg_buf_free(&name);
 }
 
@@ -144,23 +36,23 @@ static void groups_table(const struct vg_report *r, struct vg_buf *out)
         "GROUP", "CANDIDATES", "OK", "NOT OK", "REFUSED", "SECRETS", "NETWORK", "EXEC",
         "WRITES", "DELETIONS", "LIMITS HIT",
     };
-    struct tbuf b;
-    start(&b, "lrrrrrrrrrr", heads);
+    struct vg_table b;
+    vg_table_start(&b, "lrrrrrrrrrr", heads);
     for (size_t i = 0; i <= r->ngroups; i++) {
         const struct vg_rep_group *g = nth_group(r, i);
         put_group(&b, r, g);
-        put_num(&b, g->ncand);
-        put_num(&b, vg_rep_ok(g));
-        put_num(&b, g->ncand - vg_rep_ok(g));
-        put_num(&b, g->refused_cands);
+        vg_table_num(&b, g->ncand);
+        vg_table_num(&b, vg_rep_ok(g));
+        vg_table_num(&b, g->ncand - vg_rep_ok(g));
+        vg_table_num(&b, g->refused_cands);
         for (int l = 0; l < VG_SUM_NCATS; l++)
-            put_num(&b, g->list[l].cands);
+            vg_table_num(&b, g->list[l].cands);
         uint64_t limited = 0;
         for (size_t k = 0; k < g->limits.n; k++)
             limited = g->limits.e[k].cands > limited ? g->limits.e[k].cands : limited;
-        put_num(&b, limited);
+        vg_table_num(&b, limited);
     }
-    finish(&b, out);
+    vg_table_finish(&b, out);
     vg_buf_puts(out, "  (candidates: REFUSED had a call refused, SECRETS ... DELETIONS tried one;"
                      " LIMITS HIT: the most of any one limit)\n");
 }
@@ -180,17 +72,17 @@ static void refusals_table(const struct vg_report *r, struct vg_buf *out)
     memset(align, 'r', sizeof align - 1);
     align[0] = 'l';
     align[sizeof align - 1] = 0;
-    struct tbuf b;
-    start(&b, align, heads);
+    struct vg_table b;
+    vg_table_start(&b, align, heads);
     for (size_t i = 0; i <= r->ngroups; i++) {
         const struct vg_rep_group *g = nth_group(r, i);
         put_group(&b, r, g);
         for (int c = 0; c < VG_CLASS_NCLASSES; c++)
-            put_num(&b, g->refusals[c]);
-        put_num(&b, g->refused);
+            vg_table_num(&b, g->refusals[c]);
+        vg_table_num(&b, g->refused);
     }
     vg_buf_puts(out, "\nrefusals by class\n");
-    finish(&b, out);
+    vg_table_finish(&b, out);
 }
 
 /* "ok 9, nonzero 2": a tally's entries by candidates. */
@@ -294,19 +186,19 @@ static void list_table(const struct vg_report *r, int l, struct vg_buf *out)
     heads[nh++] = src ? "LINE" : "WHAT";
     memset(align + 2, 'l', nh - 2);
     align[nh] = 0;
-    struct tbuf b;
-    start(&b, align, heads);
+    struct vg_table b;
+    vg_table_start(&b, align, heads);
     const struct vg_tally_ent **v = vg_tally_sorted(t);
     size_t shown = t->n < r->top ? t->n : r->top;
     for (size_t i = 0; i < shown; i++) {
         const struct vg_tally_ent *e = v[i];
-        put_num(&b, e->cands);
-        put_num(&b, e->count);
+        vg_table_num(&b, e->cands);
+        vg_table_num(&b, e->count);
         if (decided) {
             struct vg_buf s = {0};
             vg_rep_decisions(e->decisions, &s);
             vg_buf_put(&s, "", 1);
-            put_own(&b, s.data[0] ? s.data : "-");
+            vg_table_own(&b, s.data[0] ? s.data : "-");
             vg_buf_free(&s);
         }
         struct vg_buf w = {0};
@@ -317,7 +209,7 @@ static void list_table(const struct vg_report *r, int l, struct vg_buf *out)
         }
         if (fourth) {
             vg_buf_put(&w, "", 1);
-            put_text(&b, w.data);
+            vg_table_text(&b, w.data);
         }
         vg_buf_free(&w);
         struct vg_buf what = {0};
@@ -331,11 +223,11 @@ static void list_table(const struct vg_report *r, int l, struct vg_buf *out)
             vg_buf_puts(&what, ")");
         }
         vg_buf_put(&what, "", 1);
-        put_text(&b, what.data);
+        vg_table_text(&b, what.data);
         vg_buf_free(&what);
     }
     free(v);
-    finish(&b, out);
+    vg_table_finish(&b, out);
     more_line(shown, t->n, out);
 }
 
@@ -344,38 +236,38 @@ static void candidates_table(const struct vg_report *r, struct vg_buf *out)
     static const char *const with_group[] = {
         "ID", "GROUP", "STATUS", "EXIT", "REFUSALS", "SECRETS", "NETWORK", "EXEC", "WRITES",
         "DELETIONS", "PROGRAMS", "LOG", "LIMITS HIT"};
-    struct tbuf b;
+    struct vg_table b;
     /* no group column without --by */
     if (r->by)
-        start(&b, "lllrrrrrrrrll", with_group);
+        vg_table_start(&b, "lllrrrrrrrrll", with_group);
     else
-        start(&b, "llrrrrrrrrll", (const char *const[]){
+        vg_table_start(&b, "llrrrrrrrrll", (const char *const[]){
             "ID", "STATUS", "EXIT", "REFUSALS", "SECRETS", "NETWORK", "EXEC", "WRITES",
             "DELETIONS", "PROGRAMS", "LOG", "LIMITS HIT"});
     vg_buf_puts(out, "\ncandidates (counts: refusals; attempts, as their summaries; execs)\n");
     for (size_t i = 0; i < r->ncands; i++) {
         const struct vg_rep_cand *c = &r->cands[i];
-        put_text(&b, c->id);
+        vg_table_text(&b, c->id);
         if (r->by) {
             struct vg_buf g = {0};
             vg_rep_label_name(r, c->group, &g);
             vg_buf_put(&g, "", 1);
-            put_text(&b, g.data);
+            vg_table_text(&b, g.data);
             vg_buf_free(&g);
         }
-        put_text(&b, c->status);
+        vg_table_text(&b, c->status);
+        char code[sizeof "-9223372036854775808"] = "-";
         if (c->has_exit)
-            put(&b, vg_xasprintf("%" PRId64, c->exit_code));
-        else
-            put_own(&b, "-");
-        put_num(&b, c->refused);
+            snprintf(code, sizeof code, "%" PRId64, c->exit_code);
+        vg_table_own(&b, code);
+        vg_table_num(&b, c->refused);
         for (int l = 0; l < VG_SUM_NCATS; l++)
-            put_num(&b, c->n[l]);
-        put_num(&b, c->n[VG_REP_PROGRAMS]);
-        put_own(&b, vg_rep_log_names[c->log]);
-        put_text(&b, c->limits[0] ? c->limits : "-");
+            vg_table_num(&b, c->n[l]);
+        vg_table_num(&b, c->n[VG_REP_PROGRAMS]);
+        vg_table_own(&b, vg_rep_log_names[c->log]);
+        vg_table_text(&b, c->limits[0] ? c->limits : "-");
     }
-    finish(&b, out);
+    vg_table_finish(&b, out);
 }
 
 void vg_report_text(const struct vg_report *r, struct vg_buf *out)

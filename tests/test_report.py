@@ -16,12 +16,13 @@ import re
 import shutil
 import struct
 import subprocess
+import sys
 import tempfile
 import zlib
 
 import pytest
 
-from helpers import decode_log, root_caller  # noqa: F401
+from helpers import ROOT, decode_log, root_caller  # noqa: F401
 
 # The summary's frame rule (docs/FORMAT.md, --summary): library code is
 # skipped for the candidate's own line.
@@ -559,6 +560,10 @@ def test_labels_reach_the_results_never_the_key(root_caller):
     again = results(os.path.join(out, "results.jsonl"))
     assert again[0]["labels"]["model"] == "m2" and again[0]["key"] == first[0]["key"]
     assert again[0]["start_time"] == first[0]["start_time"]
+    # the Python package reads them too
+    sys.path.insert(0, os.path.join(ROOT, "python"))
+    import vigil as vigil_py
+    assert vigil_py.Result.from_dict(again[0]).labels == {"model": "m2", "prompt": "p7"}
     for bad, message in [({"a b": "x"}, "not a label name"), ({"m": 1}, "must be a string"),
                          ([], "must be an object")]:
         write_tasks(os.path.join(d, "bad.jsonl"), [{"id": "x", "argv": ["true"], "labels": bad}])

@@ -186,6 +186,7 @@ _CONVERT: Dict[str, Callable[[Any], Any]] = {
     "stdout": Stream.from_dict, "stderr": Stream.from_dict,
     "limits": _limits, "policy": _policy, "image": _image, "counts": _counts,
     "inputs": lambda v: [_input(x) for x in v or []],
+    "labels": lambda v: dict(v or {}),
     "stdin": lambda v: _input(v) if isinstance(v, Mapping) else None,
     "wall_s": _opt_float, "cpu_s": _opt_float, "cpu_user_s": _opt_float,
     "cpu_sys_s": _opt_float,
@@ -200,7 +201,8 @@ class Result:
     The record of a run that failed before it ran has only some fields:
     the others are None, empty, or an empty `Stream`.  ``key`` is the
     batch's hash of everything that decides the run, ``inputs`` and
-    ``stdin`` the files it was given (None and empty outside a batch).  ``raw`` is the
+    ``stdin`` the files it was given, ``labels`` the task's labels (None
+    and empty outside a batch).  ``raw`` is the
     record as vigil wrote it, fields a later vigil adds included.
 
     Backward compatible with the dicts earlier versions returned:
@@ -247,6 +249,7 @@ class Result:
     start_unix_ns: Optional[int] = None
     key: Optional[str] = None
     inputs: List[InputFile] = field(default_factory=list)
+    labels: Dict[str, str] = field(default_factory=dict)
     stdin: Optional[InputFile] = None
     raw: Dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
