@@ -14,6 +14,7 @@ import json
 import os
 import re
 import shutil
+import stat
 import struct
 import subprocess
 import sys
@@ -51,11 +52,17 @@ DELETE = "import os\ntry:\n    os.remove('/etc/hostname')\nexcept OSError as e:\
 PROGRAM = ("import subprocess\nsubprocess.run(['ls'])\ntry:\n"
            "    subprocess.run(['tar', '--version'])\nexcept OSError as e:\n    print(e)\n")
 HOSTILE = "try:\n    open(%r, 'w')\nexcept OSError as e:\n    print(e)\n" % HOSTILE_FILE
+# A candidate that swaps its script for a symlink to a host secret, or a
+# FIFO, after a refusal: the report (often run as root) reads neither.
+SWAP = ("import os\ntry:\n    open('/root/.ssh/id_rsa').read()\nexcept OSError:\n    pass\n"
+        "os.remove('cand.py')\n%s\n")
+SWAP_LINK = SWAP % "os.symlink('/etc/shadow', 'cand.py')"
+SWAP_FIFO = SWAP % "os.mkfifo('cand.py')"
 
 
 def small_batch():
-    """Nine candidates: alpha, beta, the hostile group, and one without
-    the label.  Two groups share a line (the same refused read)."""
+    """Eleven candidates: alpha, beta, the hostile group, and one without
+    the label.  Three groups share a line (the same refused read)."""
     tasks = [
         ("alpha-secret", "alpha", SECRET + HOME_SECRET),
         ("alpha-net", "alpha", CONNECT + NAME),
@@ -65,6 +72,8 @@ def small_batch():
         ("beta-secret", "beta", SECRET),
         ("evil-path", HOSTILE_MODEL, HOSTILE + SECRET),
         ("evil-slow", HOSTILE_MODEL, "import time\ntime.sleep(30)\n"),
+        ("evil-link", HOSTILE_MODEL, SWAP_LINK),
+        ("evil-fifo", HOSTILE_MODEL, SWAP_FIFO),
         ("unlabelled", None, CONNECT),
     ]
     out = []
@@ -125,6 +134,8 @@ def line_of(out, tid, header, fr):
     if not name or "/" in name:
         return None
     path = os.path.join(out, "tasks", tid, "work", name)
+    if not stat.S_ISREG(os.lstat(path).st_mode):
+        return None  # a symlink or a FIFO the candidate left: not followed, not read
     with open(path, "rb") as f:
         lines = f.read().split(b"\n")
     if not 1 <= fr["line"] <= len(lines):
@@ -389,7 +400,7 @@ def test_report_json_equals_an_independent_count(batch):
     p = report(caller, out, "--by", "model", "--json")
     assert p.returncode == 0, p.stderr
     rep = json.loads(p.stdout)
-    assert rep["candidates"] == len(recs) == 9 and rep["by"] == "model"
+    assert rep["candidates"] == len(recs) == 11 and rep["by"] == "model"
     check_group(rep["fleet"], fleet)
     # groups by name, the candidates without the label last
     assert [g["name"] for g in rep["groups"]] == ["<script>alert(1)</script>\x1b[31m\u202e",
@@ -423,6 +434,16 @@ def test_report_json_equals_an_independent_count(batch):
     top = f["sources"]["items"][0]
     assert (top["text"], top["candidates"]) == ("open('/root/.ssh/id_rsa').read()", 3)
     assert top["location"] == "cand.py:2 in <module>" and top["first_in"] == "alpha-secret"
+    # the swapped scripts: their refusal is listed by its place, the
+    # secret the symlink points to never read (one place, two candidates)
+    work = os.path.join(out, "tasks", "%s", "work", "cand.py")
+    assert os.path.islink(work % "evil-link")
+    assert stat.S_ISFIFO(os.lstat(work % "evil-fifo").st_mode)
+    swapped = [it for it in f["sources"]["items"] if it["text"] is None]
+    assert [(it["location"], it["candidates"], it["first_in"]) for it in swapped] == [
+        ("cand.py:3 in <module>", 2, "evil-link")]
+    assert not any(":$" in (it["text"] or "") or "root:" in (it["text"] or "")
+                   for it in f["sources"]["items"])
 
 
 def test_report_text_has_the_same_numbers_escaped(batch):
