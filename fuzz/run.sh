@@ -35,8 +35,8 @@ for src in fuzz/fuzz_*.c; do
     name=$(basename "$src" .c | sed 's/^fuzz_//')
     echo "== build $bin"
     # shellcheck disable=SC2086 # LIB is a list of globs
-    if ! $CC $CFLAGS $(pkg-config --cflags msgpack) -o "$bin" "$src" $LIB \
-            "$OUT/default_policy.c" $(pkg-config --libs msgpack) -lm; then
+    if ! $CC $CFLAGS $(pkg-config --cflags msgpack libsodium libcrypto) -o "$bin" "$src" $LIB \
+            "$OUT/default_policy.c" $(pkg-config --libs msgpack libsodium libcrypto) -lm; then
         echo "fuzz: $src does not build" >&2
         status=1
         continue
