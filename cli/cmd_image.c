@@ -34,9 +34,9 @@ static const char usage_text[] =
     "differ, with every installed package's version in its manifest: the\n"
     "same spec and package versions give the same digest.  build needs root,\n"
     "or mmdebstrap's unshare mode (newuidmap, /etc/subuid).  ls lists the\n"
-    "images; rm removes one and its names; verify hashes the stored tree\n"
-    "again.  A DIGEST is sha256:HEX, HEX, or its first 12 or more digits.\n"
-    "vigil run --image NAME runs a candidate on one.\n";
+    "images; rm removes one and its names (not one a run has); verify\n"
+    "hashes the stored tree again.  A DIGEST is sha256:HEX, HEX, or its\n"
+    "first 12 or more digits.  vigil run --image NAME runs a candidate on one.\n";
 
 static const char usage_tail[] =
     "Exit status: 0; 1 when an import, a build, a removal or a verify fails;\n"
@@ -60,7 +60,7 @@ static const struct vg_example examples[] = {
     {"vigil image import - --name py312 < python.tar",
      "import a 'docker save' tarball from stdin"},
     {"vigil image build python --name python",
-     "build the shipped python spec with mmdebstrap (-p image-python runs on it)"},
+     "build the shipped python spec (-p image-python runs on it)"},
     {"vigil image build ./my.spec --name mine", "build an image from a spec of one's own"},
     {"vigil image verify py312", "check that the stored tree still has its digest"},
 };
