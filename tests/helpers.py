@@ -489,3 +489,20 @@ def nobody_caller(tmp_path_factory):
 def caller(request):
     """Both callers: the critical isolation tests run as each."""
     return request.getfixturevalue(request.param + "_caller")
+
+
+_shipped = {}
+# seconds: one shipped spec built from Debian's mirror
+SHIPPED_BUILD_TIMEOUT = 900
+
+
+def shipped_image(c, spec):
+    """The shipped spec SPEC built once per session for c, as the image
+    named SPEC (what the image-SPEC policies name): its digest.  The soak
+    tests that build from Debian's mirror share these builds."""
+    key = (c.who, spec)
+    if key not in _shipped:
+        p = c.vigil_raw("image", "build", spec, "--name", spec, timeout=SHIPPED_BUILD_TIMEOUT)
+        assert p.returncode == 0, p.stderr
+        _shipped[key] = p.stdout.strip()
+    return _shipped[key]

@@ -27,7 +27,7 @@ import time
 
 import pytest
 
-from helpers import NOBODY, caller, nobody_caller, root_caller  # noqa: F401
+from helpers import NOBODY, caller, nobody_caller, root_caller, shipped_image  # noqa: F401
 from image_digest import digest
 from test_image import hex_of, rootfs, store
 
@@ -348,31 +348,33 @@ def packages_of(c, h):
 
 @pytest.mark.soak
 def test_shipped_python_twice_the_same_digest(root_caller):
+    """(The first build is the session's, which tests/test_image_langs.py
+    grades candidates on too: the tree is left as built.)"""
     c = root_caller
-    t0 = time.monotonic()
-    p = build(c, "python", "py", timeout=NETWORK_TIMEOUT)
-    h = hex_of(p)
-    first = time.monotonic() - t0
+    h = shipped_image(c, "python")[len("sha256:"):]
     pk = packages_of(c, h)
     assert ("python3", "amd64") in pk and ("python3-pytest", "all") in pk, pk
     assert digest(rootfs(c, h)) == h
     p2 = build(c, "python", "py-again", timeout=NETWORK_TIMEOUT)
-    assert hex_of(p2) == h, (p.stderr, p2.stderr)
+    assert hex_of(p2) == h, p2.stderr
     assert "already stored" in p2.stderr and packages_of(c, h) == pk
-    assert c.vigil_raw("image", "verify", "py").returncode == 0
-    os.chmod(os.path.join(rootfs(c, h), "usr/bin"), 0o700)
-    v = c.vigil_raw("image", "verify", "py")
-    assert v.returncode == 1 and "the store was changed" in v.stderr
-    assert c.vigil_raw("image", "rm", "py").returncode == 0
-    assert tmp_entries(c) == [] and first > 0
+    assert c.vigil_raw("image", "verify", "py-again").returncode == 0
+    usr_bin = os.path.join(rootfs(c, h), "usr/bin")
+    os.chmod(usr_bin, 0o700)
+    try:
+        v = c.vigil_raw("image", "verify", "python")
+        assert v.returncode == 1 and "the store was changed" in v.stderr
+    finally:
+        os.chmod(usr_bin, 0o755)
+    assert c.vigil_raw("image", "verify", "python").returncode == 0
+    assert tmp_entries(c) == []
 
 
 @pytest.mark.soak
 @pytest.mark.parametrize("spec,package", [("c", "gcc"), ("node", "nodejs")])
 def test_shipped_specs_build(root_caller, spec, package):
     c = root_caller
-    h = hex_of(build(c, spec, spec, timeout=NETWORK_TIMEOUT))
+    h = shipped_image(c, spec)[len("sha256:"):]
     assert any(name == package for name, _ in packages_of(c, h))
     assert c.vigil_raw("image", "verify", spec).returncode == 0
-    assert c.vigil_raw("image", "rm", spec).returncode == 0
     assert tmp_entries(c) == []

@@ -13,22 +13,17 @@ import subprocess
 
 import pytest
 
-from helpers import decode_log, root_caller  # noqa: F401
+from helpers import SHIPPED_BUILD_TIMEOUT, decode_log, root_caller, shipped_image  # noqa: F401
 
 pytestmark = [pytest.mark.soak,
               pytest.mark.skipif(not shutil.which("mmdebstrap"),
                                  reason="needs mmdebstrap (sh scripts/install-deps.sh test)")]
-BUILD_TIMEOUT = 900  # seconds: one shipped spec from Debian's mirror
-_built = {}
 
 
 def built(c, spec):
-    """The shipped spec built once as an image of its own name: its digest."""
-    if spec not in _built:
-        p = c.vigil_raw("image", "build", spec, "--name", spec, timeout=BUILD_TIMEOUT)
-        assert p.returncode == 0, p.stderr
-        _built[spec] = p.stdout.strip()
-    return _built[spec]
+    """The session's build of the shipped spec (tests/helpers.py: the
+    soak tests of tests/test_image_build.py share it)."""
+    return shipped_image(c, spec)
 
 
 def write(c, name, text):
@@ -55,7 +50,7 @@ def test_node_candidate_graded_end_to_end(root_caller):
         f.write(json.dumps({"id": "js", "code": NODE, "language": "node",
                             "policy": "image-node"}) + "\n")
     out = os.path.join(d, "out")
-    p = root_caller.vigil_raw("batch", tasks, "--out", out, cwd=d, timeout=BUILD_TIMEOUT)
+    p = root_caller.vigil_raw("batch", tasks, "--out", out, cwd=d, timeout=SHIPPED_BUILD_TIMEOUT)
     assert p.returncode == 0, p.stderr
     with open(os.path.join(out, "results.jsonl")) as f:
         r = json.loads(f.readline())
