@@ -8,7 +8,8 @@ under a stricter policy (B).  `vigil recheck -p B` of A's log must give,
 for every call both logs have (by class, call, resolved path or address),
 exactly the decision B's own run recorded, and the exec check's verdicts on
 the images both ran; a log rechecked under its own policy changes nothing.
-Under both engines.  Then an enforcing log (what changes after a changed
+Under both engines.  A run on an image is rechecked in that image's
+trees.  Then an enforcing log (what changes after a changed
 answer is said, not guessed), a run whose policy did not audit reads, a
 `vigil batch` directory (its table, --json, a task with no log), and bad
 input: each a one-line error, exit 2."""
@@ -219,6 +220,45 @@ def test_a_batch(root_caller):  # noqa: F811
     # a task's object is its log's own recheck
     _, (alone,), _ = recheck_json(c, b_policy, os.path.join(out, "tasks", "reads", "run.msgpack"))
     assert alone["changes"] == runs[1]["changes"] and alone["verdict"] == runs[1]["verdict"]
+
+
+def test_a_run_on_an_image_is_rechecked_in_its_trees(root_caller):  # noqa: F811
+    """A rule on a link only the image has (usr/bin/vtool) also holds for
+    what the link resolves to there: the new policy is resolved in the
+    run's image, as vigil run resolves it; a log of an image this store
+    lacks says its policy was resolved on the host's trees instead."""
+    from image_tree import layout_with, runnable_layer
+    c = root_caller
+    d = os.path.join(c.dir("layout"), "oci")
+    layout_with(d, runnable_layer({"usr/lib/vtool/real": b"vtool\n"},
+                                  {"usr/bin/vtool": "../lib/vtool/real"}))
+    p = c.vigil_raw("image", "import", d, "--name", "recheck-img")
+    assert p.returncode == 0, p.stderr
+    digest = p.stdout.strip()
+    cmd = ("sh", "-c", "read -r x < /usr/lib/vtool/real; echo done")
+    a = c.run(*cmd, opts=("--image", digest, "--dry-run", "-p", "observe"))
+    new = write(c, "vtool.policy", "version 1\ndeny read /usr/bin/vtool\ninclude <default>\n")
+    b = c.run(*cmd, opts=("--image", digest, "--dry-run", "-p", new))
+    assert a.rc == 0 and b.rc == 0, (a, b)
+    _, (run,), _ = recheck_json(c, new, a.log_path)
+    vtool = [ch for ch in run["changes"] if ch["target"] == "/usr/lib/vtool/real"]
+    assert vtool and vtool[0]["new"]["decision"] == "would-deny", run["changes"]
+    assert vtool[0]["new"]["rule"]["text"] == "deny read /usr/bin/vtool"
+    real = decisions(b.recs)
+    predicted = decisions(a.recs, new_decisions(run, "call"))
+    assert all(predicted[k] == real[k] for k in set(predicted) & set(real))
+    assert not any("image" in u for u in run["unknown"]), run["unknown"]
+
+    with open(a.log_path, "rb") as f:
+        data = f.read()
+    gone = digest[:-4] + "0000" if not digest.endswith("0000") else digest[:-4] + "1111"
+    other = os.path.join(c.dir("gone"), "run.msgpack")
+    with open(other, "wb") as f:
+        f.write(data.replace(digest.encode(), gone.encode()))
+    _, (run,), _ = recheck_json(c, new, other)
+    assert any("which this store does not have" in u and "host's trees" in u
+               for u in run["unknown"]), run["unknown"]
+    assert c.vigil_raw("image", "rm", "recheck-img").returncode == 0
 
 
 def one_line_error(p, *words):
