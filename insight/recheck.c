@@ -365,6 +365,7 @@ static void mark(struct vg_recheck *R, uint64_t seq, uint64_t ts_ns)
 
 static void mark_record(struct vg_recheck *R, const struct vg_record *r)
 {
+    R->nrecords++;
     switch (r->type) {
     case VG_REC_SYSCALL: mark(R, r->u.sys.seq, r->u.sys.ts_ns); break;
     case VG_REC_PROC: mark(R, r->u.proc.seq, r->u.proc.ts_ns); break;
@@ -378,6 +379,11 @@ static int on_record(struct vg_recheck *R, const struct vg_record *r, struct vg_
 {
     switch (r->type) {
     case VG_REC_HEADER:
+        if (R->pol) { /* one run, one header: a second one is not this log's */
+            vg_errf(err, "%s: a second header (the file's record %llu)", R->run->log,
+                    (unsigned long long)R->nrecords);
+            return -1;
+        }
         return vg_recheck_setup(R, &r->u.header, err);
     case VG_REC_SYSCALL:
         image_done(R, VG_DEC_ALLOW, NULL, false);

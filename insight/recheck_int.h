@@ -99,6 +99,7 @@ struct vg_recheck {
     uint64_t refusals;              /* under the new policy, as the cap counts */
     bool ended_by_cap;              /* the run's own refusals cap ended it */
     uint64_t last_seq, last_ts_ns;  /* the log's last record */
+    uint64_t nrecords;              /* read so far, the header included */
     struct vg_recheck_image image;
 };
 

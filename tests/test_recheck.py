@@ -286,6 +286,9 @@ def test_bad_input(root_caller):  # noqa: F811
     cut = os.path.join(d, "cut.msgpack")
     with open(cut, "wb") as f:
         f.write(data[:mid + 3])
+    twice = os.path.join(d, "twice.msgpack")
+    with open(twice, "wb") as f:
+        f.write(data[:ends[0]] + data)  # a header, then a whole log
     text = os.path.join(d, "notes.txt")
     with open(text, "w") as f:
         f.write("not a log\n")
@@ -295,6 +298,8 @@ def test_bad_input(root_caller):  # noqa: F811
     one_line_error(recheck(c, "-p", "shell", corrupt), "corrupt.msgpack",
                    "corrupt record at byte %d" % mid)
     one_line_error(recheck(c, "-p", "shell", text), "notes.txt", "not a vigil log")
+    one_line_error(recheck(c, "-p", "shell", twice), "twice.msgpack", "a second header",
+                   "record 2")
     bad = write(c, "bad.policy", "version 1\nallow connect tcp 1.2.3.4:70000\n")
     p = recheck(c, "-p", bad, a.log_path)
     one_line_error(p, "bad.policy:2:")
