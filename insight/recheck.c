@@ -104,6 +104,8 @@ static void count(struct vg_recheck *R, const struct about *a, const struct vg_c
     struct vg_recheck_run *run = R->run;
     enum vg_decision d = v->decision;
     run->decided++;
+    if (!allowed(d) && (kills(d) || !a->probe) && !run->first_refused_seq)
+        run->first_refused_seq = a->seq;
     if (kills(d))
         note_kill(run, a, v);
     else if (!allowed(d) && a->kind == VG_RK_NAME)

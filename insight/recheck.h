@@ -73,6 +73,10 @@ struct vg_recheck_run {
     /* Where a log of an enforcing run stops telling what the candidate
      * would do: the first change to what a call returned (0: none). */
     uint64_t diverges_seq;
+    /* The first call or name the new policy refuses that the candidate
+     * would see refused (a probe fails ENOENT either way): where a run
+     * enforcing it would first go another way than a dry run (0: none). */
+    uint64_t first_refused_seq;
     char **unknown;         /* what this recheck cannot know, one line each */
     size_t nunknown;
     bool truncated;         /* no trailer, or a record cut off: decided up to there */

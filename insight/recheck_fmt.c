@@ -194,6 +194,7 @@ void vg_recheck_json(const struct vg_recheck_run *run, struct vg_buf *out)
     vg_json_key(&j, "refusals_cap"); vg_json_uint(&j, run->cap);
     json_at(&j, "cap_seq", run->cap_seq != 0, run->cap_seq);
     json_at(&j, "diverges_seq", run->diverges_seq != 0, run->diverges_seq);
+    json_at(&j, "first_refused_seq", run->first_refused_seq != 0, run->first_refused_seq);
     vg_json_key(&j, "passes"); vg_json_bool(&j, vg_recheck_passes(run));
     struct vg_buf verdict = {0};
     vg_recheck_verdict(run, &verdict);

@@ -140,6 +140,8 @@ def test_recheck_is_what_running_again_gives(root_caller, lang, engine):  # noqa
     assert "/usr/bin/cat" in killed
     assert not run["passes"] and run["verdict"].startswith("would be killed at"), run
     assert "exec /usr/bin/cat" in run["verdict"], run
+    first = min(ch["seq"] for ch in run["changes"] if not ch["probe"])
+    assert run["first_refused_seq"] == first and run["diverges_seq"] is None, run
 
     # the rule that decides now, and the candidate's line (the A run kept
     # every call's Python stack)

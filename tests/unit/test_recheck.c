@@ -419,6 +419,7 @@ static void test_log(void)
     c = change_at(&r, 41, VG_RK_EXEC_CHECK);
     CHECK(c && c->new_dec == VG_DEC_WOULD_KILL);
     CHECK(r.killed && r.kill_seq == 5 && !vg_recheck_passes(&r));
+    CHECK(r.first_refused_seq == 5); /* the probe at 2 fails ENOENT either way */
     CHECK(r.refused == 1 && r.refused_probes == 1 && r.to_refused == 3 && r.to_allowed == 1);
     struct vg_buf b = {0};
     vg_recheck_verdict(&r, &b);
