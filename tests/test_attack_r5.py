@@ -273,7 +273,9 @@ def test_pid1_gives_nothing_and_cannot_be_stopped(caller, engine):
     assert got["stolen"] == "0", out
     for name, want in REFUSED.items():
         assert got.get(name) == want, (name, got.get(name))
-    assert got["init-state"] == "S", got["init-state"]
+    # not stopped: asleep, or running (under ptrace, just let go of the
+    # trace stop a signal made; seen once on a loaded VM)
+    assert got["init-state"] in ("S", "R"), got["init-state"]
     # the run ends with the candidate, not at its timeout; the daemon with it
     assert took < 20, took
     assert wait_gone(mark, 5) == []
