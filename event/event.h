@@ -261,7 +261,8 @@ struct vg_count {
  * holds the chain and the signing key; the run fills in the rest. */
 struct vg_seal {
     const char *head;          /* chain value of the record before the trailer */
-    const char *vigil_sha256;  /* SHA-256 of the vigil binary that wrote the log */
+    const char *vigil_build_id; /* the GNU build id of the vigil binary that wrote the log */
+    const char *vigil_sha256;  /* and its SHA-256 (signed logs) */
     const char *policy_sha256; /* the header's policy.sha256 (includes expanded) */
     const char *image_digest;  /* "sha256:HEX" of the image, NULL on the host's trees */
     const struct vg_artifact *artifacts; /* the candidate's files and their hashes */
@@ -319,6 +320,9 @@ struct vg_record {
     bool chained, sealed_sig;
     uint8_t chain[VG_CHAIN_LEN];
     uint8_t sig[VG_SIG_LEN];   /* a signed trailer's signature */
+    /* The writer's: what a trailer's seal.head and seal.key point to, so
+     * that they live as long as the record does. */
+    char head_hex[2 * VG_CHAIN_LEN + 1], key_hex[2 * VG_CHAIN_LEN + 1];
 };
 
 /* ---- on-disk key names (msgpack map keys) ----
@@ -420,6 +424,7 @@ struct vg_record {
 #define VG_K_N "n"
 #define VG_K_SEAL "seal"         /* {"head","vigil_sha256",...}: docs/FORMAT.md */
 #define VG_K_HEAD "head"
+#define VG_K_VIGIL_BUILD_ID "vigil_build_id"
 #define VG_K_VIGIL_SHA256 "vigil_sha256"
 #define VG_K_POLICY_SHA256 "policy_sha256"
 #define VG_K_IMAGE_DIGEST "image_digest"

@@ -202,6 +202,7 @@ SCHEMA(note_s, struct vg_note_ev, note_f);
 
 static const struct vg_field seal_f[] = {
     FLD(VG_K_HEAD, VG_F_STR, struct vg_seal, head),
+    FLD(VG_K_VIGIL_BUILD_ID, VG_F_STR, struct vg_seal, vigil_build_id),
     FLD(VG_K_VIGIL_SHA256, VG_F_STR, struct vg_seal, vigil_sha256),
     FLD(VG_K_POLICY_SHA256, VG_F_STR, struct vg_seal, policy_sha256),
     FLD(VG_K_IMAGE_DIGEST, VG_F_STR, struct vg_seal, image_digest),

@@ -12,6 +12,7 @@
 #include <fcntl.h>
 #include <msgpack.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -38,7 +39,6 @@ struct vg_log {
     uint64_t bytes;     /* written so far */
     uint64_t room;      /* vg_log_cap: bytes for records before the run's end; 0: no cap */
     uint8_t chain[VG_CHAIN_LEN]; /* the last record's chain value (all zero before the first) */
-    char head[2 * VG_CHAIN_LEN + 1]; /* a trailer's seal.head, in hex */
     const struct vg_sigkey *key; /* vg_log_sign: signs the trailer; NULL: none */
     char key_hex[2 * VG_PUBKEY_LEN + 1];
 };
@@ -146,9 +146,10 @@ static int log_write(struct vg_log *log, struct vg_record *rec)
     bool sign = rec->type == VG_REC_TRAILER && log->key;
     if (rec->type == VG_REC_TRAILER) {
         /* what the seal binds: the chain so far, and the key that signs */
-        vg_hex(log->chain, VG_CHAIN_LEN, log->head);
-        rec->u.trailer.seal.head = log->head;
-        rec->u.trailer.seal.key = sign ? log->key_hex : NULL;
+        vg_hex(log->chain, VG_CHAIN_LEN, rec->head_hex);
+        rec->u.trailer.seal.head = rec->head_hex;
+        snprintf(rec->key_hex, sizeof rec->key_hex, "%s", sign ? log->key_hex : "");
+        rec->u.trailer.seal.key = sign ? rec->key_hex : NULL;
     }
     log->buf.len = 0;
     vg_schema_emit_open(rec, seq, sign ? 2 : 1, &mp_sink, log);

@@ -20,9 +20,9 @@ struct vg_log *vg_log_create(const char *path, struct vg_err *err);
 struct vg_log *vg_log_from_fd(int fd, const char *name);
 /* Assigns the next sequence number to the record (header gets 0), encodes
  * it, appends its chain value (event/chain.h; also left in rec->chain) and
- * writes it.  A trailer gets its seal's head (and key) here, and with a
- * key (vg_log_sign) its signature (rec->sig); the caller fills in the rest
- * of the seal.  Returns 0, or -1 when the write failed: the log is then
+ * writes it.  A trailer's seal gets its head and key here (kept in rec
+ * itself), and with a key (vg_log_sign) its signature (rec->sig); the
+ * caller fills in the rest of the seal.  Returns 0, or -1 when the write failed: the log is then
  * dead (every later write fails too) and vg_log_error says why. */
 int vg_log_write(struct vg_log *log, struct vg_record *rec);
 /* Sign the trailer with key (which must outlive the log); NULL: unsigned. */

@@ -241,6 +241,8 @@ static void seal(struct vg_json *j, const struct vg_result_seal *s)
     vg_json_key(j, "chain"); vg_json_str(j, s->chain);
     vg_json_key(j, "head"); vg_json_str(j, s->head);
     vg_json_key(j, "records"); vg_json_uint(j, s->records);
+    vg_json_key(j, "vigil_build_id");
+    vg_json_str(j, s->vigil_build_id[0] ? s->vigil_build_id : NULL);
     vg_json_key(j, "vigil_sha256"); vg_json_str(j, s->vigil_sha256[0] ? s->vigil_sha256 : NULL);
     vg_json_key(j, "signed"); vg_json_bool(j, s->signed_log);
     vg_json_key(j, "key"); vg_json_str(j, s->signed_log ? s->key : NULL);

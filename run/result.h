@@ -32,7 +32,7 @@ struct vg_result_seal {
     uint64_t records;              /* the log's records, the trailer included */
     char chain[2 * VG_CHAIN_LEN + 1], head[2 * VG_CHAIN_LEN + 1];
     char sig[2 * VG_SIG_LEN + 1], key[2 * VG_CHAIN_LEN + 1];
-    char vigil_sha256[2 * VG_CHAIN_LEN + 1];
+    char vigil_sha256[2 * VG_CHAIN_LEN + 1], vigil_build_id[2 * VG_CHAIN_LEN + 1];
 };
 
 struct vg_result_in {

@@ -456,6 +456,9 @@ int vg_run(struct vg_run_opts *o)
     struct vg_places places = {.tmp = "/tmp"};
     char *home = home_dir();
     places.home = home;
+    /* vigil's own hash, for a signed seal, made while the sandbox is set up */
+    if (o->sign_key)
+        vg_selfhash_start(&r.selfhash);
     /* a key that cannot sign is found out before anything runs */
     struct vg_err kerr;
     if (o->sign_key && vg_sigkey_load(o->sign_key, &r.sign_key, &kerr) < 0)

@@ -56,7 +56,8 @@ struct run {
     uint64_t start_wall, start_mono;
     char kernel[300];
     struct vg_sigkey sign_key;  /* --sign-key, read before anything runs */
-    struct vg_selfhash selfhash; /* vigil's own binary, for the seal */
+    struct vg_selfhash selfhash; /* vigil's own binary, for a signed seal */
+    char build_id[2 * VG_SHA256_LEN + 1]; /* its GNU build id, or "" */
     struct vg_result_seal seal; /* what the trailer sealed, for the result */
     struct vg_err err;
 };

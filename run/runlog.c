@@ -44,7 +44,6 @@ int vg_run_header(struct run *r)
     uint32_t nscratch = vg_plan_scratch(&r->plan, scratch, VG_MAX_SCRATCH);
     if (r->o->sign_key)
         vg_log_sign(r->log, &r->sign_key);
-    vg_selfhash_start(&r->selfhash);
     struct vg_record rec = {.type = VG_REC_HEADER};
     rec.u.header = (struct vg_header){
         .format = VG_FORMAT_VERSION, .vigil_version = VG_VERSION,
@@ -103,7 +102,9 @@ void vg_run_trailer(struct run *r, const struct vg_engine_ctx *ctx,
         .elapsed_ns = vg_now_mono_ns() - r->start_mono, .events = vg_log_count(r->log),
         .counts = cnt, .ncounts = n,
         /* the writer adds the chain's head and the key */
-        .seal = {.vigil_sha256 = vg_selfhash_wait(&r->selfhash),
+        .seal = {.vigil_build_id = vg_self_build_id(r->build_id, sizeof r->build_id)
+                                       ? r->build_id : NULL,
+                 .vigil_sha256 = vg_selfhash_wait(&r->selfhash),
                  .policy_sha256 = vg_policy_sha256(r->pol),
                  .image_digest = r->image_digest[0] ? r->image_digest : NULL,
                  .artifacts = r->artifacts, .nartifacts = r->nartifacts,
@@ -120,9 +121,10 @@ void vg_run_trailer(struct run *r, const struct vg_engine_ctx *ctx,
     snprintf(s->head, sizeof s->head, "%s", rec.u.trailer.seal.head);
     snprintf(s->vigil_sha256, sizeof s->vigil_sha256, "%s",
              rec.u.trailer.seal.vigil_sha256 ? rec.u.trailer.seal.vigil_sha256 : "");
+    snprintf(s->vigil_build_id, sizeof s->vigil_build_id, "%s", r->build_id);
     if (rec.sealed_sig) {
         vg_hex(rec.sig, VG_SIG_LEN, s->sig);
-        snprintf(s->key, sizeof s->key, "%s", rec.u.trailer.seal.key);
+        vg_hex(r->sign_key.pub, VG_PUBKEY_LEN, s->key);
     }
 }
 

@@ -1,7 +1,9 @@
 /* selfhash.c: see selfhash.h. */
 #include "run/selfhash.h"
 
+#include <elf.h>
 #include <fcntl.h>
+#include <link.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,4 +54,47 @@ const char *vg_selfhash_wait(struct vg_selfhash *h)
         h->buf = NULL;
     }
     return h->joined && h->ok ? h->hex : NULL;
+}
+
+struct build_id {
+    char *hex;
+    size_t cap;
+    bool found;
+};
+
+/* The notes of one loaded object's PT_NOTE segments: a GNU build id. */
+static void find_note(const uint8_t *p, size_t n, struct build_id *b)
+{
+    size_t off = 0;
+    while (!b->found && n - off >= sizeof(ElfW(Nhdr))) {
+        const ElfW(Nhdr) *nh = (const void *)(p + off);
+        size_t name = (nh->n_namesz + 3) & ~(size_t)3, desc = (nh->n_descsz + 3) & ~(size_t)3;
+        off += sizeof *nh;
+        if (name > n - off || desc > n - off - name)
+            return;
+        if (nh->n_type == NT_GNU_BUILD_ID && nh->n_namesz == sizeof "GNU" &&
+            !memcmp(p + off, "GNU", sizeof "GNU") && 2 * nh->n_descsz < b->cap) {
+            vg_hex(p + off + name, nh->n_descsz, b->hex);
+            b->found = true;
+        }
+        off += name + desc;
+    }
+}
+
+static int each_object(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    (void)size;
+    struct build_id *b = arg;
+    for (int i = 0; i < info->dlpi_phnum; i++)
+        if (info->dlpi_phdr[i].p_type == PT_NOTE)
+            find_note((const uint8_t *)(info->dlpi_addr + info->dlpi_phdr[i].p_vaddr),
+                      info->dlpi_phdr[i].p_memsz, b);
+    return 1;  /* the first object is the program itself: no other */
+}
+
+bool vg_self_build_id(char *hex, size_t cap)
+{
+    struct build_id b = {.hex = hex, .cap = cap};
+    dl_iterate_phdr(each_object, &b);
+    return b.found;
 }

@@ -174,8 +174,9 @@ def test_the_seal_binds_what_the_issue_names(sealed):
     h, t = sealed.recs[0], sealed.recs[-1]
     seal = t["seal"]
     assert seal["head"] == sealed.recs[-2]["chain"].hex()
-    with open(VIGIL, "rb") as f:
-        assert seal["vigil_sha256"] == hashlib.sha256(f.read()).hexdigest()
+    elf = subprocess.run(["readelf", "-n", VIGIL], capture_output=True, text=True).stdout
+    assert seal["vigil_build_id"] == re.search(r"Build ID: ([0-9a-f]+)", elf).group(1)
+    assert "vigil_sha256" not in seal  # hashed for signed logs only
     assert seal["policy_sha256"] == h["policy"]["sha256"]
     assert seal["artifacts"] == h["artifacts"] and seal["artifacts"]
     assert seal["engine"] == h["engine"] and seal["kernel"] == h["kernel"]
@@ -184,7 +185,7 @@ def test_the_seal_binds_what_the_issue_names(sealed):
     assert t["events"] == len(sealed.recs) - 1 and t["counts"]
     res = sealed.result["seal"]
     assert res["records"] == len(sealed.recs) and res["head"] == seal["head"]
-    assert res["vigil_sha256"] == seal["vigil_sha256"]
+    assert res["vigil_build_id"] == seal["vigil_build_id"] and res["vigil_sha256"] is None
     assert res["signed"] is False and res["key"] is None and res["sig"] is None
 
 
@@ -349,8 +350,11 @@ def test_signing_round_trip(signed, keys, tmp_path):
     assert rc == 1 and "signed by another key" in out, out
     t = signed.recs[-1]
     assert list(t)[-2:] == ["chain", "sig"] and t["seal"]["key"] == pub_bytes(pub).hex()
+    with open(VIGIL, "rb") as f:
+        assert t["seal"]["vigil_sha256"] == hashlib.sha256(f.read()).hexdigest()
     res = signed.result["seal"]
     assert res["signed"] is True and res["key"] == t["seal"]["key"] and res["sig"] == t["sig"].hex()
+    assert res["vigil_sha256"] == t["seal"]["vigil_sha256"]
     assert verify_log(signed.log_path, pub=pub_bytes(pub)) == ("intact", res["chain"])
     assert verify_log(signed.log_path, pub=pub_bytes(keys["other"][1]))[0] == "altered"
     # and with OpenSSL alone, as docs/FORMAT.md says: the signed message
