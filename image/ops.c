@@ -115,7 +115,10 @@ static int take_exclusive(struct vg_store *s, const char *hex, const char *ref, 
     char *rel = vg_xasprintf("sha256/%s", hex);
     int fd = vg_image_openat(s->fd, rel, O_RDONLY | O_DIRECTORY, 0);
     int rc = 0;
-    if (fd < 0) {
+    if (fd < 0 && (errno == ELOOP || errno == ENOTDIR)) {
+        /* not a directory (a link put there): no run can hold it, as a
+         * run opens it the same way; the rename below takes the link out */
+    } else if (fd < 0) {
         vg_errf(err, "%s/%s: %m", s->dir, rel);
         rc = -1;
     } else if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
