@@ -44,7 +44,7 @@ $PY "$ROOT/bench/bench.py" $quick --root "$ROOT" --vigil "$VIGIL" --calls "$CALL
 # The other engineers' micro-benchmarks, when they are built: each prints
 # its own figures (policy decisions/s, log records/s, viewer open/search).
 : > "$OUT/micro.txt"
-for name in bench_match bench_reader bench_decode bench_view; do
+for name in bench_match bench_reader bench_decode bench_view bench_chain; do
   bin="$ROOT/$BUILD/bench/$name"
   [ -x "$bin" ] || { echo "($name: not built)" >> "$OUT/micro.txt"; continue; }
   echo "-- $name" >> "$OUT/micro.txt"
