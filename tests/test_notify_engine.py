@@ -69,12 +69,14 @@ def race_setup(caller):
 
 def scan_log(r, code):
     """Run code on the decoded log (`recs`) in a child Python and return
-    what it prints, parsed as JSON.  The race logs hold tens of thousands
+    what it prints, parsed as JSON (bytes, the records' chain values, as
+    hex).  The race logs hold tens of thousands
     of records: decoded here they would grow this process, and every later
     test's child starts with this process's peak RSS on its account."""
     prog = ("import json, sys; sys.path.insert(0, %r); from helpers import decode_log, syscalls; "
-            "recs = decode_log(%r); print(json.dumps(%s))" % (os.path.dirname(__file__),
-                                                              r.log_path, code))
+            "recs = decode_log(%r); "
+            "print(json.dumps(%s, default=lambda b: b.hex()))" % (os.path.dirname(__file__),
+                                                                   r.log_path, code))
     p = subprocess.run([sys.executable, "-c", prog], capture_output=True, text=True, timeout=120)
     assert p.returncode == 0, p.stderr[-2000:]
     return json.loads(p.stdout)

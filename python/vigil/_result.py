@@ -237,6 +237,7 @@ class Result:
     landlock_abi: Optional[int] = None
     policy: Optional[PolicyRef] = None
     image: Optional[ImageRef] = None
+    seal: Optional[Dict[str, Any]] = None
     counts: Dict[str, Dict[str, int]] = field(default_factory=dict)
     allowed: Optional[int] = None
     denied: Optional[int] = None

@@ -65,6 +65,7 @@ _OPTIONS: Tuple[_Opt, ...] = (
     _Opt("dns_upstream", "--dns-upstream"),
     _Opt("allow_degraded", "--allow-degraded", _Kind.SWITCH),
     _Opt("engine", "--engine"),
+    _Opt("sign_key", "--sign-key"),
     _Opt("timeout", "--timeout"),
     _Opt("cpu", "--cpu"),
     _Opt("memory", "--memory"),
@@ -279,7 +280,7 @@ def run(argv: Optional[Sequence[PathArg]] = None, *,
         env: Optional[Mapping[str, Optional[str]]] = None, artifacts: Sequence[PathArg] = (),
         tail: Optional[LimitArg] = None, no_forward: bool = False,
         dns_upstream: Optional[str] = None, allow_degraded: bool = False,
-        engine: Optional[str] = None,
+        engine: Optional[str] = None, sign_key: Optional[PathArg] = None,
         timeout: Optional[LimitArg] = None, cpu: Optional[LimitArg] = None,
         memory: Optional[LimitArg] = None, procs: Optional[int] = None,
         files: Optional[int] = None, fsize: Optional[LimitArg] = None,
@@ -305,7 +306,9 @@ def run(argv: Optional[Sequence[PathArg]] = None, *,
 
     Every other keyword is the `vigil run` option of that name
     (``image`` is --image: a stored image's name or digest, whose digest
-    the result's ``image`` then holds; ``task_id`` is --task-id; ``artifacts`` --artifact, once each;
+    the result's ``image`` then holds; ``sign_key`` is --sign-key, an
+    ed25519 key that signs the log's seal, the result's ``seal``;
+    ``task_id`` is --task-id; ``artifacts`` --artifact, once each;
     ``env`` {NAME: VALUE, or None to pass NAME through}); None or False
     leaves vigil's default.  Limits: ``timeout="10s"``, ``memory="512M"``,
     ``cpus=1.5``, ``refusals=1000``, ``log_size="16M"``, ...; a bare number
