@@ -51,9 +51,6 @@
  * "//" and a trailing "/" go; "" is the root.  -1 with err (no location:
  * the caller adds it) for a "..", an absolute path, or one too long. */
 int vg_image_entry_path(const char *name, char *out, size_t cap, struct vg_err *err);
-/* A name given to --name: 1-128 of [A-Za-z0-9._:@+-], not starting
- * with '.' or '-' (it is a file name in the store's index). */
-bool vg_image_name_ok(const char *name, struct vg_err *err);
 /* "sha256:" and 64 lowercase hex digits, or the digits alone: the hex
  * into hex.  Only these ever become file names in the store. */
 bool vg_image_digest_text(const char *s, char hex[VG_IMAGE_HEX]);
