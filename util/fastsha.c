@@ -57,21 +57,10 @@ void vg_hex(const uint8_t *p, size_t n, char *hex)
     hex[2 * n] = 0;
 }
 
-static int nibble(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-
 bool vg_unhex(const char *s, uint8_t *out, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
-        int hi = nibble(s[2 * i]), lo = hi < 0 ? -1 : nibble(s[2 * i + 1]);
+        int hi = vg_hex_digit(s[2 * i]), lo = hi < 0 ? -1 : vg_hex_digit(s[2 * i + 1]);
         if (hi < 0 || lo < 0)
             return false;
         out[i] = (uint8_t)(hi << 4 | lo);

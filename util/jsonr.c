@@ -37,17 +37,6 @@ static bool literal(struct parser *ps, const char *word)
     return true;
 }
 
-static int hexval(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-
 static long hex4(struct parser *ps)
 {
     if (ps->end - ps->p < 4) {
@@ -56,7 +45,7 @@ static long hex4(struct parser *ps)
     }
     long v = 0;
     for (int i = 0; i < 4; i++) {
-        int h = hexval(ps->p[i]);
+        int h = vg_hex_digit(ps->p[i]);
         if (h < 0) {
             fail(ps, "bad \\u escape");
             return -1;

@@ -27,6 +27,8 @@ void *vg_xrealloc(void *p, size_t n);
 char *vg_xstrdup(const char *s);
 char *vg_xstrndup(const char *s, size_t n);
 char *vg_xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* The value of one hex digit (either case), or -1. */
+int vg_hex_digit(char c);
 
 /* Growable byte buffer, always NUL-terminated. */
 struct vg_buf {
