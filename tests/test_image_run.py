@@ -13,7 +13,8 @@ import uuid
 import pytest
 
 from helpers import NOBODY, caller, decode_log, nobody_caller, root_caller  # noqa: F401
-from image_tree import layout_with, runnable_layer
+from image_tree import runnable_layer
+from oci_layout import oci_of_blobs
 
 SECRET = b"image-secret-4f1c\n"
 # Files only the image has: a module, a file a policy names through a
@@ -30,15 +31,21 @@ EXTRA_LINKS = {"usr/bin/vtool": "../lib/vtool/real"}
 _images = {}
 
 
+def import_layers(c, name, layers):
+    """An OCI layout of these layers' bytes, imported into c's store as
+    name: the digest."""
+    d = os.path.join(c.dir("layout"), "oci")
+    oci_of_blobs(d, layers)
+    subprocess.run(["chmod", "-R", "a+rX", d], check=True)
+    p = c.vigil_raw("image", "import", d, "--name", name)
+    assert p.returncode == 0, p.stderr
+    return p.stdout.strip()
+
+
 def image_of(c):
     """The test image in c's store (imported once per caller): its digest."""
     if c.who not in _images:
-        d = os.path.join(c.dir("layout"), "oci")
-        layout_with(d, runnable_layer(EXTRA, EXTRA_LINKS))
-        subprocess.run(["chmod", "-R", "a+rX", d], check=True)
-        p = c.vigil_raw("image", "import", d, "--name", "testimg")
-        assert p.returncode == 0, p.stderr
-        _images[c.who] = p.stdout.strip()
+        _images[c.who] = import_layers(c, "testimg", [runnable_layer(EXTRA, EXTRA_LINKS)])
     return _images[c.who]
 
 
@@ -218,12 +225,8 @@ def test_batch_key_holds_the_digest(caller, img):
     p = caller.vigil_raw("batch", tasks, "--out", out, cwd=d)
     assert p.returncode == 0 and "1 already done" in p.stderr, p.stderr
     # the name moved to another image: the task's key changes, it runs again
-    other = os.path.join(caller.dir("layout"), "oci")
-    layout_with(other, runnable_layer({**EXTRA, "usr/lib/python3/dist-packages/onlyhere.py":
-                                       b"WHO = 'other'\n"}, EXTRA_LINKS))
-    subprocess.run(["chmod", "-R", "a+rX", other], check=True)
-    p2 = caller.vigil_raw("image", "import", other, "--name", "moved")
-    assert p2.returncode == 0, p2.stderr
+    moved = import_layers(caller, "moved", [runnable_layer(
+        {**EXTRA, "usr/lib/python3/dist-packages/onlyhere.py": b"WHO = 'other'\n"}, EXTRA_LINKS)])
     with open(tasks, "w") as f:
         f.write(json.dumps({"id": "on-image", "code": "import onlyhere; print(onlyhere.WHO)",
                             "language": "python", "image": "moved"}) + "\n")
@@ -232,7 +235,7 @@ def test_batch_key_holds_the_digest(caller, img):
     with open(os.path.join(out, "results.jsonl")) as f:
         r = json.loads(f.readline())
     assert r["key"] != key and r["stdout"]["tail"] == "other\n", r
-    assert r["image"]["digest"] == p2.stdout.strip()
+    assert r["image"]["digest"] == moved
     assert caller.vigil_raw("image", "rm", "moved").returncode == 0
 
 
@@ -262,11 +265,7 @@ def test_learned_policy_names_the_image(caller, img):
 def test_an_image_in_use_is_not_removed(caller, img):
     """A run holds its image: `vigil image rm` refuses it until the run
     has ended (the tree would vanish under the candidate)."""
-    d = os.path.join(caller.dir("layout"), "oci")
-    layout_with(d, runnable_layer({"etc/busy": b"1\n"}))
-    subprocess.run(["chmod", "-R", "a+rX", d], check=True)
-    p = caller.vigil_raw("image", "import", d, "--name", "busy")
-    assert p.returncode == 0, p.stderr
+    import_layers(caller, "busy", [runnable_layer({"etc/busy": b"1\n"})])
     run = caller.popen(["run", "-q", "--image", "busy", "--", "python3", "-c",
                         "import sys; print(open('/etc/busy').read()); sys.stdout.flush(); "
                         "sys.stdin.read()"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
@@ -287,18 +286,13 @@ def test_secrets_masked_where_a_linked_etc_really_is(caller, img):
     """An image whose /etc is an absolute link (etc -> /usr/etc): the
     masks are mounted where the files really are in the image, so its
     /etc/shadow is hidden as a plain /etc's is."""
-    from oci_layout import oci_of_blobs
     from test_image import tar
     upper = tar([(".wh.etc", "f", b"", 0o644), ("etc", "l", "/usr/etc", 0o777),
                  ("usr/etc", "d", None, 0o755), ("usr/etc/shadow", "f", SECRET, 0o644),
                  ("usr/etc/ssl", "d", None, 0o755), ("usr/etc/ssl/private", "d", None, 0o755),
                  ("usr/etc/ssl/private/k.pem", "f", SECRET, 0o644),
                  ("usr/etc/passwd", "f", b"root:x:0:0::/:/bin/sh\n", 0o644)])
-    d = os.path.join(caller.dir("layout"), "oci")
-    oci_of_blobs(d, [runnable_layer(), upper])
-    subprocess.run(["chmod", "-R", "a+rX", d], check=True)
-    p = caller.vigil_raw("image", "import", d, "--name", "linked-etc")
-    assert p.returncode == 0, p.stderr
+    import_layers(caller, "linked-etc", [runnable_layer(), upper])
     try:
         cand = write(caller, "s.py", "import os\nfor p in ('/etc/shadow', '/usr/etc/shadow'):\n"
                      "    print(p, repr(open(p, 'rb').read()))\n"
@@ -316,14 +310,9 @@ def test_files_a_docker_image_lacks_are_made(caller, img):
     """A docker image has no /etc/resolv.conf nor /etc/hosts (the runtime
     makes them): the run makes vigil's own on a skeleton of the image's
     /etc, whose files are all still there and which stays read-only."""
-    from oci_layout import oci_of_blobs
     from test_image import tar
     upper = tar([("etc/.wh.resolv.conf", "f", b"", 0o644), ("etc/.wh.hosts", "f", b"", 0o644)])
-    d = os.path.join(caller.dir("layout"), "oci")
-    oci_of_blobs(d, [runnable_layer(), upper])
-    subprocess.run(["chmod", "-R", "a+rX", d], check=True)
-    p = caller.vigil_raw("image", "import", d, "--name", "no-resolv")
-    assert p.returncode == 0, p.stderr
+    import_layers(caller, "no-resolv", [runnable_layer(), upper])
     try:
         cand = write(caller, "n.py", WRITER + "import socket\n"
                      "print(open('/etc/resolv.conf').read().split())\n"
