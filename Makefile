@@ -61,7 +61,7 @@ Q =
 say =
 endif
 
-LAYERS  := util event policy core image net launcher tracer tracer/ptrace tracer/notify tracer/py insight run viewer batch cli
+LAYERS  := util event policy core image net launcher tracer tracer/ptrace tracer/notify tracer/py insight run viewer batch serve cli
 SRCS    := $(foreach d,$(LAYERS),$(wildcard $(d)/*.c))
 OBJS    := $(SRCS:%.c=$(BUILD)/%.o) $(BUILD)/gen/default_policy.o
 LIBOBJS := $(filter-out $(BUILD)/cli/main.o,$(OBJS))
