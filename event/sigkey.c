@@ -7,6 +7,8 @@
 #include <sodium.h>
 #include <string.h>
 
+#include "util/base64.h"
+
 /* DER of a PKCS#8 ed25519 private key (RFC 8410): SEQUENCE { version 0,
  * AlgorithmIdentifier { 1.3.101.112 }, OCTET STRING { OCTET STRING seed } } */
 static const uint8_t priv_prefix[] = {0x30, 0x2e, 0x02, 0x01, 0x00, 0x30, 0x05, 0x06,
@@ -20,49 +22,6 @@ static const uint8_t pub_prefix[] = {0x30, 0x2a, 0x30, 0x05, 0x06, 0x03,
 #define PUB_END "-----END PUBLIC KEY-----"
 /* The DER of either form, with room for a longer body to be noticed. */
 #define DER_MAX 64
-
-static int b64_value(unsigned char c)
-{
-    if (c >= 'A' && c <= 'Z') return c - 'A';
-    if (c >= 'a' && c <= 'z') return c - 'a' + 26;
-    if (c >= '0' && c <= '9') return c - '0' + 52;
-    if (c == '+') return 62;
-    if (c == '/') return 63;
-    return -1;
-}
-
-/* Strict base64 of p[0..n), line breaks allowed, '=' only at the end:
- * the number of bytes into out, or -1. */
-static int b64_decode(const char *p, size_t n, uint8_t *out, size_t cap)
-{
-    uint32_t acc = 0;
-    unsigned bits = 0, pad = 0;
-    size_t len = 0;
-    for (size_t i = 0; i < n; i++) {
-        unsigned char c = (unsigned char)p[i];
-        if (c == '\n' || c == '\r')
-            continue;
-        if (c == '=') {
-            pad++;
-            continue;
-        }
-        int v = b64_value(c);
-        if (v < 0 || pad)
-            return -1;
-        acc = acc << 6 | (uint32_t)v;
-        bits += 6;
-        if (bits >= 8) {
-            bits -= 8;
-            if (len == cap)
-                return -1;
-            out[len++] = (uint8_t)(acc >> bits);
-        }
-    }
-    /* what is left must be padding of a whole last group */
-    if (pad > 2 || (bits + pad * 6) % 8 || (acc & ((1u << bits) - 1)))
-        return -1;
-    return (int)len;
-}
 
 static const char *find(const char *hay, size_t n, const char *needle)
 {
@@ -89,7 +48,7 @@ bool vg_pem_ed25519(const char *text, size_t n, bool private_key, uint8_t out[32
         return false;
     }
     uint8_t der[DER_MAX];
-    int len = b64_decode(body, (size_t)(e - body), der, sizeof der);
+    long len = vg_b64_decode(body, (size_t)(e - body), der, sizeof der);
     if (len < 0) {
         *why = "the PEM block is not base64";
         return false;
