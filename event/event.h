@@ -26,6 +26,7 @@ enum vg_rec_type {
     VG_REC_NOTE,    /* "note":    limit hit, timeout, warnings, errors */
     VG_REC_TRAILER, /* "trailer" */
     VG_REC_DNS,     /* "dns":     one query to vigil's resolver (net/dns.h) */
+    VG_REC_SERVICE, /* "service": one step of `vigil serve` (serve/svclog.h) */
     VG_REC_NTYPES
 };
 
@@ -57,6 +58,26 @@ enum vg_proc_kind {
     VG_PROC_NKINDS
 };
 
+/* One step of `vigil serve` in its service log (serve/svclog.h says who
+ * writes which; docs/FORMAT.md, "The service log").  Here, with the other
+ * enumerations of the schema, so that the log's reader and writer share
+ * one list of names (event/names.c). */
+enum vg_svc_kind {
+    VG_SVC_START,      /* "start"     the daemon started (reason: its version and listen addresses) */
+    VG_SVC_STOP,       /* "stop"      the daemon stops (reason: why) */
+    VG_SVC_ACCEPTED,   /* "accepted"  a request was accepted: a run id exists, queued */
+    VG_SVC_REFUSED,    /* "refused"   a request was refused (quota: which, retry_after_s; or reason) */
+    VG_SVC_PREPARED,   /* "prepared"  a pool sandbox is ready (slot) */
+    VG_SVC_ASSIGNED,   /* "assigned"  a run got a sandbox (slot, or NULL: a cold start), host_uid */
+    VG_SVC_STARTED,    /* "started"   the run's candidate was started (pid of the run's vigil) */
+    VG_SVC_FINISHED,   /* "finished"  the run ended (exit_code, status, cpu_s, wall_s) */
+    VG_SVC_CANCELLED,  /* "cancelled" the user cancelled it (reason) */
+    VG_SVC_LOST,       /* "lost"      found unfinished after a daemon restart (reason) */
+    VG_SVC_DESTROYED,  /* "destroyed" its sandbox is gone: nothing of it is left (slot) */
+    VG_SVC_DELETED,    /* "deleted"   the user deleted a stored run */
+    VG_SVC_NKINDS
+};
+
 const char *vg_rec_type_name(enum vg_rec_type t);
 const char *vg_class_name(enum vg_class c);
 const char *vg_decision_name(enum vg_decision d);
@@ -66,6 +87,8 @@ int vg_rec_type_from_name(const char *s);
 int vg_class_from_name(const char *s);
 int vg_decision_from_name(const char *s);
 int vg_proc_kind_from_name(const char *s);
+const char *vg_svc_kind_name(enum vg_svc_kind k);
+int vg_svc_kind_from_name(const char *s);
 
 /* ---- records ---- */
 
@@ -111,6 +134,7 @@ struct vg_header {
     uint32_t nscratch;
     const char *image_name;   /* vigil run --image: as given (a name or a digest), or NULL */
     const char *image_digest; /* "sha256:HEX" of its tree (docs/IMAGES.md), or NULL */
+    const char *log_kind;     /* "service": vigil serve's service log; NULL: a run log */
 };
 
 struct vg_frame {
@@ -299,6 +323,27 @@ struct vg_dns_ev {
     uint32_t nanswers;
 };
 
+/* One step of `vigil serve` (docs/FORMAT.md, "The service log").  Times
+ * are integers, as everywhere in the log: the API's seconds (serve/svclog.h)
+ * become ns here. */
+struct vg_svc_ev {
+    uint64_t seq, ts_ns;
+    enum vg_svc_kind kind;
+    uint64_t wall_ns;       /* CLOCK_REALTIME when it was written: the daemon runs for weeks */
+    int64_t uid;            /* the user's, -1: the daemon's own event */
+    const char *user;       /* the user's name, or NULL */
+    const char *run;        /* run id, or NULL */
+    const char *slot;       /* pool sandbox id, or NULL */
+    const char *quota;      /* refused by this quota, or NULL */
+    uint64_t retry_after_s; /* with quota: when to retry, seconds */
+    const char *reason;     /* one line, or NULL */
+    const char *status;     /* finished: the run's result status, or NULL */
+    int32_t exit_code;      /* finished */
+    uint64_t cpu_ns, elapsed_ns; /* finished: CPU and wall time the run took */
+    uint64_t host_uid;      /* assigned: the candidate's host uid, 0: none */
+    int32_t pid;            /* started: the run's vigil, 0: none */
+};
+
 #define VG_CHAIN_LEN 32 /* a chain value: SHA-256 */
 #define VG_SIG_LEN 64   /* an ed25519 signature */
 
@@ -312,6 +357,7 @@ struct vg_record {
         struct vg_note_ev note;
         struct vg_trailer trailer;
         struct vg_dns_ev dns;
+        struct vg_svc_ev svc;
     } u;
     /* Outside the schema: the writer appends them after every other key
      * (docs/FORMAT.md, "The chain and the seal"), the decoder reads them
@@ -437,5 +483,18 @@ struct vg_record {
 #define VG_K_QTYPE "qtype"
 #define VG_K_RCODE "rcode"
 #define VG_K_ANSWERS "answers"
+/* header of a service log; service records (also kind, pid, status,
+ * exit_code, elapsed) */
+#define VG_K_LOG "log"
+#define VG_K_WALL "wall"
+#define VG_K_UID "uid"
+#define VG_K_USER "user"
+#define VG_K_RUN "run"
+#define VG_K_SLOT "slot"
+#define VG_K_QUOTA "quota"
+#define VG_K_RETRY_AFTER "retry_after"
+#define VG_K_REASON "reason"
+#define VG_K_CPU "cpu"
+#define VG_K_HOST_UID "host_uid"
 
 #endif

@@ -3,6 +3,7 @@
  * JSON comes from the same schema walk as the msgpack writer). */
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "event/reader.h"
 #include "event/schema.h"
@@ -327,10 +328,29 @@ static void put_seconds(struct vg_buf *b, uint64_t ns)
                   (unsigned long long)(ns % 1000000000u / 1000u));
 }
 
+/* "UTC date and time, to the ms": when a daemon's event happened. */
+static void put_wall(struct vg_buf *b, uint64_t ns)
+{
+    time_t t = (time_t)(ns / 1000000000u);
+    struct tm tm;
+    char when[32] = "?";
+    if (gmtime_r(&t, &tm))
+        strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%S", &tm);
+    vg_buf_printf(b, "%s.%03lluZ", when, (unsigned long long)(ns % 1000000000u / 1000000u));
+}
+
 static void summary_header(const struct vg_header *h, struct vg_buf *b)
 {
     put_word(b, "vigil ", h->vigil_version);
     vg_buf_printf(b, " format %u", h->format);
+    if (h->log_kind) {   /* vigil serve's log: no candidate, no policy */
+        put_word(b, " ", h->log_kind);
+        vg_buf_puts(b, " log started ");
+        put_wall(b, h->start_wall_ns);
+        if (h->kernel)
+            put_word(b, " kernel ", h->kernel);
+        return;
+    }
     put_word(b, " ", h->engine);
     put_word(b, " ", h->mode);
     if (h->policy_path)
@@ -394,6 +414,56 @@ static void summary_trailer(const struct vg_trailer *t, struct vg_buf *b)
     }
 }
 
+/* A name from the service log (a run id, a slot): bare when it is plain,
+ * quoted when anything in it could be read as another word. */
+static void put_token(struct vg_buf *b, const char *prefix, const char *s)
+{
+    vg_buf_puts(b, prefix);
+    if (s[0] && !s[strspn(s, PLAIN_CHARS)])
+        vg_buf_puts(b, s);
+    else
+        put_quoted(b, s);
+}
+
+/* "finished user \"alice\" uid 1000 run r12 status ok exit 0 cpu ..."
+ * (kind: with its name first, as the viewer's list shows it). */
+static void summary_svc(const struct vg_svc_ev *e, struct vg_buf *b, bool kind)
+{
+    size_t start = b->len;
+    if (kind)
+        vg_buf_puts(b, vg_svc_kind_name(e->kind));
+    if (e->user)
+        put_token(b, " user ", e->user);
+    if (e->uid >= 0)
+        vg_buf_printf(b, " uid %lld", (long long)e->uid);
+    if (e->run)
+        put_token(b, " run ", e->run);
+    if (e->slot)
+        put_token(b, " slot ", e->slot);
+    else if (e->kind == VG_SVC_ASSIGNED)
+        vg_buf_puts(b, " cold start");
+    if (e->host_uid)
+        vg_buf_printf(b, " host uid %llu", (unsigned long long)e->host_uid);
+    if (e->pid)
+        vg_buf_printf(b, " pid %d", e->pid);
+    if (e->quota) {
+        put_token(b, " quota ", e->quota);
+        vg_buf_printf(b, " retry after %llus", (unsigned long long)e->retry_after_s);
+    }
+    if (e->kind == VG_SVC_FINISHED) {
+        put_token(b, " status ", e->status ? e->status : "?");
+        vg_buf_printf(b, " exit %d cpu ", e->exit_code);
+        put_seconds(b, e->cpu_ns);
+        vg_buf_puts(b, "s wall ");
+        put_seconds(b, e->elapsed_ns);
+        vg_buf_puts(b, "s");
+    }
+    if (e->reason) {   /* after what it is about, if anything */
+        vg_buf_puts(b, b->len > start + strlen(vg_svc_kind_name(e->kind)) * kind ? ": " : " ");
+        put_escaped(b, e->reason);
+    }
+}
+
 static void summary(const struct vg_record *r, struct vg_buf *b, bool color)
 {
     switch (r->type) {
@@ -407,6 +477,7 @@ static void summary(const struct vg_record *r, struct vg_buf *b, bool color)
         break;
     case VG_REC_TRAILER: summary_trailer(&r->u.trailer, b); break;
     case VG_REC_DNS: summary_dns(&r->u.dns, b, color); break;
+    case VG_REC_SERVICE: summary_svc(&r->u.svc, b, true); break;
     default: vg_buf_puts(b, "?"); break;
     }
 }
@@ -427,11 +498,25 @@ static int rec_pid(const struct vg_record *r)
     }
 }
 
+/* A service record's line: the time since the daemon started, the date
+ * and time it happened, then what. */
+static void text_svc(const struct vg_svc_ev *e, struct vg_buf *out)
+{
+    vg_buf_puts(out, " ");
+    put_wall(out, e->wall_ns);
+    vg_buf_printf(out, " %-9s", vg_svc_kind_name(e->kind));
+    summary_svc(e, out, false);
+}
+
 void vg_record_text(const struct vg_record *r, struct vg_buf *out, bool color)
 {
     uint64_t ts = vg_rec_has_seq(r->type) ? *VG_CAT(&r->u, 8, uint64_t) : 0;
     vg_buf_puts(out, "+");
     put_seconds(out, ts);
+    if (r->type == VG_REC_SERVICE) {
+        text_svc(&r->u.svc, out);
+        return;
+    }
     int pid = rec_pid(r);
     if (pid)
         vg_buf_printf(out, " [%d]", pid);

@@ -24,6 +24,8 @@ static bool has_ret(const void *b)
 }
 static bool is_start(const void *b) { return ((const struct vg_proc_ev *)b)->kind == VG_PROC_START; }
 static bool is_exit(const void *b) { return ((const struct vg_proc_ev *)b)->kind == VG_PROC_EXIT; }
+static bool svc_finished(const void *b) { return ((const struct vg_svc_ev *)b)->kind == VG_SVC_FINISHED; }
+static bool svc_quota(const void *b) { return ((const struct vg_svc_ev *)b)->quota != NULL; }
 
 /* ---- nested structures ---- */
 static const struct vg_field dest_f[] = {
@@ -144,6 +146,7 @@ static const struct vg_field header_f[] = {
     FLD(VG_K_RESOLVED, VG_F_KVMAP, struct vg_header, resolved, NFLD(struct vg_header, nresolved)),
     FLD(VG_K_SCRATCH, VG_F_STRV, struct vg_header, scratch, NFLD(struct vg_header, nscratch)),
     {.key = VG_K_IMAGE, .klen = sizeof VG_K_IMAGE - 1, .kind = VG_F_MAP, .off = 0, .sub = &image_s},
+    FLD(VG_K_LOG, VG_F_STR, struct vg_header, log_kind),
 };
 SCHEMA(header_s, struct vg_header, header_f);
 
@@ -250,20 +253,42 @@ static const struct vg_field dns_f[] = {
 };
 SCHEMA(dns_s, struct vg_dns_ev, dns_f);
 
+/* A step of vigil serve.  Only what the kind has is written: a finished
+ * run's exit code, CPU and wall time even when 0, a refusal's retry time
+ * with its quota; 0 and NULL elsewhere are left out. */
+static const struct vg_field svc_f[] = {
+    FLD(VG_K_KIND, VG_F_ENUM, struct vg_svc_ev, kind, .en = &vg_enum_svc_kind),
+    FLD(VG_K_WALL, VG_F_U64, struct vg_svc_ev, wall_ns),
+    FLD(VG_K_UID, VG_F_I64, struct vg_svc_ev, uid, .omit = VG_OM_NEG, .def = -1),
+    FLD(VG_K_USER, VG_F_STR, struct vg_svc_ev, user),
+    FLD(VG_K_RUN, VG_F_STR, struct vg_svc_ev, run),
+    FLD(VG_K_SLOT, VG_F_STR, struct vg_svc_ev, slot),
+    FLD(VG_K_QUOTA, VG_F_STR, struct vg_svc_ev, quota),
+    FLD(VG_K_RETRY_AFTER, VG_F_U64, struct vg_svc_ev, retry_after_s, .when = svc_quota),
+    FLD(VG_K_REASON, VG_F_STR, struct vg_svc_ev, reason),
+    FLD(VG_K_STATUS, VG_F_STR, struct vg_svc_ev, status),
+    FLD(VG_K_EXIT_CODE, VG_F_I32, struct vg_svc_ev, exit_code, .when = svc_finished),
+    FLD(VG_K_CPU, VG_F_U64, struct vg_svc_ev, cpu_ns, .when = svc_finished),
+    FLD(VG_K_ELAPSED, VG_F_U64, struct vg_svc_ev, elapsed_ns, .when = svc_finished),
+    FLD(VG_K_HOST_UID, VG_F_U64, struct vg_svc_ev, host_uid, .omit = VG_OM_ZERO),
+    FLD(VG_K_PID, VG_F_I32, struct vg_svc_ev, pid, .omit = VG_OM_ZERO),
+};
+SCHEMA(svc_s, struct vg_svc_ev, svc_f);
+
 static const struct vg_schema *const rec_schemas[VG_REC_NTYPES] = {
     [VG_REC_HEADER] = &header_s, [VG_REC_SYSCALL] = &syscall_s, [VG_REC_PROC] = &proc_s,
     [VG_REC_NOTE] = &note_s, [VG_REC_TRAILER] = &trailer_s,
-    [VG_REC_DNS] = &dns_s,
+    [VG_REC_DNS] = &dns_s, [VG_REC_SERVICE] = &svc_s,
 };
 
 /* Every struct but the header starts with seq and ts_ns; the emitter and
  * the decoder rely on that, so check it here once. */
 _Static_assert(offsetof(struct vg_syscall_ev, ts_ns) == 8 && offsetof(struct vg_proc_ev, ts_ns) == 8 &&
                offsetof(struct vg_note_ev, ts_ns) == 8 && offsetof(struct vg_trailer, ts_ns) == 8 &&
-               offsetof(struct vg_dns_ev, ts_ns) == 8,
+               offsetof(struct vg_dns_ev, ts_ns) == 8 && offsetof(struct vg_svc_ev, ts_ns) == 8,
                "records start with seq, ts_ns");
 _Static_assert(sizeof(enum vg_class) == sizeof(int) && sizeof(enum vg_decision) == sizeof(int) &&
-               sizeof(enum vg_proc_kind) == sizeof(int),
+               sizeof(enum vg_proc_kind) == sizeof(int) && sizeof(enum vg_svc_kind) == sizeof(int),
                "enums are stored as int");
 
 const struct vg_schema *vg_schema_of(enum vg_rec_type t)

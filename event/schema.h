@@ -17,7 +17,7 @@ struct vg_enum {
     unsigned n;
 };
 extern const struct vg_enum vg_enum_rec_type, vg_enum_class, vg_enum_decision,
-    vg_enum_proc_kind;
+    vg_enum_proc_kind, vg_enum_svc_kind;
 const char *vg_enum_name(const struct vg_enum *e, int v);
 int vg_enum_lookup(const struct vg_enum *e, const char *s, size_t len);
 

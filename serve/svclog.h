@@ -12,28 +12,16 @@
 
 #include <stdint.h>
 
+#include "event/event.h"
 #include "util/util.h"
 
-/* What happened.  The on-disk name of each is in event/names.c
- * (vg_svc_kind_name): the enum's order is not part of the format. */
-enum vg_svc_kind {
-    VG_SVC_START,      /* the daemon started (reason: its version and listen addresses) */
-    VG_SVC_STOP,       /* the daemon stops (reason: why) */
-    VG_SVC_ACCEPTED,   /* a request was accepted: a run id exists, queued */
-    VG_SVC_REFUSED,    /* a request was refused (quota: which, retry_after_s; or reason) */
-    VG_SVC_PREPARED,   /* a pool sandbox is ready (slot) */
-    VG_SVC_ASSIGNED,   /* a run got a sandbox (slot, or NULL: a cold start), host_uid */
-    VG_SVC_STARTED,    /* the run's candidate was started (pid of the run's vigil) */
-    VG_SVC_FINISHED,   /* the run ended (exit_code, status, cpu_s, wall_s) */
-    VG_SVC_CANCELLED,  /* the user cancelled it (reason) */
-    VG_SVC_LOST,       /* found unfinished after a daemon restart (reason) */
-    VG_SVC_DESTROYED,  /* its sandbox is gone: nothing of it is left (slot) */
-    VG_SVC_DELETED,    /* the user deleted a stored run */
-    VG_SVC_NKINDS
-};
+/* What happened: enum vg_svc_kind (VG_SVC_START ... VG_SVC_DELETED) is
+ * in event/event.h, with the log's other enumerations, so that the writer
+ * here and every reader share one list of names. */
 
 /* One event.  Fields a kind does not use are left zero / NULL (a
- * designated initializer does that) and are not written. */
+ * designated initializer does that) and are not written; but uid is
+ * always meant: 0 is root, -1 the daemon's own event. */
 struct vg_svc_event {
     enum vg_svc_kind kind;
     int64_t uid;            /* the user's uid, -1 for the daemon's own events */

@@ -40,7 +40,7 @@ static struct vg_record full_header(void)
     *h = (struct vg_header){VG_FORMAT_VERSION, "0.1.0", 1700000000123456789ull, 99, "6.1.0 #1",
                             argv3, 3, "/work", "task-1", "enforce", "ptrace", "p.policy",
                             "cafe", "version 1\ndefault deny\n", limits, 2, arts, 1, resolved, 2, NULL,
-                            scratch2, 2, "py312", "sha256:00ff"};
+                            scratch2, 2, "py312", "sha256:00ff", NULL};
     return r;
 }
 
