@@ -14,24 +14,30 @@
         if event["type"] == "syscall" and event["decision"] != "allow":
             print(event["args"])
 
+    srv = vigil.Server("unix:/run/vigil/serve.sock")     # a `vigil serve` daemon
+    job = srv.submit(["python3", "cand.py"], files={"cand.py": "print(1)"}, policy="python")
+    print(job.wait(timeout=60).result().status, job.stdout)
+
 Each call runs the vigil binary (``vigil=``, else VIGIL in the environment,
 else `vigil` on PATH); results are the JSON records `vigil run --result`
 and `vigil batch` write (docs/RUN.md, "The result record"), as `Result`
 (which still answers ``r["status"]`` as the dicts of earlier versions
 did); the log reader needs msgpack (Debian's python3-msgpack).  Nothing
-here decides anything: the binary does.  The API: docs/PYTHON.md.
+here decides anything: the binary (or the daemon) does.  The API: docs/PYTHON.md.
 """
 from ._batch import Progress, Task, batch, shard_of
-from ._errors import MissingDependencyError, VigilError
+from ._errors import MissingDependencyError, QuotaExceeded, ServerError, VigilError
 from ._log import read_log
 from ._result import (Artifact, ImageRef, InputFile, Limit, LimitValue, Mode, PolicyRef, Result,
                       Status, Stream)
 from ._run import LANGUAGES, binary, run
+from ._serve import Run, Server
 
 __version__ = "0.1.0"
 
 __all__ = [
     "LANGUAGES", "Artifact", "ImageRef", "InputFile", "Limit", "LimitValue", "MissingDependencyError", "Mode",
-    "PolicyRef", "Progress", "Result", "Status", "Stream", "Task", "VigilError", "batch",
+    "PolicyRef", "Progress", "QuotaExceeded", "Result", "Run", "Server", "ServerError", "Status",
+    "Stream", "Task", "VigilError", "batch",
     "binary", "read_log", "run", "shard_of",
 ]
