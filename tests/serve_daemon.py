@@ -1,0 +1,241 @@
+"""A real `vigil serve` for the tests of its API (tests/test_serve_*.py):
+started as root on a unix socket in a tmp dir, with its state in a tmp
+dir and a uid range of its own; stopped with SIGTERM, after which the test
+checks that nothing of it is left (processes, candidates, mounts).  Also
+a small checker of the OpenAPI file's JSON Schemas, for the answers.
+
+Fixtures live here too (import them by name into a test module)."""
+import http.client
+import json
+import os
+import random
+import signal
+import socket
+import subprocess
+import sys
+import time
+
+import pytest
+
+from helpers import ROOT, VIGIL, processes
+
+sys.path.insert(0, os.path.join(ROOT, "python"))
+import vigil as vigil_py  # noqa: E402  (the package under test, from the tree)
+
+START_S = 20          # until the socket answers
+STOP_S = 60           # SIGTERM to exit: the drain cancels runs and waits for their sandboxes
+# Each daemon's candidates get host uids of their own, so that another
+# test's daemon (or a reliability run beside this one) is never taken for ours.
+UID_BASE, UID_SPAN, UID_SLOTS = 300000, 100, 500
+
+
+def serve_available():
+    """Whether this vigil has `serve` (the lead's issue 26)."""
+    try:
+        r = subprocess.run([VIGIL, "serve", "--help"], capture_output=True, text=True, timeout=20)
+    except OSError:
+        return False
+    return r.returncode == 0 and "--listen" in r.stdout
+
+
+needs_serve = pytest.mark.skipif(not serve_available(), reason="this vigil has no `serve` yet")
+
+
+class Raw:
+    """An answer as HTTP gave it."""
+
+    def __init__(self, status, headers, body):
+        self.status, self.headers, self.body = status, headers, body
+
+    def json(self):
+        return json.loads(self.body.decode("utf-8"))
+
+
+class Daemon:
+    def __init__(self, base, *flags):
+        self.base = str(base)
+        self.sock = os.path.join(self.base, "serve.sock")
+        self.state = os.path.join(self.base, "state")
+        first = UID_BASE + UID_SPAN * random.randrange(UID_SLOTS)
+        self.uids = range(first, first + UID_SPAN)
+        self.err_path = os.path.join(self.base, "serve.stderr")
+        self.seen_pids = set()
+        self.err = open(self.err_path, "wb")
+        self.proc = subprocess.Popen(
+            [VIGIL, "serve", "--listen", "unix:" + self.sock, "--state", self.state,
+             "--uid-range", "%d-%d" % (self.uids[0], self.uids[-1]), *flags],
+            stdin=subprocess.DEVNULL, stdout=self.err, stderr=self.err)
+        self._wait_up()
+
+    def _wait_up(self):
+        deadline = time.monotonic() + START_S
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise AssertionError("vigil serve exited %s: %s" % (self.proc.returncode,
+                                                                   self.stderr()))
+            try:
+                self.client().version()
+                return
+            except vigil_py.ServerError:
+                time.sleep(0.05)
+        self.proc.kill()
+        raise AssertionError("vigil serve did not answer in %d s: %s" % (START_S, self.stderr()))
+
+    def stderr(self):
+        with open(self.err_path, "rb") as f:
+            return f.read().decode("utf-8", "replace")
+
+    def client(self, **kw):
+        return vigil_py.Server("unix:" + self.sock, **kw)
+
+    def raw(self, method, path, body=None, headers=None):
+        """One request below /v1, its answer whatever the status."""
+        conn = vigil_py._serve._UnixHTTPConnection(self.sock, 60)
+        data = body if isinstance(body, bytes) or body is None else json.dumps(body).encode()
+        try:
+            conn.request(method, "/v1" + path, body=data, headers=headers or {})
+            r = conn.getresponse()
+            return Raw(r.status, {k.lower(): v for k, v in r.getheaders()}, r.read())
+        finally:
+            conn.close()
+
+    def ours(self):
+        """Processes of this daemon's: its runs' vigils (their command line
+        names the state dir) and candidates (a uid of its range)."""
+        got = [p for p in processes()
+               if p[1] != self.proc.pid and (self.state in p[2] or p[0] in self.uids)]
+        self.seen_pids |= {p[1] for p in got}
+        return got
+
+    def mounts(self):
+        """Mount points, in any process's view we can see, under the tmp dir."""
+        with open("/proc/self/mountinfo") as f:
+            return [line.split()[4] for line in f if self.base in line.split()[4]]
+
+    def stop(self):
+        """SIGTERM, as systemd stops it; the exit status."""
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(STOP_S)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+                raise AssertionError("vigil serve still there %d s after SIGTERM: %s"
+                                     % (STOP_S, self.stderr()))
+        self.err.close()
+        return self.proc.returncode
+
+    def left(self):
+        """What is left of it once stopped: processes, mounts, the socket."""
+        deadline = time.monotonic() + 5   # a reaped child's /proc entry going away
+        while self.ours() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        return {"processes": self.ours(), "mounts": self.mounts(),
+                "socket": os.path.exists(self.sock)}
+
+
+def stop_and_check(d):
+    """Stop d with SIGTERM: it exits 0 and leaves nothing running."""
+    code = d.stop()
+    assert code == 0, (code, d.stderr())
+    left = d.left()
+    assert left == {"processes": [], "mounts": [], "socket": False}, (left, d.stderr())
+
+
+@pytest.fixture(scope="module")
+def daemon(tmp_path_factory):
+    """One daemon for the module, default quotas; checked clean at its end."""
+    if not serve_available():
+        pytest.skip("this vigil has no `serve` yet")
+    if os.geteuid() != 0:
+        pytest.skip("vigil serve runs candidates under a range of host uids: root only")
+    d = Daemon(tmp_path_factory.mktemp("serve"))
+    yield d
+    stop_and_check(d)
+
+
+class SchemaCheck:
+    """The subset of JSON Schema docs/serve-openapi.yaml uses (type,
+    required, properties, additionalProperties, items, enum, const,
+    minimum, maximum, minItems, maxItems, allOf, oneOf, not,
+    propertyNames, $ref), enough to hold an answer to the file.  Fails
+    with an AssertionError naming where."""
+
+    def __init__(self, spec):
+        self.spec = spec
+
+    def named(self, name, value):
+        self.check({"$ref": "#/components/schemas/" + name}, value, name)
+
+    def run(self, value):
+        self.named("Run", value)
+
+    def request(self, value):
+        self.named("RunRequest", value)
+
+    def _ref(self, ref):
+        node = self.spec
+        for part in ref[2:].split("/"):
+            node = node[part]
+        return node
+
+    TYPES = {"object": dict, "array": list, "string": str, "boolean": bool, "null": type(None)}
+
+    def _type_ok(self, t, value):
+        if t == "integer":
+            return isinstance(value, int) and not isinstance(value, bool)
+        if t == "number":
+            return isinstance(value, (int, float)) and not isinstance(value, bool)
+        return isinstance(value, self.TYPES[t])
+
+    def _holds(self, schema, value):
+        try:
+            self.check(schema, value, "")
+            return True
+        except AssertionError:
+            return False
+
+    def check(self, schema, value, where):
+        if "$ref" in schema:
+            return self.check(self._ref(schema["$ref"]), value, where)
+        types = schema.get("type")
+        if types is not None:
+            types = [types] if isinstance(types, str) else types
+            assert any(self._type_ok(t, value) for t in types), \
+                "%s: %r is not %s" % (where, value, "/".join(types))
+        assert "enum" not in schema or value in schema["enum"], \
+            "%s: %r not one of %s" % (where, value, schema["enum"])
+        assert "const" not in schema or value == schema["const"], (where, value)
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            assert value >= schema.get("minimum", value), (where, value)
+            assert value <= schema.get("maximum", value), (where, value)
+        for sub in schema.get("allOf", []):
+            self.check(sub, value, where)
+        if "oneOf" in schema:
+            n = sum(self._holds(sub, value) for sub in schema["oneOf"])
+            assert n == 1, "%s: %r matches %d of oneOf" % (where, value, n)
+        if "not" in schema:
+            assert not self._holds(schema["not"], value), "%s: %r matches not" % (where, value)
+        if isinstance(value, dict):
+            self._object(schema, value, where)
+        if isinstance(value, list):
+            assert len(value) >= schema.get("minItems", 0), (where, value)
+            assert len(value) <= schema.get("maxItems", len(value)), (where, value)
+            for i, item in enumerate(value):
+                self.check(schema.get("items", {}), item, "%s[%d]" % (where, i))
+
+    def _object(self, schema, value, where):
+        for key in schema.get("required", []):
+            assert key in value, "%s: no member %r in %r" % (where, key, value)
+        props = schema.get("properties", {})
+        extra = schema.get("additionalProperties", True)
+        for key, v in value.items():
+            if "propertyNames" in schema:
+                self.check(schema["propertyNames"], key, "%s name %r" % (where, key))
+            if key in props:
+                self.check(props[key], v, "%s.%s" % (where, key))
+            elif extra is False:
+                raise AssertionError("%s: member %r is not in the schema" % (where, key))
+            elif isinstance(extra, dict):
+                self.check(extra, v, "%s.%s" % (where, key))
