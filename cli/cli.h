@@ -14,6 +14,8 @@ int vg_cmd_recheck(int argc, char **argv);
 int vg_cmd_verify(int argc, char **argv);
 int vg_cmd_report(int argc, char **argv);
 int vg_cmd_image(int argc, char **argv);
+int vg_cmd_serve(int argc, char **argv);
+int vg_cmd_submit(int argc, char **argv);
 int vg_cmd_completion(int argc, char **argv);
 
 struct vg_optcmd;

@@ -99,5 +99,5 @@ void vg_opts_examples(const struct vg_example *ex, size_t n, FILE *f);
 /* Every command's rows (cli/cmd_*.c), for the unit test. */
 extern const struct vg_optcmd vg_run_optcmd, vg_batch_optcmd, vg_log_optcmd, vg_learn_optcmd,
     vg_check_optcmd, vg_view_optcmd, vg_image_optcmd, vg_report_optcmd, vg_verify_optcmd;
-extern const struct vg_optcmd vg_recheck_optcmd;
+extern const struct vg_optcmd vg_recheck_optcmd, vg_serve_optcmd, vg_submit_optcmd;
 #endif

@@ -7,6 +7,8 @@ set -eu
 BUILD="gcc libc6-dev make pkg-config libseccomp-dev libunwind-dev libmsgpack-dev libncurses-dev libarchive-dev libzstd-dev zlib1g-dev"
 # the log's chain (SHA-256: libcrypto) and its seal's signature (ed25519: libsodium)
 BUILD="$BUILD libssl-dev libsodium-dev"
+# vigil serve: the HTTP/JSON API (GNU libmicrohttpd)
+BUILD="$BUILD libmicrohttpd-dev"
 # pytest-xdist: make test runs in two workers (tests/run.sh)
 TEST="python3 python3-msgpack python3-pytest python3-pytest-xdist tmux strace nodejs"
 # sealed logs: keys made and signatures checked without vigil (tests/test_seal.py)

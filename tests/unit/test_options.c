@@ -265,7 +265,7 @@ static void test_every_command_has_examples(void)
     const struct vg_optcmd *all[] = {&vg_run_optcmd, &vg_batch_optcmd, &vg_log_optcmd,
                                      &vg_learn_optcmd, &vg_check_optcmd, &vg_view_optcmd,
                                      &vg_image_optcmd, &vg_report_optcmd, &vg_verify_optcmd,
-                                     &vg_recheck_optcmd};
+                                     &vg_recheck_optcmd, &vg_serve_optcmd, &vg_submit_optcmd};
     for (size_t i = 0; i < VG_ARRAY_LEN(all); i++)
         if (!CHECK(all[i]->nexamples >= 1))
             fprintf(stderr, "  %s: no example\n", all[i]->name);
