@@ -1,6 +1,6 @@
-/* cmd_log.c: `vigil log FILE`: print a run log, one line (or one JSON
- * object) per record, optionally filtered, optionally following a log that
- * is still being written.  Exit 0 for a complete log, 3 when it is
+/* cmd_log.c: `vigil log FILE`: print a run log (or vigil serve's service
+ * log), one line (or one JSON object) per record, optionally filtered,
+ * optionally following a log that is still being written.  Exit 0 for a complete log, 3 when it is
  * truncated (no trailer) or corrupt, 2 for usage errors and files that are
  * not vigil logs. */
 #include <errno.h>
@@ -26,8 +26,10 @@
 static const char usage_text[] =
     "usage: vigil log [FILE] [--json] [--deny] [--class CLASS] [--pid PID]\n"
     "       [--follow] [--color auto|always|never] [--all] [--summary]\n"
-    "Print a run log (run.msgpack) one record per line; without FILE, the\n"
-    "latest log vigil run wrote to its state directory (named on stderr).\n";
+    "       [--kind KIND] [--run ID] [--user USER]\n"
+    "Print a run log (run.msgpack) or vigil serve's service log one record per\n"
+    "line; without FILE, the latest log vigil run wrote to its state directory\n"
+    "(named on stderr).\n";
 
 static const char usage_tail[] =
     "Exit status: 0 complete log, 3 truncated or corrupt, 2 usage or not a log.\n";
@@ -43,6 +45,12 @@ struct log_opts {
     bool have_pid;
     int pid;
     int color_when;              /* COLOR_* */
+    /* service logs: --kind, --run, --user (a name, or a uid when a number) */
+    bool have_kind;
+    bool kind[VG_SVC_NKINDS];
+    const char *run, *user;
+    bool have_uid;
+    int64_t uid;
 };
 
 enum { COLOR_AUTO, COLOR_ALWAYS, COLOR_NEVER };
@@ -59,26 +67,52 @@ static int usage_error(const char *fmt, const char *arg)
     return 2;
 }
 
-static int add_classes(void *dst, const char *list, struct vg_err *err)
+/* Each word of a comma list through one(o, word): -1 at the first it
+ * does not know, with err naming it as a `what`. */
+static int each_word(struct log_opts *o, const char *list, const char *what,
+                     bool (*one)(struct log_opts *, const char *), struct vg_err *err)
 {
-    struct log_opts *o = dst;
     char *copy = vg_xstrdup(list), *save = NULL;
     int rc = 0;
-    for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-        int c = vg_class_from_name(t), rt = vg_rec_type_from_name(t);
-        if (c >= 0)
-            o->cls[c] = true;
-        else if (rt >= 0 && rt != VG_REC_SYSCALL)
-            o->rtype[rt] = true;
-        else {
-            vg_errf(err, "unknown class '%s'", t);
+    for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save))
+        if (!one(o, t)) {
+            vg_errf(err, "unknown %s '%s'", what, t);
             rc = -1;
             break;
         }
-        o->have_class = true;
-    }
     free(copy);
     return rc;
+}
+
+static bool add_class(struct log_opts *o, const char *t)
+{
+    int c = vg_class_from_name(t), rt = vg_rec_type_from_name(t);
+    if (c >= 0)
+        o->cls[c] = true;
+    else if (rt >= 0 && rt != VG_REC_SYSCALL)
+        o->rtype[rt] = true;
+    else
+        return false;
+    return o->have_class = true;
+}
+
+static int add_classes(void *dst, const char *list, struct vg_err *err)
+{
+    return each_word(dst, list, "class", add_class, err);
+}
+
+static bool add_kind(struct log_opts *o, const char *t)
+{
+    int k = vg_svc_kind_from_name(t);
+    if (k < 0)
+        return false;
+    o->kind[k] = true;
+    return o->have_kind = true;
+}
+
+static int add_kinds(void *dst, const char *list, struct vg_err *err)
+{
+    return each_word(dst, list, "kind", add_kind, err);
 }
 
 static int set_pid(void *dst, const char *arg, struct vg_err *err)
@@ -103,8 +137,9 @@ static const struct vg_opt rows[] = {
      "names vigil's resolver refused (dns records)",
      .kind = VG_OPT_FLAG, .off = AT(deny)},
     {"class", 0, "CLASS", "only this class (read write exec connect bind send\n"
-     "system, or the record types proc note dns header trailer);\n"
-     "repeat it or give a comma list", .kind = VG_OPT_CALL, .set = add_classes},
+     "system, or the record types proc note dns header trailer\n"
+     "service); repeat it or give a comma list",
+     .kind = VG_OPT_CALL, .set = add_classes},
     {"pid", 0, "PID", "only records of this pid (as the candidate sees it)",
      .kind = VG_OPT_CALL, .set = set_pid},
     {"follow", 'f', NULL, "keep reading as the log grows, until its trailer",
@@ -124,6 +159,14 @@ static const struct vg_opt rows[] = {
      "are counted apart as noise; with --json one JSON object,\n"
      "the result record's \"summary\"",
      .kind = VG_OPT_FLAG, .off = AT(summary)},
+    {"kind", 0, "KIND", "service logs: only events of this kind (start stop accepted\n"
+     "refused prepared assigned started finished cancelled lost\n"
+     "destroyed deleted); repeat it or give a comma list",
+     .kind = VG_OPT_CALL, .set = add_kinds},
+    {"run", 0, "ID", "service logs: only the events of this run",
+     .kind = VG_OPT_STRING, .off = AT(run)},
+    {"user", 0, "USER", "service logs: only the events of this user (a name, or a\n"
+     "uid)", .kind = VG_OPT_STRING, .off = AT(user)},
     {"help", 'h', NULL, "this text", .kind = VG_OPT_STOP, .value = VG_OPTS_HELP},
 };
 
@@ -134,6 +177,8 @@ static const struct vg_example examples[] = {
      "what the candidate tried, by category"},
     {"vigil log run.msgpack --json | jq 'select(.type == \"syscall\")'",
      "the records as JSON Lines for a script"},
+    {"vigil log service.msgpack --user alice --kind refused",
+     "the requests of vigil serve's user alice that were refused"},
 };
 
 const struct vg_optcmd vg_log_optcmd = {
@@ -155,6 +200,11 @@ static int parse_args(int argc, char **argv, struct log_opts *o)
                                            : o->color_when == COLOR_ALWAYS;
     if (first < argc - 1)
         return usage_error("%s", "give exactly one FILE");
+    uint64_t uid;
+    if (o->user && vg_parse_u64(o->user, &uid) && uid <= INT64_MAX) {
+        o->have_uid = true;
+        o->uid = (int64_t)uid;
+    }
     o->file = first < argc ? argv[first] : NULL; /* NULL: the latest run */
     return 0;
 }
@@ -169,7 +219,23 @@ static bool is_refusal(enum vg_decision d)
 static bool refused(const struct vg_record *r)
 {
     return (r->type == VG_REC_SYSCALL && is_refusal(r->u.sys.decision)) ||
-           (r->type == VG_REC_DNS && is_refusal(r->u.dns.decision));
+           (r->type == VG_REC_DNS && is_refusal(r->u.dns.decision)) ||
+           (r->type == VG_REC_SERVICE && r->u.svc.kind == VG_SVC_REFUSED);
+}
+
+/* --kind, --run, --user: only service records can pass them. */
+static bool svc_selected(const struct log_opts *o, const struct vg_record *r)
+{
+    if (!o->have_kind && !o->run && !o->user)
+        return true;
+    if (r->type != VG_REC_SERVICE)
+        return false;
+    const struct vg_svc_ev *e = &r->u.svc;
+    if (o->have_kind && !o->kind[e->kind])
+        return false;
+    if (o->run && !(e->run && !strcmp(e->run, o->run)))
+        return false;
+    return !o->user || (e->user && !strcmp(e->user, o->user)) || (o->have_uid && e->uid == o->uid);
 }
 
 static bool selected(const struct log_opts *o, const struct vg_record *r)
@@ -185,7 +251,7 @@ static bool selected(const struct log_opts *o, const struct vg_record *r)
         if (pid != o->pid)
             return false;
     }
-    return true;
+    return svc_selected(o, r);
 }
 
 /* Print the open group of probes, if any, and close it. */
@@ -236,7 +302,7 @@ static int dump(const struct log_opts *o, struct vg_reader *rd)
     struct vg_probe_group probes = {0};
     struct vg_decoded d;
     uint64_t nrec = 0;
-    bool trailer = false;
+    bool trailer = false, service = false;
     int rc;
     for (;;) {
         rc = vg_reader_next(rd, &d);
@@ -255,6 +321,8 @@ static int dump(const struct log_opts *o, struct vg_reader *rd)
             vg_buf_free(&line);
             return 2;
         }
+        if (nrec == 1)
+            service = d.rec.u.header.log_kind != NULL;
         trailer = d.rec.type == VG_REC_TRAILER;
         if (selected(o, &d.rec))
             print_record(o, &d.rec, &line, &probes);
@@ -278,11 +346,28 @@ static int dump(const struct log_opts *o, struct vg_reader *rd)
         return EXIT_TRUNC;
     }
     if (!trailer || vg_reader_status(rd) == VG_MP_TRUNCATED) {
-        vg_say(stderr, "vigil: %s: truncated at byte %llu: no trailer "
-               "(supervisor killed or run still going)", o->file, at);
+        vg_say(stderr, "vigil: %s: truncated at byte %llu: no trailer (%s)", o->file, at,
+               service ? "daemon killed or still running" : "supervisor killed or run still going");
         return EXIT_TRUNC;
     }
     return 0;
+}
+
+/* Is path vigil serve's service log?  Its header says so. */
+static bool is_service_log(const char *path)
+{
+    struct vg_err err;
+    struct vg_reader *rd = vg_reader_open(path, &err);
+    if (!rd)
+        return false;   /* the summary names the problem */
+    struct vg_decoded d;
+    bool svc = false;
+    if (vg_reader_next(rd, &d) == 1) {
+        svc = d.rec.type == VG_REC_HEADER && d.rec.u.header.log_kind;
+        vg_decoded_free(&d);
+    }
+    vg_reader_close(rd);
+    return svc;
 }
 
 /* --summary: the whole log, then one summary.  A truncated or corrupt
@@ -333,6 +418,12 @@ int vg_cmd_log(int argc, char **argv)
             return 2;
         }
         vg_say(stderr, "vigil: log %s", latest);
+    }
+    if (o.summary && is_service_log(o.file)) {
+        vg_say(stderr, "vigil: %s: a service log: --summary is what a candidate tried, "
+               "in a run log", o.file);
+        free(latest);
+        return 2;
     }
     if (o.summary) {
         rc = print_summary(&o);

@@ -205,17 +205,26 @@ static void dns_rec(const struct vg_dns_ev *d, struct vw_lines *o)
     str(o, "process", "(not known: a UDP datagram does not say)");
 }
 
+void vw_utc(uint64_t ns, char *out, size_t n)
+{
+    time_t t = (time_t)(ns / 1000000000u);
+    struct tm tm;
+    snprintf(out, n, "?");
+    if (gmtime_r(&t, &tm))
+        strftime(out, n, "%Y-%m-%d %H:%M:%S UTC", &tm);
+}
+
 static void header_rec(const struct vg_header *h, struct vw_lines *o)
 {
     vw_lines_add(o, VW_ST_HEAD, 0, "header   format %u   vigil %s", h->format,
                  h->vigil_version ? h->vigil_version : "?");
-    time_t t = (time_t)(h->start_wall_ns / 1000000000u);
-    struct tm tm;
-    char when[64] = "?";
-    if (gmtime_r(&t, &tm))
-        strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S UTC", &tm);
+    char when[64];
+    vw_utc(h->start_wall_ns, when, sizeof when);
     vw_lines_add(o, VW_ST_NORMAL, 0, LABEL "%s   (monotonic %" PRIu64 " ns)", "started", when,
                  h->start_mono_ns);
+    if (h->log_kind)
+        vw_lines_add(o, VW_ST_NORMAL, 0, LABEL "%s (vigil serve: one record per step of a run)",
+                     "log", h->log_kind);
     str(o, "kernel", h->kernel);
     strv(o, "command", h->argv, h->argc);
     str(o, "cwd", h->cwd);
@@ -253,6 +262,36 @@ static void trailer_rec(const struct vg_trailer *t, struct vw_lines *o)
                      vg_decision_name(t->counts[i].decision), t->counts[i].n);
 }
 
+/* A step of vigil serve: who, which run, what happened to it. */
+static void service_rec(const struct vg_svc_ev *e, struct vw_lines *o)
+{
+    head(o, e->seq, e->ts_ns, "service", vg_svc_kind_name(e->kind));
+    char when[64];
+    vw_utc(e->wall_ns, when, sizeof when);
+    str(o, "when", when);
+    str(o, "user", e->user);
+    if (e->uid >= 0)
+        vw_lines_add(o, VW_ST_NORMAL, 0, LABEL "%" PRId64, "uid", e->uid);
+    else
+        str(o, "uid", "(the daemon's own event)");
+    str(o, "run", e->run);
+    str(o, "sandbox", e->slot ? e->slot : e->kind == VG_SVC_ASSIGNED ? "(cold start)" : NULL);
+    if (e->host_uid)
+        vw_lines_add(o, VW_ST_NORMAL, 0, LABEL "%" PRIu64, "host uid", e->host_uid);
+    if (e->pid)
+        vw_lines_add(o, VW_ST_NORMAL, 0, LABEL "%d", "vigil pid", e->pid);
+    if (e->quota)
+        vw_lines_add(o, VW_ST_DENY, 0, LABEL "%s   retry after %" PRIu64 "s", "quota", e->quota,
+                     e->retry_after_s);
+    if (e->kind == VG_SVC_FINISHED) {
+        str(o, "status", e->status ? e->status : "?");
+        vw_lines_add(o, VW_ST_NORMAL, 0, LABEL "%d", "exit code", e->exit_code);
+        vw_lines_add(o, VW_ST_NORMAL, 0, LABEL "%.3fs   wall %.3fs", "cpu", e->cpu_ns / 1e9,
+                     e->elapsed_ns / 1e9);
+    }
+    text(o, e->kind == VG_SVC_REFUSED ? VW_ST_DENY : VW_ST_NORMAL, "reason", e->reason);
+}
+
 void vw_report_record(const struct vg_record *r, struct vw_lines *out)
 {
     switch (r->type) {
@@ -262,6 +301,7 @@ void vw_report_record(const struct vg_record *r, struct vw_lines *out)
     case VG_REC_NOTE: note_rec(&r->u.note, out); break;
     case VG_REC_TRAILER: trailer_rec(&r->u.trailer, out); break;
     case VG_REC_DNS: dns_rec(&r->u.dns, out); break;
+    case VG_REC_SERVICE: service_rec(&r->u.svc, out); break;
     default: vw_lines_add(out, VW_ST_WARN, 0, "record of unknown type %d", (int)r->type); break;
     }
 }

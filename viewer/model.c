@@ -53,6 +53,12 @@ static void fill_meta(struct vw_meta *mt, const struct vg_record *r)
         mt->ts_ns = r->u.dns.ts_ns;
         mt->decision = (uint8_t)r->u.dns.decision;
         break;
+    case VG_REC_SERVICE:
+        mt->ts_ns = r->u.svc.ts_ns;
+        mt->pid = r->u.svc.pid;
+        mt->kind = (uint8_t)r->u.svc.kind;
+        mt->decision = r->u.svc.kind == VG_SVC_REFUSED ? VG_DEC_DENY : VG_DEC_ALLOW;
+        break;
     default:
         break;
     }

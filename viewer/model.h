@@ -36,7 +36,17 @@ struct vw_meta {
     uint8_t cls;       /* enum vg_class (syscall records) */
     uint8_t decision;  /* enum vg_decision (syscall records) */
     uint8_t probe;     /* a syscall record marked probe: shown dim */
+    uint8_t kind;      /* enum vg_svc_kind (service records) */
 };
+
+/* A record that is a decision: a syscall, a dns query, or a request vigil
+ * serve refused (its decision then is deny), for the denial filter and
+ * the ] [ keys alike. */
+static inline bool vw_meta_decided(const struct vw_meta *mt)
+{
+    return mt->type == VG_REC_SYSCALL || mt->type == VG_REC_DNS ||
+           (mt->type == VG_REC_SERVICE && mt->kind == VG_SVC_REFUSED);
+}
 
 enum vw_tail {
     VW_TAIL_CLEAN,    /* the data ends on a record boundary */

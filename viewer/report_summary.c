@@ -50,8 +50,14 @@ static void fmt_limit(const struct vg_limit_rec *l, char *buf, size_t n)
 
 static void run_section(const struct vw_model *m, bool following, struct vw_lines *o)
 {
-    vw_lines_add(o, VW_ST_HEAD, 0, "Run");
-    if (m->has_header) {
+    bool service = m->has_header && m->header.rec.u.header.log_kind;
+    vw_lines_add(o, VW_ST_HEAD, 0, service ? "Service log (vigil serve)" : "Run");
+    if (service) {
+        char when[64];
+        vw_utc(m->header.rec.u.header.start_wall_ns, when, sizeof when);
+        vw_lines_add(o, VW_ST_NORMAL, 0, "  started   %s   kernel %s", when,
+                     m->header.rec.u.header.kernel ? m->header.rec.u.header.kernel : "?");
+    } else if (m->has_header) {
         const struct vg_header *h = &m->header.rec.u.header;
         struct vg_buf cmd = {0};
         for (uint32_t i = 0; i < h->argc; i++)
@@ -114,9 +120,9 @@ static void counts_section(const struct vw_model *m, struct vw_lines *o)
     vg_buf_free(&b);
     vw_lines_add(o, VW_ST_DIM, 0,
                  "  records %zu: %" PRIu64 " syscall, %" PRIu64 " proc, %" PRIu64
-                 " note, %" PRIu64 " undecodable; %zu processes",
+                 " note, %" PRIu64 " service, %" PRIu64 " undecodable; %zu processes",
                  m->n, s->types[VG_REC_SYSCALL], s->types[VG_REC_PROC], s->types[VG_REC_NOTE],
-                 m->nbad, m->tree.n);
+                 s->types[VG_REC_SERVICE], m->nbad, m->tree.n);
     if (m->nskipped)
         vw_lines_add(o, VW_ST_WARN, 0,
                      "  %" PRIu64 " records of a type this vigil does not know were skipped "
@@ -145,10 +151,24 @@ static void table_section(struct vw_lines *o, const char *title, const struct vw
     free(v);
 }
 
+/* vigil serve's steps, by kind (only in a log that has them). */
+static void service_section(const struct vw_model *m, struct vw_lines *o)
+{
+    if (!m->stats.types[VG_REC_SERVICE])
+        return;
+    vw_lines_add(o, VW_ST_HEAD, 0, "Service events (%" PRIu64 ")", m->stats.types[VG_REC_SERVICE]);
+    for (int k = 0; k < VG_SVC_NKINDS; k++)
+        if (m->stats.svc_kinds[k])
+            vw_lines_add(o, k == VG_SVC_REFUSED ? VW_ST_DENY : VW_ST_NORMAL, 0, "  %7" PRIu64 "  %s",
+                         m->stats.svc_kinds[k], vg_svc_kind_name((enum vg_svc_kind)k));
+    vw_lines_add(o, VW_ST_NORMAL, 0, "%s", "");
+}
+
 void vw_report_summary(const struct vw_model *m, bool following, struct vw_lines *out)
 {
     run_section(m, following, out);
     vw_lines_add(out, VW_ST_NORMAL, 0, "%s", "");
+    service_section(m, out);
     counts_section(m, out);
     vw_lines_add(out, VW_ST_NORMAL, 0, "%s", "");
     table_section(out, "Most-denied paths", &m->stats.denied_paths, TOP_PATHS, true, false);

@@ -42,6 +42,8 @@ void vw_stats_add(struct vw_stats *s, const struct vg_record *r)
         add_syscall(s, &r->u.sys);
     } else if (r->type == VG_REC_PROC && r->u.proc.kind == VG_PROC_EXEC) {
         vw_strtab_add(&s->programs, r->u.proc.exe ? r->u.proc.exe : "?", 0);
+    } else if (r->type == VG_REC_SERVICE && (unsigned)r->u.svc.kind < VG_SVC_NKINDS) {
+        s->svc_kinds[r->u.svc.kind]++;
     } else if (r->type == VG_REC_NOTE) {
         char line[512];
         snprintf(line, sizeof line, "%s: %s", r->u.note.what ? r->u.note.what : "note",

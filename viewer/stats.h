@@ -11,6 +11,7 @@
 struct vw_stats {
     uint64_t counts[VG_CLASS_NCLASSES][VG_DEC_NDECISIONS];
     uint64_t types[VG_REC_NTYPES];
+    uint64_t svc_kinds[VG_SVC_NKINDS]; /* service records by kind (vigil serve's log) */
     struct vw_strtab denied_paths;  /* refused file accesses, by path */
     struct vw_strtab destinations;  /* every network address, any decision */
     struct vw_strtab programs;      /* every image a process exec'd */

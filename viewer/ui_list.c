@@ -56,6 +56,11 @@ static void draw_row(struct ui *ui, int y, size_t rec, bool sel, int tw)
     bool decided = sys || mt->type == VG_REC_DNS; /* dns records are decisions too */
     const char *dec = decided ? vg_decision_name((enum vg_decision)mt->decision) : "";
     enum vw_style st = decided ? vw_decision_style((enum vg_decision)mt->decision) : VW_ST_NORMAL;
+    if (mt->type == VG_REC_SERVICE) {  /* what happened to the request: red when refused */
+        dec = vg_svc_kind_name((enum vg_svc_kind)mt->kind);
+        st = mt->kind == VG_SVC_REFUSED ? VW_ST_DENY
+           : mt->kind == VG_SVC_LOST || mt->kind == VG_SVC_CANCELLED ? VW_ST_WARN : VW_ST_NORMAL;
+    }
     x += ui_put(ui, y, x, DEC_W, dec, st, sel, true);
     ui_put_long(ui, y, x, COLS - x, vw_model_summary(ui->m, rec),
                 mt->type == VW_TYPE_BAD ? VW_ST_WARN : mt->probe ? VW_ST_DIM : VW_ST_NORMAL, sel,

@@ -36,8 +36,7 @@ bool vw_filter_match(const struct vw_model *m, const struct vw_filter *f, size_t
 {
     const struct vw_meta *mt = &m->meta[i];
     bool sys = mt->type == VG_REC_SYSCALL;
-    bool decided = sys || mt->type == VG_REC_DNS; /* dns records are decisions too */
-    if (f->decisions && !(decided && (f->decisions & VW_DEC_BIT(mt->decision))))
+    if (f->decisions && !(vw_meta_decided(mt) && (f->decisions & VW_DEC_BIT(mt->decision))))
         return false;
     if (f->cls >= 0 && !(sys && mt->cls == f->cls))
         return false;
@@ -150,7 +149,7 @@ static bool refused_hit(const struct vw_model *m, size_t i, const void *unused)
 {
     (void)unused;
     const struct vw_meta *mt = &m->meta[i];
-    return (mt->type == VG_REC_SYSCALL || mt->type == VG_REC_DNS) && vw_refused(mt->decision);
+    return vw_meta_decided(mt) && vw_refused(mt->decision);
 }
 
 long vw_find_text(const struct vw_model *m, const struct vw_rows *r, size_t nrows,
