@@ -16,6 +16,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -301,6 +303,34 @@ static void test_threads(void)
     free(dir);
 }
 
+/* A write that fails (the file size limit here, a full disk in life):
+ * the error names the file, every later write fails too (no gap in the
+ * middle of the log), and close says so. */
+static void test_write_fails(void)
+{
+    char *dir = vg_xasprintf("%s/full", tmpdir);
+    struct vg_svclog *l = open_or_die(dir);
+    struct rlimit old, small = {.rlim_cur = 4096, .rlim_max = RLIM_INFINITY};
+    CHECK(getrlimit(RLIMIT_FSIZE, &old) == 0);
+    small.rlim_max = old.rlim_max;
+    signal(SIGXFSZ, SIG_IGN);   /* EFBIG instead of the signal */
+    CHECK(setrlimit(RLIMIT_FSIZE, &small) == 0);
+    static char reason[8192];
+    memset(reason, 'x', sizeof reason - 1);
+    struct vg_svc_event e = {.kind = VG_SVC_STOP, .uid = -1, .reason = reason};
+    struct vg_err err = {{0}};
+    CHECK(vg_svclog_write(l, &e, &err) < 0 && strstr(err.msg, vg_svclog_path(l)));
+    e.reason = "short";
+    CHECK(vg_svclog_write(l, &e, &err) < 0);   /* dead: nothing after a gap */
+    CHECK(setrlimit(RLIMIT_FSIZE, &old) == 0);
+    signal(SIGXFSZ, SIG_DFL);
+    char *path = vg_xstrdup(vg_svclog_path(l));
+    CHECK(vg_svclog_close(l) < 0);
+    check_verified(path, VG_VERIFY_TRUNCATED);   /* the header alone, no trailer */
+    free(path);
+    free(dir);
+}
+
 /* What `vigil log` prints of hostile strings: no byte that a terminal
  * would act on, and the line stays one line. */
 static void test_text_escaped(void)
@@ -340,6 +370,7 @@ int main(int argc, char **argv)
     test_bad_kind();
     test_threads();
     test_text_escaped();
+    test_write_fails();
     check_rmtree(tmpdir);
     return check_done();
 }
