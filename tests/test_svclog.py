@@ -7,6 +7,7 @@ killed).  Python's msgpack is the independent reader; `vigil log`,
 `vigil verify` and `vigil view` (in tmux) must agree with it."""
 import os
 import re
+import shutil
 import signal
 import subprocess
 import time
@@ -210,6 +211,7 @@ def test_sigkill_mid_write(vigil, writer, tmp_path):
     assert len(recs) > 20 and os.path.getsize(path) - ends[-1] < 300 * 1024
 
 
+@pytest.mark.skipif(not shutil.which("tmux"), reason="tmux is not installed")
 def test_view(term, svc_log):   # noqa: F811 (the fixture)
     records = read_records(svc_log)
     n = len(records)
