@@ -5,14 +5,14 @@ checks that nothing of it is left (processes, candidates, mounts).  Also
 a small checker of the OpenAPI file's JSON Schemas, for the answers.
 
 Fixtures live here too (import them by name into a test module)."""
-import http.client
 import json
 import os
 import random
+import shutil
 import signal
-import socket
 import subprocess
 import sys
+import tempfile
 import time
 
 import pytest
@@ -38,9 +38,6 @@ def serve_available():
     return r.returncode == 0 and "--listen" in r.stdout
 
 
-needs_serve = pytest.mark.skipif(not serve_available(), reason="this vigil has no `serve` yet")
-
-
 class Raw:
     """An answer as HTTP gave it."""
 
@@ -52,20 +49,50 @@ class Raw:
 
 
 class Daemon:
-    def __init__(self, base, *flags):
-        self.base = str(base)
-        self.sock = os.path.join(self.base, "serve.sock")
+    """`vigil serve` on base/serve.sock, its state in base/state.  With
+    activated, the socket is made by systemd-socket-activate and handed
+    over as systemd does (LISTEN_FDS, LISTEN_PID, fd 3); else by vigil
+    (--listen unix:...).  base is a directory of /tmp that other users may
+    pass through (the socket is for every local user), removed by
+    remove()."""
+
+    def __init__(self, *flags, activated=False, listen=True, parent=None, argv_of=None,
+                 wrap=(), sock=None):
+        """flags: more `vigil serve` flags.  parent: where base is made
+        (default /tmp).  argv_of(state, uid_range): the whole `vigil
+        serve` command instead of this one's.  wrap: a command the daemon
+        is run under (it must exec it: LISTEN_PID is the pid started).
+        sock: where the daemon listens, when argv_of says so itself."""
+        self.base = tempfile.mkdtemp(prefix="vigil-serve-test-", dir=parent)
+        os.chmod(self.base, 0o711)
+        self.sock = sock or os.path.join(self.base, "serve.sock")
         self.state = os.path.join(self.base, "state")
         first = UID_BASE + UID_SPAN * random.randrange(UID_SLOTS)
         self.uids = range(first, first + UID_SPAN)
         self.err_path = os.path.join(self.base, "serve.stderr")
         self.seen_pids = set()
+        self.activated = activated
+        uid_range = "%d-%d" % (self.uids[0], self.uids[-1])
+        if argv_of is not None:
+            argv = argv_of(self.state, uid_range)
+        else:
+            argv = [VIGIL, "serve", "--state", self.state, "--uid-range", uid_range, *flags]
+            if listen and not activated:
+                argv[2:2] = ["--listen", "unix:" + self.sock]
+        argv = list(wrap) + argv
+        if activated:
+            argv = ["systemd-socket-activate", "-l", self.sock] + argv
         self.err = open(self.err_path, "wb")
-        self.proc = subprocess.Popen(
-            [VIGIL, "serve", "--listen", "unix:" + self.sock, "--state", self.state,
-             "--uid-range", "%d-%d" % (self.uids[0], self.uids[-1]), *flags],
-            stdin=subprocess.DEVNULL, stdout=self.err, stderr=self.err)
-        self._wait_up()
+        self.proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=self.err,
+                                     stderr=self.err)
+        try:
+            self._wait_up()
+        except BaseException:
+            self.proc.kill()
+            self.proc.wait()
+            self.err.close()
+            self.remove()
+            raise
 
     def _wait_up(self):
         deadline = time.monotonic() + START_S
@@ -78,7 +105,6 @@ class Daemon:
                 return
             except vigil_py.ServerError:
                 time.sleep(0.05)
-        self.proc.kill()
         raise AssertionError("vigil serve did not answer in %d s: %s" % (START_S, self.stderr()))
 
     def stderr(self):
@@ -127,30 +153,40 @@ class Daemon:
         return self.proc.returncode
 
     def left(self):
-        """What is left of it once stopped: processes, mounts, the socket."""
+        """What is left of it once stopped: processes, mounts."""
         deadline = time.monotonic() + 5   # a reaped child's /proc entry going away
         while self.ours() and time.monotonic() < deadline:
             time.sleep(0.05)
-        return {"processes": self.ours(), "mounts": self.mounts(),
-                "socket": os.path.exists(self.sock)}
+        return {"processes": self.ours(), "mounts": self.mounts()}
+
+    def remove(self):
+        shutil.rmtree(self.base, ignore_errors=True)
 
 
 def stop_and_check(d):
-    """Stop d with SIGTERM: it exits 0 and leaves nothing running."""
-    code = d.stop()
-    assert code == 0, (code, d.stderr())
-    left = d.left()
-    assert left == {"processes": [], "mounts": [], "socket": False}, (left, d.stderr())
+    """Stop d with SIGTERM: it exits 0 and leaves nothing running; then
+    its tmp dir goes."""
+    try:
+        code = d.stop()
+        assert code == 0, (code, d.stderr())
+        left = d.left()
+        assert left == {"processes": [], "mounts": []}, (left, d.stderr())
+    finally:
+        d.remove()
 
 
-@pytest.fixture(scope="module")
-def daemon(tmp_path_factory):
-    """One daemon for the module, default quotas; checked clean at its end."""
+def require_serve():
     if not serve_available():
         pytest.skip("this vigil has no `serve` yet")
     if os.geteuid() != 0:
         pytest.skip("vigil serve runs candidates under a range of host uids: root only")
-    d = Daemon(tmp_path_factory.mktemp("serve"))
+
+
+@pytest.fixture(scope="module")
+def daemon():
+    """One daemon for the module, default quotas; checked clean at its end."""
+    require_serve()
+    d = Daemon()
     yield d
     stop_and_check(d)
 

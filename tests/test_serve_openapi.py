@@ -181,7 +181,7 @@ def test_validator_refuses_what_the_schema_refuses(spec):
         check.request({"argv": ["true"], "colour": "blue"})
 
 
-def test_answers_of_the_daemon_have_the_schemas(spec, daemon, tmp_path):  # noqa: F811
+def test_answers_of_the_daemon_have_the_schemas(spec, daemon):  # noqa: F811
     """A real daemon's answers to each route, checked against the file's
     schemas: version, quota, a submitted run, its wait, list, result,
     outputs, a file, cancel, delete, and the error answers."""
@@ -210,4 +210,7 @@ def test_answers_of_the_daemon_have_the_schemas(spec, daemon, tmp_path):  # noqa
         err = daemon.raw(method, path, req)
         assert err.status == status, (method, path, err.status, err.body)
         check.named("Error", err.json())
-    assert srv.request("DELETE", "/runs/%s" % run["id"]) == b""
+    check.run(srv.request_json("DELETE", "/runs/%s" % run["id"]))
+    gone = daemon.raw("GET", "/runs/%s/stdout" % run["id"])
+    assert gone.status == 410, (gone.status, gone.body)
+    check.named("Error", gone.json())

@@ -357,6 +357,9 @@ class Run:
         self.server.request("POST", self._path("/cancel"))
         return self.refresh()
 
-    def delete(self) -> None:
-        """Remove the ended run's stored data (gives back its `stored`)."""
-        self.server.request("DELETE", self._path())
+    def delete(self) -> "Run":
+        """Remove the ended run's stored data (gives back its `stored`):
+        the run stays listed, ``info["deleted"]`` true, and its log,
+        result, outputs and files are gone (ServerError 410)."""
+        self.info = self.server.request_json("DELETE", self._path())
+        return self
