@@ -12,7 +12,9 @@ import os
 import re
 import shlex
 import shutil
+import signal
 import subprocess
+import time
 
 import pytest
 import yaml
@@ -184,6 +186,28 @@ def stop_and_check_kept(d):
     kept = os.path.exists(d.sock)
     stop_and_check(d)
     assert code == 0 and kept, (code, kept, d.stderr())
+
+
+def test_a_killed_daemon_takes_its_runs_with_it():
+    """KillMode=mixed signals the daemon alone and SIGKILLs the rest of the
+    group only after TimeoutStopSec, and Restart=on-failure waits for the
+    group to empty: so a daemon that dies (SIGKILL, a crash) must take its
+    runs' vigils and candidates with it at once, or they would hold the
+    restart up to 90 s."""
+    require_serve()
+    d = Daemon()
+    try:
+        run = d.client().submit(["sleep", "120"])
+        deadline = time.monotonic() + WAIT_S
+        while run.refresh().state != "running" or len(d.ours()) < 2:
+            assert time.monotonic() < deadline, (run.info, d.ours())
+            time.sleep(0.05)
+        d.proc.send_signal(signal.SIGKILL)
+        d.proc.wait()
+        assert d.left()["processes"] == [], d.left()   # left() waits up to 5 s
+    finally:
+        d.stop()
+        d.remove()
 
 
 def k8s_docs(path):
