@@ -190,10 +190,11 @@ static const struct step {
 static void reap(struct vg_serve *d)
 {
     int ws;
-    for (pid_t pid; (pid = waitpid(-1, &ws, WNOHANG)) > 0;) {
+    struct rusage ru;
+    for (pid_t pid; (pid = wait4(-1, &ws, WNOHANG, &ru)) > 0;) {
         for (size_t i = 0; i < d->nruns; i++)
             if (d->runs[i]->state == VG_SR_RUNNING && d->runs[i]->pid == pid) {
-                vg_exec_reaped(d, d->runs[i], ws);
+                vg_exec_reaped(d, d->runs[i], ws, &ru);
                 break;
             }
     }

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -181,7 +182,7 @@ static bool read_result(struct vg_srun *r)
     return ok;
 }
 
-void vg_exec_reaped(struct vg_serve *d, struct vg_srun *r, int wstatus)
+void vg_exec_reaped(struct vg_serve *d, struct vg_srun *r, int wstatus, const struct rusage *ru)
 {
     r->pid = 0;
     if (!read_result(r)) {
@@ -191,7 +192,9 @@ void vg_exec_reaped(struct vg_serve *d, struct vg_srun *r, int wstatus)
                  WIFEXITED(wstatus) ? "exit" : "signal",
                  WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : WTERMSIG(wstatus));
         r->wall_s = (double)((int64_t)(vg_now_mono_ns() / 1000000) - r->started_mono_ms) / MS_PER_S;
-        r->cpu_s = (double)r->cpu_grant_ms / MS_PER_S; /* unknown: the whole grant */
+        /* what its vigil and the processes it reaped used, as the kernel counted */
+        r->cpu_s = (double)(ru->ru_utime.tv_sec + ru->ru_stime.tv_sec) +
+                   (double)(ru->ru_utime.tv_usec + ru->ru_stime.tv_usec) / 1e6;
     }
     vg_serve_ended(d, r, r->cancel_asked ? VG_SR_CANCELLED : VG_SR_FINISHED);
 }

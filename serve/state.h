@@ -89,7 +89,7 @@ void vg_serve_event(struct vg_serve *d, enum vg_svc_kind kind, const struct vg_s
 /* Wake the main loop (a run was queued, cancelled, ...). */
 void vg_serve_kick(struct vg_serve *d);
 
-/* serve/store.c: what is on disk */
+/* serve/persist.c: what is on disk */
 int vg_srun_save(const struct vg_serve *d, const struct vg_srun *r, struct vg_err *err);
 int vg_suser_save(const struct vg_serve *d, const struct vg_suser *u, struct vg_err *err);
 int vg_serve_recover(struct vg_serve *d, struct vg_err *err);
@@ -104,7 +104,8 @@ void vg_sched_give_uid(struct vg_serve *d, uid_t uid);
 
 /* serve/exec.c: a run's `vigil run` */
 int vg_exec_start(struct vg_serve *d, struct vg_srun *r, struct vg_err *err);
-void vg_exec_reaped(struct vg_serve *d, struct vg_srun *r, int wstatus);
+struct rusage;
+void vg_exec_reaped(struct vg_serve *d, struct vg_srun *r, int wstatus, const struct rusage *ru);
 void vg_exec_cancel(struct vg_serve *d, struct vg_srun *r);
 /* The run ended, however: settle its charge, save, log, wake its waiters. */
 void vg_serve_ended(struct vg_serve *d, struct vg_srun *r, enum vg_srun_state s);

@@ -1,4 +1,4 @@
-/* store.c: what the daemon keeps on disk, so that a restart (even after
+/* persist.c: what the daemon keeps on disk, so that a restart (even after
  * SIGKILL) knows every accepted run and every user's charges:
  *   STATE/runs/UID/ID/run.json   the run's record (state.h's vg_srun)
  *   STATE/users/UID/usage.json   the user's charges still in a window
