@@ -4,13 +4,15 @@ resolves, its paths and methods are exactly the rows of serve/routes.c
 (the daemon's one table of routes) and of docs/SERVE.md's table, every
 operation says what an unauthenticated caller gets, and the answers of a
 real daemon have its schemas."""
+import http.client
+import json
 import os
 import re
 
 import pytest
 import yaml
 
-from helpers import ROOT
+from helpers import ROOT, free_port
 import serve_daemon
 from serve_daemon import daemon  # noqa: F401  (the fixture)
 
@@ -214,3 +216,36 @@ def test_answers_of_the_daemon_have_the_schemas(spec, daemon):  # noqa: F811
     gone = daemon.raw("GET", "/runs/%s/stdout" % run["id"])
     assert gone.status == 410, (gone.status, gone.body)
     check.named("Error", gone.json())
+
+
+def test_quota_and_identity_refusals_have_the_schemas(spec, tmp_path):
+    """A quota refusal is 429 with Retry-After and a QuotaError; a TCP
+    request without a token is 401 and an Error; a known path with another
+    method, 405."""
+    serve_daemon.require_serve()
+    port = free_port()
+    conf = tmp_path / "serve.conf"      # TCP wants a token user to serve
+    conf.write_text("user ci uid 299998 token sha256:%s\n" % ("ab" * 32))
+    d = serve_daemon.Daemon("--quota-runs", "1/1h", "--listen", "tcp:127.0.0.1:%d" % port,
+                            "--config", str(conf))
+    try:
+        check = serve_daemon.SchemaCheck(spec)
+        first = d.raw("POST", "/runs", {"argv": ["true"]})
+        assert first.status == 201, (first.status, first.body)
+        refused = d.raw("POST", "/runs", {"argv": ["true"]})
+        assert refused.status == 429, (refused.status, refused.body)
+        check.named("QuotaError", refused.json())
+        assert int(refused.headers["retry-after"]) == refused.json()["retry_after"] > 0
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+        try:
+            conn.request("GET", "/v1/runs")
+            anon = conn.getresponse()
+            assert anon.status == 401, anon.status
+            check.named("Error", json.loads(anon.read()))
+        finally:
+            conn.close()
+        wrong = d.raw("PUT", "/runs")
+        assert wrong.status == 405, wrong.status
+        check.named("Error", wrong.json())
+    finally:
+        serve_daemon.stop_and_check(d)
