@@ -11,6 +11,7 @@
 
 #include "launcher/scratch.h"
 #include "serve/api.h"
+#include "serve/pool.h"
 #include "serve/request.h"
 #include "util/json.h"
 
@@ -193,6 +194,7 @@ static void admit(struct vg_serve *d, const struct vg_api_req *q, struct vg_api_
         r->cpu_grant_ms = g.cpu_ms;
         r->wall_grant_ms = g.wall_ms;
         r->cmd = vg_sreq_command(sq, d->o->vigil, r->dir, r->id, g.cpu_ms, g.wall_ms);
+        r->pool_fit = vg_pool_fits(d, sq, g.cpu_ms, g.wall_ms);
         vg_usage_charge(&u->usage, r->id, now_ms, &g);
         if (vg_suser_save(d, u, &err) < 0 || vg_srun_save(d, r, &err) < 0) {
             vg_usage_settle(&u->usage, r->id, 0, 0);

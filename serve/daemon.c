@@ -21,6 +21,7 @@
 
 #include "serve/http.h"
 #include "serve/listen.h"
+#include "serve/pool.h"
 #include "serve/state.h"
 #include "util/escape.h"
 
@@ -141,6 +142,14 @@ static int step_recover(struct daemon *m, struct vg_err *err)
     return vg_serve_recover(&m->d, err);
 }
 
+/* The warm pool and the boxes of runs, after recovery (which takes the
+ * killed daemon's runs' work back from their boxes). */
+static int step_pool(struct daemon *m, struct vg_err *err)
+{
+    m->d.pool = vg_pool_new(&m->d, err);
+    return m->d.pool ? 0 : -1;
+}
+
 static int step_listen(struct daemon *m, struct vg_err *err)
 {
     int n = vg_listen_systemd(m->ls, VG_SERVE_MAX_LISTEN, err);
@@ -155,10 +164,13 @@ static int step_listen(struct daemon *m, struct vg_err *err)
     bool tokens = false;
     for (size_t i = 0; i < m->d.conf.nusers; i++)
         tokens |= m->d.conf.users[i].has_token;
-    for (unsigned i = 0; i < m->nls; i++) {
+    /* every listener is checked before any serves: a daemon that is to
+     * exit must not have answered anyone first */
+    for (unsigned i = 0; i < m->nls; i++)
         if (m->ls[i].tcp && !tokens)
             return vg_errf(err, "%s: TCP takes only token users, and the config has none",
                            m->ls[i].name), -1;
+    for (unsigned i = 0; i < m->nls; i++) {
         m->http[i] = vg_http_start(&m->d, m->ls[i].fd, m->ls[i].tcp, err);
         if (!m->http[i])
             return -1;
@@ -184,7 +196,8 @@ static const struct step {
 } steps[] = {
     {"state directory", step_state}, {"lock", step_lock},       {"config", step_config},
     {"uids", step_uids},             {"limits", step_limits},   {"signals", step_signals},
-    {"service log", step_log},       {"recovery", step_recover}, {"listen", step_listen},
+    {"service log", step_log},       {"recovery", step_recover}, {"pool", step_pool},
+    {"listen", step_listen},
 };
 
 static void reap(struct vg_serve *d)
@@ -192,6 +205,8 @@ static void reap(struct vg_serve *d)
     int ws;
     struct rusage ru;
     for (pid_t pid; (pid = wait4(-1, &ws, WNOHANG, &ru)) > 0;) {
+        if (d->pool && vg_pool_reaped(d->pool, pid))
+            continue;
         for (size_t i = 0; i < d->nruns; i++)
             if (d->runs[i]->state == VG_SR_RUNNING && d->runs[i]->pid == pid) {
                 vg_exec_reaped(d, d->runs[i], ws, &ru);
@@ -232,6 +247,8 @@ static void begin_stop(struct daemon *m, const char *why)
     for (unsigned i = 0; i < m->nls; i++)
         if (m->http[i])
             vg_http_quiesce(m->http[i]);
+    if (d->pool)
+        vg_pool_drain(d->pool);
     for (size_t i = 0; i < d->nruns; i++)
         if (d->runs[i]->state == VG_SR_RUNNING) {
             snprintf(d->runs[i]->error, sizeof d->runs[i]->error, "the daemon stopped: %s", why);
@@ -254,10 +271,13 @@ static void loop(struct daemon *m)
             stopping = true;
             begin_stop(m, stop ? "SIGTERM" : "its service log failed");
         }
+        if (d->pool)
+            vg_pool_tick(d->pool);
         if (!stopping)
             vg_sched_run_ready(d);
-        wake_due(d, stopping && d->running == 0);
-        bool done = stopping && d->running == 0;
+        bool idle = d->running == 0 && (!d->pool || vg_pool_live(d->pool) == 0);
+        wake_due(d, stopping && idle);
+        bool done = stopping && idle;
         pthread_mutex_unlock(&d->lock);
         if (done)
             return;
@@ -276,6 +296,7 @@ static void teardown(struct daemon *m)
                                                                     .reason = "stopped"});
         vg_svclog_close(d->log);
     }
+    vg_pool_free(d->pool);
     for (size_t i = 0; i < d->nruns; i++)
         vg_srun_free(d->runs[i]);
     free(d->runs);

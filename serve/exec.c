@@ -4,7 +4,6 @@
  * candidate's stdin from the request, its output into the run's stdout and
  * stderr files, its log and result beside them.  It gets SIGTERM if the
  * daemon dies (PR_SET_PDEATHSIG), and ends its sandbox as on a timeout. */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
@@ -18,6 +17,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "serve/boxdir.h"
+#include "serve/pool.h"
 #include "serve/request.h"
 #include "serve/state.h"
 #include "util/escape.h"
@@ -44,55 +45,20 @@ static int open_out(const struct vg_srun *r, const char *name)
     return fd;
 }
 
-/* Hands the request's files to the candidate's host uid (they were
- * written when the run was accepted, before it had one).  The tree is the
- * daemon's own, made of plain files and directories: nothing is followed. */
-static int chown_tree(int dirfd, uid_t uid, unsigned depth)
-{
-    int rc = fchown(dirfd, uid, uid);
-    DIR *dd = rc == 0 ? fdopendir(dirfd) : NULL;
-    if (!dd) {
-        close(dirfd);
-        return -1;
-    }
-    for (struct dirent *e; rc == 0 && (e = readdir(dd));) {
-        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
-            continue;
-        if (e->d_type == DT_DIR && depth < VG_SREQ_MAX_DEPTH) {
-            int sub = openat(dirfd, e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-            rc = sub < 0 ? -1 : chown_tree(sub, uid, depth + 1);
-        } else {
-            rc = fchownat(dirfd, e->d_name, uid, uid, AT_SYMLINK_NOFOLLOW);
-        }
-    }
-    closedir(dd);
-    return rc;
-}
-
-static int give_work(const struct vg_srun *r, struct vg_err *err)
-{
-    if (!r->host_uid)
-        return 0; /* an unprivileged daemon: the candidate is its own uid */
-    char *w = vg_xasprintf("%s/%s", r->dir, VG_SREQ_WORK);
-    int fd = open(w, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    int rc = fd < 0 ? -1 : chown_tree(fd, r->host_uid, 0);
-    if (rc < 0)
-        vg_errf(err, "%s: cannot give it to uid %u: %s", w, (unsigned)r->host_uid,
-                strerror(errno));
-    free(w);
-    return rc;
-}
-
-/* VIGIL run --host-uid N OPTIONS...: the uid is the run's only once it starts. */
-static char **with_uid(const struct vg_srun *r)
+/* VIGIL run --host-uid N OPTIONS...: the uid and the box are the run's
+ * only once it starts; --workdir is the box's. */
+static char **start_argv(const struct vg_srun *r)
 {
     size_t n = 0;
     while (r->cmd[n])
         n++;
     char **v = vg_xcalloc(n + 3, sizeof *v);
     size_t k = 0;
+    bool past = false; /* the candidate's own words, after "--" */
     for (size_t i = 0; i < n; i++) {
-        v[k++] = r->cmd[i];
+        bool work = !past && i > 0 && !strcmp(r->cmd[i - 1], "--workdir");
+        past |= !strcmp(r->cmd[i], "--");
+        v[k++] = work ? vg_boxdir_work(r->box) : r->cmd[i];
         if (i == 1 && r->host_uid) {
             v[k++] = "--host-uid";
             v[k++] = vg_xasprintf("%u", (unsigned)r->host_uid);
@@ -119,31 +85,48 @@ static void child(const struct vg_srun *r, pid_t parent, int in, int out, int er
     signal(SIGTERM, SIG_DFL);
     signal(SIGINT, SIG_DFL);
     signal(SIGPIPE, SIG_DFL);
-    char **argv = with_uid(r);
+    char **argv = start_argv(r);
     execv(argv[0], argv);
     _exit(VG_SERVE_EXIT_VIGIL);
 }
 
-int vg_exec_start(struct vg_serve *d, struct vg_srun *r, struct vg_err *err)
+int vg_exec_streams(const struct vg_srun *r, int fds[3])
 {
-    if (give_work(r, err) < 0)
+    fds[0] = open_in(r);
+    fds[1] = open_out(r, VG_SREQ_STDOUT);
+    fds[2] = open_out(r, VG_SREQ_STDERR);
+    return fds[0] < 0 || fds[1] < 0 || fds[2] < 0 ? -1 : 0;
+}
+
+/* A cold start: a vigil run of its own, in a box made now.  0, or -1
+ * with err. */
+static int start_cold(struct vg_serve *d, struct vg_srun *r, struct vg_err *err)
+{
+    r->box = vg_pool_box(d->pool, r->host_uid, err);
+    if (!r->box || vg_boxdir_fill(r->box, r->dir, r->host_uid, err) < 0)
         return -1;
-    int in = open_in(r), out = open_out(r, VG_SREQ_STDOUT), errfd = open_out(r, VG_SREQ_STDERR);
+    int fds[3];
     pid_t parent = getpid(), pid = -1;
-    if (in >= 0 && out >= 0 && errfd >= 0)
+    if (vg_exec_streams(r, fds) == 0)
         pid = fork();
     if (pid == 0)
-        child(r, parent, in, out, errfd);
+        child(r, parent, fds[0], fds[1], fds[2]);
     int saved = errno;
-    if (in >= 0)
-        close(in);
-    if (out >= 0)
-        close(out);
-    if (errfd >= 0)
-        close(errfd);
+    for (int i = 0; i < 3; i++)
+        if (fds[i] >= 0)
+            close(fds[i]);
     if (pid < 0)
         return vg_errf(err, "cannot start its vigil run: %s", strerror(saved)), -1;
     r->pid = pid;
+    vg_serve_event(d, VG_SVC_ASSIGNED, r, &(struct vg_svc_event){.host_uid = r->host_uid});
+    return 0;
+}
+
+int vg_exec_start(struct vg_serve *d, struct vg_srun *r, struct vg_err *err)
+{
+    int pooled = r->pool_fit && d->pool ? vg_pool_start(d->pool, r, err) : 0;
+    if (pooled < 0 || (pooled == 0 && start_cold(d, r, err) < 0))
+        return -1;
     r->state = VG_SR_RUNNING;
     r->started_ms = (int64_t)(vg_now_wall_ns() / 1000000);
     r->started_mono_ms = (int64_t)(vg_now_mono_ns() / 1000000);
@@ -151,9 +134,24 @@ int vg_exec_start(struct vg_serve *d, struct vg_srun *r, struct vg_err *err)
     struct vg_err e;
     if (vg_srun_save(d, r, &e) < 0)
         vg_say(stderr, "vigil serve: %s", e.msg);
-    vg_serve_event(d, VG_SVC_ASSIGNED, r, &(struct vg_svc_event){.host_uid = r->host_uid});
-    vg_serve_event(d, VG_SVC_STARTED, r, &(struct vg_svc_event){.pid = pid});
+    vg_serve_event(d, VG_SVC_STARTED, r, &(struct vg_svc_event){.pid = r->pid});
     return 0;
+}
+
+/* The result's text with each \u0000 escape (a NUL the candidate wrote,
+ * in an output's tail) made U+FFFD: the JSON reader refuses NULs, which
+ * would become C strings, and only the result's status and numbers are
+ * read here. */
+static void defuse_nuls(char *text, size_t len)
+{
+    static const char nul[] = "\\u0000", repl[] = "\\ufffd";
+    for (size_t i = 0; i + 1 < len; i++) {
+        if (text[i] != '\\')
+            continue;
+        if (len - i >= sizeof nul - 1 && !memcmp(text + i, nul, sizeof nul - 1))
+            memcpy(text + i, repl, sizeof repl - 1);
+        i++; /* the escaped character is not the start of another escape */
+    }
 }
 
 /* What the run's result says, if it wrote one. */
@@ -164,6 +162,8 @@ static bool read_result(struct vg_srun *r)
     struct vg_err err;
     char *text = access(p, F_OK) == 0 ? vg_read_file(p, RESULT_MAX, &len, &err) : NULL;
     free(p);
+    if (text)
+        defuse_nuls(text, len);
     struct vg_jv *v = text ? vg_jv_parse(text, len, &err) : NULL;
     free(text);
     if (!v)
@@ -223,6 +223,11 @@ void vg_serve_ended(struct vg_serve *d, struct vg_srun *r, enum vg_srun_state s)
     if (ran) {
         d->running--;
         vg_sched_give_uid(d, r->host_uid);
+    }
+    if (r->box) {
+        vg_boxdir_return(r->box, r->dir);
+        free(r->box);
+        r->box = NULL;
     }
     uint64_t cpu_ms = ran ? (uint64_t)ceil(r->cpu_s * MS_PER_S) : 0;
     uint64_t wall_ms = ran ? (uint64_t)ceil(r->wall_s * MS_PER_S) : 0;

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "launcher/scratch.h"
+#include "serve/boxdir.h"
 #include "serve/request.h"
 #include "serve/state.h"
 #include "util/escape.h"
@@ -69,6 +70,7 @@ int vg_srun_save(const struct vg_serve *d, const struct vg_srun *r, struct vg_er
     vg_json_key(&j, "wall_s"), vg_json_double(&j, r->wall_s);
     vg_json_key(&j, "pooled"), vg_json_bool(&j, r->pooled);
     vg_json_key(&j, "deleted"), vg_json_bool(&j, r->deleted);
+    vg_json_key(&j, "box"), vg_json_str(&j, r->box);
     vg_json_key(&j, "cmd");
     vg_json_arr_begin(&j);
     for (char **a = r->cmd; a && *a; a++)
@@ -185,7 +187,7 @@ static char **cmd_from(const struct vg_jv *o)
     return v;
 }
 
-static struct vg_srun *load_run(const char *dir, struct vg_err *err)
+static struct vg_srun *load_run(const struct vg_serve *d, const char *dir, struct vg_err *err)
 {
     char *path = vg_xasprintf("%s/%s", dir, VG_SREQ_RUN);
     struct vg_jv *o = read_json(path, err);
@@ -210,6 +212,12 @@ static struct vg_srun *load_run(const char *dir, struct vg_err *err)
     r->wall_s = dnum(o, "wall_s");
     r->pooled = flag(o, "pooled");
     r->deleted = flag(o, "deleted");
+    /* only a box of this daemon's pool directory is taken back */
+    const char *box = vg_jv_str(o, "box");
+    char *pool = vg_xasprintf("%s/pool/s-", d->o->state);
+    if (box && !strncmp(box, pool, strlen(pool)) && !strchr(box + strlen(pool), '/'))
+        r->box = vg_xstrdup(box);
+    free(pool);
     r->cmd = cmd_from(o);
     vg_jv_free(o);
     return r;
@@ -265,6 +273,11 @@ static void recover_run(struct vg_serve *d, struct vg_srun *r, int64_t now_ms)
         vg_sched_enqueue(d, r);
         return;
     }
+    if (r->box) { /* its candidate's work, from the box it ran in */
+        vg_boxdir_return(r->box, r->dir);
+        free(r->box);
+        r->box = NULL;
+    }
     if (r->state != VG_SR_RUNNING)
         return;
     r->state = VG_SR_LOST;
@@ -286,7 +299,7 @@ static int recover_user_dir(struct vg_serve *d, const char *udir)
             continue;
         char *dir = vg_xasprintf("%s/%s", udir, e->d_name);
         struct vg_err err;
-        struct vg_srun *r = load_run(dir, &err);
+        struct vg_srun *r = load_run(d, dir, &err);
         if (r) {
             vg_serve_add_run(d, r);
         } else {

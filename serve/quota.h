@@ -3,7 +3,7 @@
  * and the CPU and wall time it is granted (its --cpu-total and --timeout);
  * what it did not use is given back when it ends.  So what a user's runs use
  * in any window never exceeds the quota.  The daemon keeps the usage and
- * persists it (serve/usage.c); nothing here does I/O. */
+ * persists it (serve/persist.c); nothing here does I/O. */
 #ifndef VG_SERVE_QUOTA_H
 #define VG_SERVE_QUOTA_H
 #include <stdbool.h>

@@ -55,9 +55,7 @@ static struct vg_suser *next_user(struct vg_serve *d)
     return NULL;
 }
 
-/* A host uid no running candidate has (0: none free, or vigil is not
- * root and every candidate is the caller's own uid). */
-static uid_t take_uid(struct vg_serve *d)
+uid_t vg_sched_take_uid(struct vg_serve *d)
 {
     if (!d->uid_busy)
         return 0;
@@ -78,7 +76,7 @@ void vg_sched_give_uid(struct vg_serve *d, uid_t uid)
 void vg_sched_run_ready(struct vg_serve *d)
 {
     while (!d->stopping && d->running < d->workers) {
-        uid_t host = take_uid(d);
+        uid_t host = vg_sched_take_uid(d);
         if (host == (uid_t)-1)
             return; /* every uid of the range is running: wait for one */
         struct vg_suser *u = next_user(d);

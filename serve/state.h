@@ -32,6 +32,7 @@ struct vg_srun {
     char id[32];
     uid_t uid;
     char *dir;               /* STATE/runs/UID/ID, root's, 0700 */
+    char *box;               /* while it runs: where its candidate works (serve/boxdir.h) */
     char *task_id;           /* or NULL */
     char **cmd;              /* its `vigil run` command line, NULL-terminated */
     enum vg_srun_state state;
@@ -46,6 +47,7 @@ struct vg_srun {
     double cpu_s, wall_s;
     bool cancel_asked;
     bool pooled;
+    bool pool_fit;           /* it asks nothing a prepared sandbox lacks (serve/pool.c) */
     bool deleted;            /* its data is gone; kept for the quotas' windows */
     struct vg_srun *qnext;   /* next in its user's queue */
     struct vg_swaiter *waiters;
@@ -75,6 +77,7 @@ struct vg_serve {
     int kick_fd;             /* eventfd: the main loop has something to do */
     char *runs_dir, *users_dir, *svc_dir;
     bool stopping;
+    struct vg_pool *pool;    /* the warm pool, or NULL */
 };
 
 /* serve/users.c */
@@ -99,10 +102,14 @@ uint64_t vg_srun_stored_bytes(const struct vg_srun *r);
 void vg_sched_enqueue(struct vg_serve *d, struct vg_srun *r);
 bool vg_sched_unqueue(struct vg_serve *d, struct vg_srun *r);
 void vg_sched_run_ready(struct vg_serve *d);
+/* A host uid no candidate (running or held in the pool) has: 0 when vigil
+ * is not root (every candidate is then its own uid), (uid_t)-1 when every
+ * uid of the range is taken. */
+uid_t vg_sched_take_uid(struct vg_serve *d);
 /* A run's candidate uid is free again (its vigil run has exited). */
 void vg_sched_give_uid(struct vg_serve *d, uid_t uid);
 
-/* serve/exec.c: a run's `vigil run` */
+/* serve/exec.c: a run's `vigil run`: a ready slot of the pool, else cold */
 int vg_exec_start(struct vg_serve *d, struct vg_srun *r, struct vg_err *err);
 struct rusage;
 void vg_exec_reaped(struct vg_serve *d, struct vg_srun *r, int wstatus, const struct rusage *ru);

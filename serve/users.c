@@ -65,6 +65,7 @@ void vg_srun_free(struct vg_srun *r)
     if (!r)
         return;
     free(r->dir);
+    free(r->box);
     free(r->task_id);
     vg_argv_free(r->cmd);
     while (r->waiters) {

@@ -198,7 +198,23 @@ def cancel_all(sock):
     return {"runs": [wait(sock, rid) for rid in live]}
 
 
-COMMANDS = {"burst": burst, "serial": serial, "busy": busy, "probe": probe, "pair": pair,
+def views(sock, code):
+    """The sandbox hold_view.py sees, pooled (no limits of its own) and
+    cold (a limit of its own: no pooled sandbox has it)."""
+    out = {}
+    for how, limits in (("pooled", None), ("cold", {"memory": "1G"})):
+        more = {"files": [{"path": "view.py", "text": code}]}
+        if limits:
+            more["limits"] = limits
+        status, _, body = call(sock, "POST", "/runs", dict(argv=["python3", "view.py"], **more))
+        assert status == 201, body
+        run = wait(sock, json.loads(body)["id"])
+        view = call(sock, "GET", "/runs/%s/stdout" % run["id"])[2]
+        out[how] = {"run": run, "view": json.loads(view)}
+    return out
+
+
+COMMANDS = {"views": views, "burst": burst, "serial": serial, "busy": busy, "probe": probe, "pair": pair,
             "hostile": hostile, "files": files, "detach": detach, "wait": wait_all,
             "states": states, "cancel_all": cancel_all}
 

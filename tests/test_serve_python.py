@@ -83,9 +83,6 @@ def test_env_and_stdin_text_reach_the_candidate(daemon):  # noqa: F811
     assert run.stdout == b"hi:from stdin"
 
 
-@pytest.mark.xfail(strict=True, reason="the daemon's JSON reader refuses the result record of "
-                   "a run whose output tail holds a NUL (\\u0000): status error, 'its vigil "
-                   "run wrote no result' (serve/exec.c read_result)")
 def test_binary_stdin_reaches_the_candidate(daemon):  # noqa: F811
     run = daemon.client().submit(["cat"], stdin=b"\x00\x01\xfe")
     run.wait(WAIT_S)
