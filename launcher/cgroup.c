@@ -47,7 +47,16 @@ static int bill_tasks = -1, home_tasks = -1;
 
 static const char *const ctrl_names[VG_CG_NCTRL] = {
     [VG_CG_MEMORY] = "memory", [VG_CG_PIDS] = "pids", [VG_CG_CPU] = "cpu",
+    [VG_CG_CPUACCT] = "cpuacct",
 };
+/* Where a group counts its CPU time: v1 cpuacct.usage (ns), v2 cpu.stat's
+ * usage_usec (every v2 group has it, whatever controllers it has). */
+#define CPUACCT_V1 "cpuacct.usage"
+#define CPUSTAT_V2 "cpu.stat"
+#define CPUSTAT_KEY "usage_usec"
+#define CPUACCT_USER_V1 "cpuacct.usage_user"
+#define CPUSTAT_USER_KEY "user_usec"
+#define NS_PER_US 1000u
 
 /* Is word one of the words of list, separated by sep ("cpu" is not
  * "cpuset")? */
@@ -190,6 +199,8 @@ static int write_limit(struct vg_cgroup *cg, enum vg_cg_ctrl c, const char *dir,
         return cg->memsw ? put_u64(dir, "memory.memsw.limit_in_bytes", mem) : 0;
     case VG_CG_PIDS:
         return put_u64(dir, "pids.max", pids);
+    case VG_CG_CPUACCT:   /* nothing to write: only read (vg_cgroup_cpu_*) */
+        return exists(dir, version == 2 ? CPUSTAT_V2 : CPUACCT_V1) ? 0 : -1;
     case VG_CG_CPU:
         if (quota < CPU_QUOTA_MIN_US)
             return -1;
@@ -304,7 +315,9 @@ static void create_one(struct vg_cgroup *cg, enum vg_cg_ctrl c, const struct vg_
     }
     cg->dir[c] = dir;
     cg->version[c] = p->version[c];
-    if ((p->version[c] == 2 && !v2_available(p->parent[c], dir, ctrl_names[c])) ||
+    /* v2 counts CPU time in every group: no controller to hand down */
+    bool needs_ctrl = p->version[c] == 2 && c != VG_CG_CPUACCT;
+    if ((needs_ctrl && !v2_available(p->parent[c], dir, ctrl_names[c])) ||
         write_limit(cg, c, dir, p->version[c], l) < 0)
         remove_dir(cg, c);
 }
@@ -477,6 +490,8 @@ void vg_cgroup_create(struct vg_cgroup *cg, const struct vg_limits *l, pid_t pid
     plan_one(&p, VG_CG_PIDS, pid);
     if (l->v[VG_LIM_CPUS])
         plan_one(&p, VG_CG_CPU, pid);
+    if (l->v[VG_LIM_CPUTOTAL])
+        plan_one(&p, VG_CG_CPUACCT, pid);
     bool any = false;
     for (int c = 0; c < VG_CG_NCTRL; c++)
         any |= p.dir[c] != NULL;
@@ -487,6 +502,8 @@ void vg_cgroup_create(struct vg_cgroup *cg, const struct vg_limits *l, pid_t pid
             create_one(cg, VG_CG_CPU, l, &p);
             open_bill(cg);
         }
+        if (l->v[VG_LIM_CPUTOTAL])
+            create_one(cg, VG_CG_CPUACCT, l, &p);
     }
     plan_free(&p);
 }
@@ -503,6 +520,28 @@ int vg_cgroup_join(const struct vg_cgroup *cg, pid_t pid, struct vg_err *err)
     return 0;
 }
 
+/* The whole sandbox's CPU time, user part and the rest (the kernel's
+ * split may not add up to its total exactly: the total is the exact one). */
+static void read_cpu(const struct vg_cgroup *cg, struct vg_cg_usage *u)
+{
+    const char *dir = cg->dir[VG_CG_CPUACCT];
+    uint64_t total, user;
+    if (!dir)
+        return;
+    if (cg->version[VG_CG_CPUACCT] == 2) {
+        u->have_cpu = get(dir, CPUSTAT_V2, CPUSTAT_KEY, &total) &&
+                      get(dir, CPUSTAT_V2, CPUSTAT_USER_KEY, &user);
+        total *= NS_PER_US;
+        user *= NS_PER_US;
+    } else {
+        u->have_cpu = get(dir, CPUACCT_V1, NULL, &total) && get(dir, CPUACCT_USER_V1, NULL, &user);
+    }
+    if (!u->have_cpu)
+        return;
+    u->cpu_user_ns = user < total ? user : total;
+    u->cpu_sys_ns = total - u->cpu_user_ns;
+}
+
 void vg_cgroup_read(const struct vg_cgroup *cg, struct vg_cg_usage *u)
 {
     memset(u, 0, sizeof *u);
@@ -517,6 +556,38 @@ void vg_cgroup_read(const struct vg_cgroup *cg, struct vg_cg_usage *u)
     }
     if (pids)
         u->have_pids = get(pids, "pids.events", "max", &u->pids_refused);
+    read_cpu(cg, u);
+}
+
+int vg_cgroup_cpu_open(const struct vg_cgroup *cg)
+{
+    const char *dir = cg->dir[VG_CG_CPUACCT];
+    if (!dir)
+        return -1;
+    char *path = vg_xasprintf("%s/%s", dir, cg->version[VG_CG_CPUACCT] == 2 ? CPUSTAT_V2
+                                                                            : CPUACCT_V1);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    free(path);
+    return fd;
+}
+
+bool vg_cgroup_cpu_ns(const struct vg_cgroup *cg, int fd, uint64_t *ns)
+{
+    char text[512];
+    /* the kernel makes the text anew for every read from offset 0 */
+    ssize_t n = fd >= 0 ? pread(fd, text, sizeof text - 1, 0) : -1;
+    if (n <= 0)
+        return false;
+    text[n] = 0;
+    if (cg->version[VG_CG_CPUACCT] != 2)
+        return sscanf(text, "%" SCNu64, ns) == 1;
+    const char *at = strstr(text, CPUSTAT_KEY " ");
+    uint64_t us;
+    if (!at || (at != text && at[-1] != '\n') ||
+        sscanf(at + sizeof CPUSTAT_KEY, "%" SCNu64, &us) != 1)
+        return false;
+    *ns = us * NS_PER_US;
+    return true;
 }
 
 void vg_cgroup_remove(struct vg_cgroup *cg)

@@ -1,6 +1,6 @@
 /* cgroup.h: the sandbox's own control groups, where the host lets vigil
  * make them: a child of vigil's own group in each controller it needs
- * (cgroup v1: memory, pids, cpu; or one child of a delegated v2 group),
+ * (cgroup v1: memory, pids, cpu, cpuacct; or one child of a delegated v2 group),
  * joined by the sandbox's pid 1 before anything of the candidate runs,
  * read for peak memory and OOM kills at the end, and removed. */
 #ifndef VG_CGROUP_H
@@ -29,10 +29,14 @@ struct vg_cg_usage {
     uint64_t oom_kills;       /* processes the kernel killed at the limit */
     bool have_pids;
     uint64_t pids_refused;    /* forks refused at pids.max */
+    bool have_cpu;            /* a cpuacct group (--cpu-total) counted the run's CPU time */
+    uint64_t cpu_user_ns, cpu_sys_ns; /* every process and thread of the sandbox, the
+                               * killed ones too */
 };
 
 /* For each controller that one of the limits needs (memory always, procs
- * always, cpu when a CPU bandwidth is set): make a child of vigil's own
+ * always, cpu when a CPU bandwidth is set, cpuacct when a whole-run CPU
+ * time is): make a child of vigil's own
  * group named after pid and write the limit.  A controller that cannot be
  * used (not mounted, not writable, an unprivileged caller) is left out and
  * the caller falls back to an rlimit; nothing is left behind for it.
@@ -54,6 +58,11 @@ int vg_cgroup_unbill_self(void);
 /* Is there such a group (vigil's threads can be billed)? */
 bool vg_cgroup_billed(void);
 void vg_cgroup_read(const struct vg_cgroup *cg, struct vg_cg_usage *u);
+/* The CPU time of the run's cpuacct group (--cpu-total), every process
+ * and thread in it, so far: open its count once (-1: no such group), then
+ * read it as often as needed (false: unreadable). */
+int vg_cgroup_cpu_open(const struct vg_cgroup *cg);
+bool vg_cgroup_cpu_ns(const struct vg_cgroup *cg, int fd, uint64_t *ns);
 /* Remove every group vigil made (they must be empty: the sandbox is gone),
  * and let the reaper go.  A group that cannot be removed is named on
  * stderr. */

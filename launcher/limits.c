@@ -36,6 +36,23 @@ int vg_limit_rlimit(enum vg_limit l)
     return l < VG_LIM_COUNT ? vg_limit_row(l)->rlimit : -1;
 }
 
+bool vg_enforce_rlimit(const struct vg_enforce *e, const struct vg_limits *l, int res,
+                       uint64_t *v)
+{
+    bool any = false;
+    for (int i = 0; i < VG_LIM_COUNT; i++) {
+        if (vg_limit_row(i)->rlimit != res || e->how[i] != VG_MECH_RLIMIT)
+            continue;
+        /* a duration in ms held by RLIMIT_CPU, which counts whole seconds:
+         * rounded up, never down */
+        uint64_t x = vg_limit_row(i)->kind == VG_LK_MS ? (l->v[i] + MILLI - 1) / MILLI : l->v[i];
+        if (!any || x < *v)
+            *v = x;
+        any = true;
+    }
+    return any;
+}
+
 /* The candidate sets its rlimits after it dropped every capability, so
  * none can go above vigil's own hard limit: say so now, not as a setup
  * failure once the sandbox exists. */
@@ -45,19 +62,20 @@ static int check_rlimits(const struct vg_enforce *e, const struct vg_limits *l,
     for (int i = 0; i < VG_LIM_COUNT; i++) {
         struct rlimit rl;
         int res = vg_limit_row(i)->rlimit;
-        if (e->how[i] != VG_MECH_RLIMIT || res < 0)
+        uint64_t v;
+        if (e->how[i] != VG_MECH_RLIMIT || res < 0 || !vg_enforce_rlimit(e, l, res, &v))
             continue;
         if (getrlimit(res, &rl) < 0) {
             vg_errf(err, "getrlimit for --%s: %s", vg_limit_row(i)->flag, strerror(errno));
             return -1;
         }
         /* RLIMIT_CPU's hard limit is one second above the soft one. */
-        uint64_t need = l->v[i] + (res == RLIMIT_CPU);
+        uint64_t need = v + (res == RLIMIT_CPU);
         if (rl.rlim_max != RLIM_INFINITY && need > rl.rlim_max) {
-            char v[32];
-            vg_limit_format(i, l->v[i], v, sizeof v);
+            char text[32];
+            vg_limit_format(i, l->v[i], text, sizeof text);
             vg_errf(err, "limit %s %s is above what vigil may grant here (its own hard limit "
-                    "is %llu; see ulimit -H)", vg_limit_name(i), v,
+                    "is %llu; see ulimit -H)", vg_limit_name(i), text,
                     (unsigned long long)rl.rlim_max);
             return -1;
         }
@@ -157,6 +175,16 @@ int vg_enforce_cpus(const struct vg_enforce *e, const struct vg_limits *l, const
         *pin = true;
     }
     return 0;
+}
+
+unsigned vg_enforce_ncpus(const struct vg_enforce *e, const struct vg_limits *l)
+{
+    cpu_set_t have;
+    unsigned n = sched_getaffinity(0, sizeof have, &have) == 0 ? (unsigned)CPU_COUNT(&have)
+                                                                 : CPU_SETSIZE;
+    bool quota = e->how[VG_LIM_CPUS] == VG_MECH_CGROUP_V1 || e->how[VG_LIM_CPUS] == VG_MECH_CGROUP_V2;
+    uint64_t q = (l->v[VG_LIM_CPUS] + MILLI - 1) / MILLI;
+    return quota && q < n ? (unsigned)q : n;
 }
 
 bool vg_unwind_budget_take(void)

@@ -32,11 +32,21 @@ int vg_enforce_setup(struct vg_enforce *e, const struct vg_limits *l,
 void vg_enforce_undo(struct vg_enforce *e);
 /* The rlimit resource a limit uses when held by VG_MECH_RLIMIT; -1 none. */
 int vg_limit_rlimit(enum vg_limit l);
+/* The value of rlimit res in this run, in the rlimit's unit: the smallest
+ * of the limits it holds (RLIMIT_CPU holds cpu, and cputotal where no
+ * cgroup counts the run's CPU time: a duration in ms, rounded up to whole
+ * seconds).  false: it holds none. */
+bool vg_enforce_rlimit(const struct vg_enforce *e, const struct vg_limits *l, int res,
+                       uint64_t *v);
 /* The CPUs to pin vigil and the sandbox to: --cpuset LIST (NULL: none) and,
  * without a CPU cgroup, the CPU bandwidth rounded up to whole CPUs.
  * *pin false: no pinning.  -1 with err set on a bad or unavailable list. */
 int vg_enforce_cpus(const struct vg_enforce *e, const struct vg_limits *l, const char *cpuset,
                     cpu_set_t *set, bool *pin, struct vg_err *err);
+
+/* How many CPUs the sandbox can keep busy at once: vigil's own (which it
+ * inherits, after vg_enforce_cpus), fewer under a CPU quota. */
+unsigned vg_enforce_ncpus(const struct vg_enforce *e, const struct vg_limits *l);
 
 /* May vigil unwind a record's stacks (native, and Python frames) now?
  * Always, unless the run has a CPU quota (--cpus) that does not pay for

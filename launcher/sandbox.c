@@ -73,10 +73,11 @@ static int apply_rlimits(const struct vg_limits *l, const struct vg_enforce *e)
 {
     for (int i = 0; i < VG_LIM_COUNT; i++) {
         int res = vg_limit_rlimit(i);
-        if (res < 0 || e->how[i] != VG_MECH_RLIMIT)
+        uint64_t v;
+        if (res < 0 || e->how[i] != VG_MECH_RLIMIT || !vg_enforce_rlimit(e, l, res, &v))
             continue;
         /* CPU: SIGXCPU at the limit, SIGKILL one second later. */
-        struct rlimit rl = {.rlim_cur = l->v[i], .rlim_max = l->v[i] + (res == RLIMIT_CPU)};
+        struct rlimit rl = {.rlim_cur = v, .rlim_max = v + (res == RLIMIT_CPU)};
         if (setrlimit(res, &rl) < 0)
             return -1;
     }

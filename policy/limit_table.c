@@ -43,6 +43,16 @@ static const struct vg_limit_row rows[VG_LIM_COUNT] = {
                     "RLIMIT_CPU: SIGXCPU at the limit, SIGKILL 1s later",
                     "status limit, limit cpu, exit 152 (SIGXCPU) or 137",
                     .cgroup = VG_CG_NCTRL, .fallback = VG_MECH_RLIMIT, .rlimit = RLIMIT_CPU},
+    /* The whole run's CPU time, where `cpu` is each process's: what a
+     * quota of CPU-seconds (vigil serve) needs held, whatever the number
+     * of processes and threads. */
+    [VG_LIM_CPUTOTAL] = {"cputotal", "cpu-total", VG_LK_MS, 0, 1, UINT64_MAX,
+                         "CPU time of the whole run (every process and thread of the sandbox)",
+                         "supervisor: the run's cgroup CPU time (v1 cpuacct.usage, v2 cpu.stat "
+                         "usage_usec) sampled, SIGKILL past it; else RLIMIT_CPU per process set "
+                         "to it (rounded up to seconds)",
+                         "status limit, limit cputotal, exit 137",
+                         .cgroup = VG_CG_CPUACCT, .fallback = VG_MECH_RLIMIT, .rlimit = RLIMIT_CPU},
     [VG_LIM_MEMORY] = {"memory", "memory", VG_LK_SIZE, 1 * GIB, MEMORY_MIN, UINT64_MAX,
                        "the sandbox's memory: resident + swap + tmpfs files",
                        "cgroup (v1 memory.limit_in_bytes + memsw, v2 memory.max + swap.max 0); "

@@ -26,7 +26,7 @@ struct vg_verdict {
 /* Limit indices.  Everything else about a limit is its row in the one
  * table of limits (policy/limit_table.c). */
 enum vg_limit {
-    VG_LIM_TIME, VG_LIM_CPU, VG_LIM_MEMORY, VG_LIM_PROCS, VG_LIM_FILES,
+    VG_LIM_TIME, VG_LIM_CPU, VG_LIM_CPUTOTAL, VG_LIM_MEMORY, VG_LIM_PROCS, VG_LIM_FILES,
     VG_LIM_FSIZE, VG_LIM_OUTPUT, VG_LIM_TMPFS, VG_LIM_DISK, VG_LIM_CPUS, VG_LIM_REFUSALS,
     VG_LIM_LOG, VG_LIM_COUNT
 };
@@ -43,8 +43,9 @@ enum vg_limit_mech {
     VG_MECH_CGROUP_V2,
     VG_MECH_AFFINITY,    /* CPU pinning, which the candidate could widen */
 };
-/* The cgroup controllers that can hold a limit (launcher/cgroup.c). */
-enum vg_cg_ctrl { VG_CG_MEMORY, VG_CG_PIDS, VG_CG_CPU, VG_CG_NCTRL };
+/* The cgroup controllers that can hold a limit (launcher/cgroup.c);
+ * cpuacct is v1's count of CPU time (v2 has it in every group). */
+enum vg_cg_ctrl { VG_CG_MEMORY, VG_CG_PIDS, VG_CG_CPU, VG_CG_CPUACCT, VG_CG_NCTRL };
 struct vg_limit_row {
     const char *name;       /* the policy's `limit NAME`, the result's key */
     const char *flag;       /* `vigil run --FLAG` */

@@ -12,6 +12,8 @@
 #include <sys/timerfd.h>
 #include <unistd.h>
 
+#define NS_PER_S 1000000000ull
+
 static void capture_put(struct vg_capture *c, const char *p, size_t n)
 {
     if (c->cap == 0) {
@@ -100,23 +102,42 @@ static void sample(struct vg_io *io)
         kill_sandbox(io);
 }
 
+/* The run's CPU time: stop it past its budget, else read it again when
+ * it could be spent at the earliest (launcher/cpuwatch.h). */
+static void cpu_sample(struct vg_io *io)
+{
+    uint64_t ticks;
+    if (read(io->cpu_fd, &ticks, sizeof ticks) <= 0)
+        return;
+    if (vg_cpu_watch_sample(&io->cpu)) {
+        if (!atomic_exchange(&io->cpu_over, true))
+            kill_sandbox(io);
+        return;
+    }
+    uint64_t ns = vg_cpu_watch_next_ns(&io->cpu);
+    struct itimerspec next = {.it_value = {.tv_sec = (time_t)(ns / NS_PER_S),
+                                           .tv_nsec = (long)(ns % NS_PER_S)}};
+    if (timerfd_settime(io->cpu_fd, 0, &next, NULL) < 0 && !atomic_exchange(&io->cpu_over, true))
+        kill_sandbox(io); /* no watch left: the limit would not hold */
+}
+
 static void *io_main(void *arg)
 {
     struct vg_io *io = arg;
     int sfd = io->signal_fd, tfd = io->timer_fd;
     bool draining = false;
     for (;;) {
-        struct pollfd pf[7] = {
+        struct pollfd pf[8] = {
             {.fd = io->out_fd, .events = POLLIN}, {.fd = io->err_fd, .events = POLLIN},
             {.fd = io->report_fd, .events = POLLIN}, {.fd = sfd, .events = POLLIN},
             {.fd = tfd, .events = POLLIN}, {.fd = io->wake_fd, .events = POLLIN},
-            {.fd = io->sample_fd, .events = POLLIN},
+            {.fd = io->sample_fd, .events = POLLIN}, {.fd = io->cpu_fd, .events = POLLIN},
         };
         /* Keep watching the clock even after the candidate closed its
          * output: only the tracer's word ends this loop. */
         if (draining && io->out_fd < 0 && io->err_fd < 0)
             break;
-        int r = poll(pf, 7, draining ? 0 : -1);
+        int r = poll(pf, VG_ARRAY_LEN(pf), draining ? 0 : -1);
         if (r < 0 && errno == EINTR)
             continue;
         if (r < 0 || (r == 0 && draining))
@@ -149,6 +170,8 @@ static void *io_main(void *arg)
             draining = true; /* the sandbox is gone; take what's buffered */
         if (pf[6].revents)
             sample(io);
+        if (pf[7].revents)
+            cpu_sample(io);
     }
     return NULL;
 }
@@ -156,7 +179,7 @@ static void *io_main(void *arg)
 /* The descriptors vg_io_start made (not the sandbox's pipes). */
 static void close_own(struct vg_io *io)
 {
-    int *fds[] = {&io->wake_fd, &io->signal_fd, &io->timer_fd, &io->sample_fd};
+    int *fds[] = {&io->wake_fd, &io->signal_fd, &io->timer_fd, &io->sample_fd, &io->cpu_fd};
     for (size_t i = 0; i < VG_ARRAY_LEN(fds); i++)
         if (*fds[i] >= 0) {
             close(*fds[i]);
@@ -185,6 +208,8 @@ int vg_io_start(struct vg_io *io, const struct vg_sandbox *sb, const struct vg_i
     io->err = capture_new(caps);
     vg_usage_init(&io->usage, caps->host_workdir, caps->disk);
     atomic_init(&io->disk_over, false);
+    atomic_init(&io->cpu_over, false);
+    vg_cpu_watch_init(&io->cpu, caps->cg, caps->cputotal_ms, caps->ncpus);
     atomic_init(&io->timed_out, false);
     atomic_init(&io->interrupted, 0);
     /* Everything the thread needs is created here, so that a missing
@@ -198,21 +223,28 @@ int vg_io_start(struct vg_io *io, const struct vg_sandbox *sb, const struct vg_i
     io->signal_fd = signalfd(-1, &set, SFD_CLOEXEC);
     io->timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
     io->sample_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
+    io->cpu_fd = io->cpu.fd >= 0 ? timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC) : -1;
+    uint64_t first = vg_cpu_watch_next_ns(&io->cpu);
+    struct itimerspec cpu_at = {.it_value = {.tv_sec = (time_t)(first / NS_PER_S),
+                                             .tv_nsec = (long)(first % NS_PER_S)}};
     struct itimerspec its = {.it_value = {.tv_sec = (time_t)(timeout_ms / 1000),
                                           .tv_nsec = (long)(timeout_ms % 1000) * 1000000}};
     struct timespec every = {.tv_sec = 0, .tv_nsec = VG_USAGE_PERIOD_MS * 1000000L};
     struct itimerspec period = {.it_interval = every, .it_value = every};
     if (io->wake_fd < 0 || io->signal_fd < 0 || io->timer_fd < 0 || io->sample_fd < 0 ||
         (timeout_ms && timerfd_settime(io->timer_fd, 0, &its, NULL) < 0) ||
-        timerfd_settime(io->sample_fd, 0, &period, NULL) < 0) {
+        timerfd_settime(io->sample_fd, 0, &period, NULL) < 0 ||
+        (io->cpu.fd >= 0 && (io->cpu_fd < 0 || timerfd_settime(io->cpu_fd, 0, &cpu_at, NULL) < 0))) {
         vg_errf(err, "supervisor set-up (eventfd, signalfd, timerfd): %s", strerror(errno));
         close_own(io);
+        vg_cpu_watch_close(&io->cpu);
         return -1;
     }
     int r = pthread_create(&io->thread, NULL, io_main, io);
     if (r) {
         vg_errf(err, "pthread_create: %s", strerror(r));
         close_own(io);
+        vg_cpu_watch_close(&io->cpu);
         return -1;
     }
     return 0;
@@ -227,6 +259,8 @@ void vg_io_finish(struct vg_io *io)
      * /tmp and ended at once is seen here (the O_PATH fd keeps it). */
     vg_usage_sample(&io->usage, true);
     vg_usage_close(&io->usage);
+    (void)vg_cpu_watch_sample(&io->cpu); /* what the whole run used, for the result */
+    vg_cpu_watch_close(&io->cpu);
     int *fds[] = {&io->out_fd, &io->err_fd, &io->report_fd};
     for (size_t i = 0; i < VG_ARRAY_LEN(fds); i++)
         if (*fds[i] >= 0) {

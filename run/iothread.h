@@ -11,6 +11,7 @@
 #include <sys/types.h>
 
 #include "launcher/sandbox.h"
+#include "launcher/cpuwatch.h"
 #include "launcher/usage.h"
 
 /* The result's tails: the last bytes of each stream, unless --tail. */
@@ -35,6 +36,9 @@ struct vg_io_caps {
     bool forward;
     const char *host_workdir; /* to watch for the disk limit; NULL: none */
     uint64_t disk;      /* bytes the run may add to it */
+    const struct vg_cgroup *cg; /* the run's groups: where its CPU time is counted */
+    uint64_t cputotal_ms; /* the whole run's CPU time (launcher/cpuwatch.h); 0: none */
+    unsigned ncpus;     /* the CPUs the sandbox may run on */
 };
 /* The tail, in order, malloc'd (len in *n). */
 char *vg_capture_tail(const struct vg_capture *c, size_t *n);
@@ -46,6 +50,9 @@ struct vg_io {
     int signal_fd;         /* SIGINT/SIGTERM/SIGHUP to vigil */
     int timer_fd;          /* the wall-clock limit */
     int sample_fd;         /* periodic: the usage watch */
+    int cpu_fd;            /* one-shot, armed anew after each reading: the CPU watch */
+    struct vg_cpu_watch cpu; /* read by others only after vg_io_finish */
+    atomic_bool cpu_over;  /* the run spent its whole-run CPU time: killed */
     struct vg_usage usage; /* read by others only after vg_io_finish */
     atomic_bool disk_over; /* the host workdir outgrew the disk limit: killed */
     uint64_t timeout_ms;

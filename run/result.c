@@ -17,6 +17,12 @@
 
 static bool was_hit(const struct vg_ending *end, enum vg_limit l);
 
+#define MS_PER_S 1000u
+#define NS_PER_S 1e9
+/* A SIGKILL whose CPU time reached the rlimit, give or take this, is the
+ * rlimit's (its hard limit's SIGKILL, a second after SIGXCPU). */
+#define RLIMIT_CPU_SLACK_S 0.05
+
 static void hit(struct vg_ending *end, enum vg_limit l)
 {
     if (!was_hit(end, l))
@@ -67,6 +73,23 @@ static bool out_of_memory(const struct vg_ending *end, const struct vg_io *io,
            (!use->have_memory && !was_hit(end, VG_LIM_PROCS) && stderr_says(io, thread_signs));
 }
 
+/* RLIMIT_CPU's SIGXCPU (or the SIGKILL a second later): limit cpu, or
+ * cputotal where that rlimit held it (no cgroup counted the run's CPU
+ * time, and its value, in whole seconds, was the lower).  A run the CPU
+ * watch stopped was a cputotal hit already. */
+static void cpu_hits(struct vg_ending *end, const struct vg_io *io, const struct vg_limits *lim)
+{
+    double cpu = end->cpu_user_s + end->cpu_sys_s;
+    uint64_t total_s = (lim->v[VG_LIM_CPUTOTAL] + MS_PER_S - 1) / MS_PER_S;
+    bool total_by_rlimit = lim->v[VG_LIM_CPUTOTAL] && io->cpu.budget_ns == 0 &&
+                           total_s <= lim->v[VG_LIM_CPU];
+    uint64_t per = total_by_rlimit ? total_s : lim->v[VG_LIM_CPU];
+    if (atomic_load(&io->cpu_over))
+        return;
+    if (end->signal == SIGXCPU || (end->signal == SIGKILL && cpu + RLIMIT_CPU_SLACK_S >= (double)per))
+        hit(end, total_by_rlimit ? VG_LIM_CPUTOTAL : VG_LIM_CPU);
+}
+
 static void candidate_ending(struct vg_ending *end, const struct vg_outcome *out,
                              const struct vg_io *io, const struct vg_limits *lim,
                              const struct vg_cg_usage *use)
@@ -81,9 +104,7 @@ static void candidate_ending(struct vg_ending *end, const struct vg_outcome *out
         end->exit_code = 128 + end->signal;
         end->status = "signal";
     }
-    double cpu = end->cpu_user_s + end->cpu_sys_s;
-    if (end->signal == SIGXCPU || (end->signal == SIGKILL && cpu + 0.05 >= (double)lim->v[VG_LIM_CPU]))
-        hit(end, VG_LIM_CPU);
+    cpu_hits(end, io, lim);
     if (end->signal == SIGXFSZ || out->fsize_signals)
         hit(end, VG_LIM_FSIZE);
     if (out_of_memory(end, io, use))
@@ -101,8 +122,16 @@ void vg_ending_decide(struct vg_ending *end, const struct vg_outcome *out,
     end->cand_code = -1;
     if (use->have_memory)
         end->peak_rss = use->peak_memory; /* the whole sandbox, not its largest process */
+    /* The whole sandbox too: getrusage sees only the processes vigil's
+     * children waited for, not those killed with the sandbox. */
+    if (use->have_cpu) {
+        end->cpu_user_s = (double)use->cpu_user_ns / NS_PER_S;
+        end->cpu_sys_s = (double)use->cpu_sys_ns / NS_PER_S;
+    }
     if (io->usage.disk_over)
         hit(end, VG_LIM_DISK);
+    if (atomic_load(&io->cpu_over))
+        hit(end, VG_LIM_CPUTOTAL);
     for (int l = 0; l < VG_LIM_COUNT; l++)
         if (out->limit_seen[l]) /* EMFILE, EFBIG seen by the engine */
             hit(end, (enum vg_limit)l);

@@ -138,12 +138,27 @@ static const char *bind_dst(const struct vg_bind *b)
     return b->dst ? b->dst : b->src;
 }
 
+/* A whole-run CPU time no cgroup counts is held per process (launcher/
+ * limits.h): looser, and the result says so. */
+static void warn_cputotal(struct run *r)
+{
+    uint64_t s;
+    if (r->enf.how[VG_LIM_CPUTOTAL] != VG_MECH_RLIMIT ||
+        !vg_enforce_rlimit(&r->enf, &r->limits, RLIMIT_CPU, &s))
+        return;
+    vg_run_warn(r, "limit cputotal: no cgroup counts the run's CPU time here (--no-cgroups, "
+                   "or a caller who may make none): held by RLIMIT_CPU per process instead "
+                   "(%llus each), so a run of N processes may use up to N times it",
+                (unsigned long long)s);
+}
+
 static int build_sandbox(struct run *r)
 {
     struct vg_enforce_in how = {.pid = getpid(), .host_workdir = !r->plan.private_workdir,
                                 .cgroups = !r->o->no_cgroups};
     if (vg_enforce_setup(&r->enf, &r->limits, &how, &r->err) < 0)
         return -1;
+    warn_cputotal(r);
     r->plan.limits = r->limits;
     r->plan.enforce = &r->enf;
     r->plan.artifact_host = r->artifact_hosts;
@@ -344,6 +359,9 @@ static int supervise(struct run *r, struct vg_ending *end)
         .tail = r->o->tail_set ? r->o->tail : VG_TAIL_DEFAULT, .forward = !r->o->no_forward,
         .host_workdir = r->plan.private_workdir ? NULL : r->workdir,
         .disk = r->enf.how[VG_LIM_DISK] == VG_MECH_NONE ? 0 : r->limits.v[VG_LIM_DISK],
+        .cg = &r->enf.cg, .ncpus = vg_enforce_ncpus(&r->enf, &r->limits),
+        .cputotal_ms = r->enf.how[VG_LIM_CPUTOTAL] == VG_MECH_RLIMIT ? 0
+                                                                     : r->limits.v[VG_LIM_CPUTOTAL],
     };
     /* The log takes its name only now: a run that never started leaves
      * nothing where -o pointed, and an older log there is kept. */

@@ -12,7 +12,7 @@ import pytest
 
 from helpers import DEFAULT_POLICY, VIGIL, root_caller, sha256_file, tally  # noqa: F401
 
-LIMIT_UNITS = {"time": "ms", "cpu": "s", "memory": "bytes", "procs": "count",
+LIMIT_UNITS = {"time": "ms", "cpu": "s", "cputotal": "ms", "memory": "bytes", "procs": "count",
                "files": "count", "fsize": "bytes", "output": "bytes", "tmpfs": "bytes",
                "disk": "bytes", "cpus": "millicpus", "refusals": "count", "log": "bytes"}
 CLASSES = ["read", "write", "exec", "connect", "bind", "send", "system"]
@@ -81,7 +81,7 @@ def test_limits_fields(burn):
     assert set(lim) == set(LIMIT_UNITS)
     for name, unit in LIMIT_UNITS.items():
         assert lim[name]["unit"] == unit, name
-        if name == "cpus":  # no CPU bandwidth limit unless one is asked for
+        if name in ("cpus", "cputotal"):  # none unless one is asked for
             assert lim[name]["value"] is None and lim[name]["enforced_by"] == "none"
             continue
         if name == "disk":  # no host workdir: its tmpfs bounds the workdir

@@ -54,6 +54,7 @@ class Limit(_OpenEnum):
     ``limits``.  The `vigil run` flag of TIME is ``--timeout``."""
     TIME = "time"
     CPU = "cpu"
+    CPUTOTAL = "cputotal"
     MEMORY = "memory"
     PROCS = "procs"
     FILES = "files"

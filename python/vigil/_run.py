@@ -68,6 +68,7 @@ _OPTIONS: Tuple[_Opt, ...] = (
     _Opt("sign_key", "--sign-key"),
     _Opt("timeout", "--timeout"),
     _Opt("cpu", "--cpu"),
+    _Opt("cpu_total", "--cpu-total"),
     _Opt("memory", "--memory"),
     _Opt("procs", "--procs"),
     _Opt("files", "--files"),
@@ -282,6 +283,7 @@ def run(argv: Optional[Sequence[PathArg]] = None, *,
         dns_upstream: Optional[str] = None, allow_degraded: bool = False,
         engine: Optional[str] = None, sign_key: Optional[PathArg] = None,
         timeout: Optional[LimitArg] = None, cpu: Optional[LimitArg] = None,
+        cpu_total: Optional[LimitArg] = None,
         memory: Optional[LimitArg] = None, procs: Optional[int] = None,
         files: Optional[int] = None, fsize: Optional[LimitArg] = None,
         output: Optional[LimitArg] = None, tmpfs: Optional[LimitArg] = None,
@@ -311,8 +313,8 @@ def run(argv: Optional[Sequence[PathArg]] = None, *,
     ``task_id`` is --task-id; ``artifacts`` --artifact, once each;
     ``env`` {NAME: VALUE, or None to pass NAME through}); None or False
     leaves vigil's default.  Limits: ``timeout="10s"``, ``memory="512M"``,
-    ``cpus=1.5``, ``refusals=1000``, ``log_size="16M"``, ...; a bare number
-    is seconds or bytes, as for vigil.
+    ``cpus=1.5``, ``cpu_total="2s"``, ``refusals=1000``, ``log_size="16M"``,
+    ...; a bare number is seconds or bytes, as for vigil.
     ``extra`` are further `vigil run` flags, as they are given on the
     command line.  ``vigil`` is the binary (default $VIGIL, then PATH).
 
