@@ -9,6 +9,7 @@
 #include "cli/cli.h"
 #include "cli/options.h"
 #include "run/run.h"
+#include "launcher/hostuid.h"
 #include "launcher/sandbox.h"
 #include "util/escape.h"
 
@@ -41,6 +42,7 @@ static int set_bind(void *dst, const char *arg, struct vg_err *err);
 static int set_bind_rw(void *dst, const char *arg, struct vg_err *err);
 static int set_env(void *dst, const char *arg, struct vg_err *err);
 static int set_engine(void *dst, const char *arg, struct vg_err *err);
+static int set_host_uid(void *dst, const char *arg, struct vg_err *err);
 
 #define AT(field) offsetof(struct vg_run_opts, field)
 
@@ -107,6 +109,9 @@ static const struct vg_opt rows[] = {
      "CPU halves the cost of audited calls on VMs)", .kind = VG_OPT_STRING, .off = AT(cpuset)},
     {"no-cgroups", 0, NULL, "hold every limit by rlimits, as for an unprivileged\n"
      "caller (memory: address space)", .kind = VG_OPT_FLAG, .off = AT(no_cgroups)},
+    {"host-uid", 0, "UID", "root only: the candidate's host uid and gid, one of\n"
+     "this run's own (no account or process of the host has it)",
+     .def_text = "65534 under root, else the caller", .kind = VG_OPT_CALL, .set = set_host_uid},
 };
 
 static const struct vg_example examples[] = {
@@ -191,6 +196,14 @@ static int set_engine(void *dst, const char *arg, struct vg_err *err)
         return -1;
     }
     return 0;
+}
+
+/* The number only: who may give one, and which, is checked when the run
+ * starts (launcher/hostuid.h), where the result record can tell it. */
+static int set_host_uid(void *dst, const char *arg, struct vg_err *err)
+{
+    struct vg_run_opts *o = dst;
+    return vg_host_uid_parse(arg, &o->host_uid, err);
 }
 
 static void free_opts(struct vg_run_opts *o)

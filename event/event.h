@@ -117,6 +117,8 @@ struct vg_header {
     const char *const *argv;  /* the candidate's command */
     uint32_t argc;
     const char *cwd;          /* the candidate's working directory (sandbox view) */
+    uint32_t host_uid;        /* the candidate's host uid and gid (vigil run --host-uid,
+                               * 65534 under root, else the caller's); 0: none written */
     const char *task_id;      /* --task-id, or NULL */
     const char *mode;         /* "enforce" or "dry-run" */
     const char *engine;       /* "ptrace" or "notify" */

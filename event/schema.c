@@ -134,6 +134,7 @@ static const struct vg_field header_f[] = {
     FLD(VG_K_KERNEL, VG_F_STR, struct vg_header, kernel),
     FLD(VG_K_ARGV, VG_F_STRV, struct vg_header, argv, NFLD(struct vg_header, argc)),
     FLD(VG_K_CWD, VG_F_STR, struct vg_header, cwd),
+    FLD(VG_K_HOST_UID, VG_F_U32, struct vg_header, host_uid, .omit = VG_OM_ZERO),
     FLD(VG_K_TASK_ID, VG_F_STR, struct vg_header, task_id),
     FLD(VG_K_MODE, VG_F_STR, struct vg_header, mode),
     FLD(VG_K_ENGINE, VG_F_STR, struct vg_header, engine),

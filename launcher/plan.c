@@ -2,6 +2,7 @@
  * here touches the system beyond reading (lstat/readlink of the host's
  * system dirs); the child executes the list (setup.c). */
 #include "launcher/plan.h"
+#include "launcher/hostuid.h"
 
 #include "net/dns.h"
 
@@ -428,8 +429,8 @@ int vg_plan_build(struct vg_plan *p, const struct vg_run_opts *o,
     p->argv_area = o->argv_area;
     p->argv_area_len = o->argv_area_len;
     p->root_caller = geteuid() == 0;
-    p->outside_uid = p->root_caller ? VG_HOST_NOBODY : geteuid();
-    p->outside_gid = p->root_caller ? VG_HOST_NOBODY : getegid();
+    vg_host_ids(o, &p->outside_uid, &p->outside_gid);
+    p->userns_owner = p->root_caller ? o->host_uid : 0;
     p->dns = true; /* every run has its own netns, and vigil's resolver in it */
 
     if (vg_net_plan_build(&p->net, pol, err) < 0)

@@ -69,6 +69,8 @@ struct vg_plan {
     unsigned nseal;
     uid_t outside_uid;    /* host uid the sandbox uid maps to */
     gid_t outside_gid;
+    uid_t userns_owner;   /* --host-uid: the sandbox's user namespace is created by
+                           * it (launcher/hostuid.h); 0: by vigil */
     bool root_caller;     /* vigil runs as host root */
     bool private_workdir; /* the workdir lives only in the sandbox's /tmp */
     /* Files named on the command line: host path -> sandbox path (set by

@@ -15,8 +15,9 @@
 /* The candidate runs as this uid/gid inside the sandbox. */
 #define VG_SANDBOX_UID 1000
 #define VG_SANDBOX_GID 1000
-/* When vigil runs as root, the candidate is this host uid/gid (never 0:
- * RLIMIT_NPROC does not bind a process whose real uid is host root). */
+/* When vigil runs as root, the candidate is this host uid/gid unless
+ * --host-uid gives one (never 0: RLIMIT_NPROC does not bind a process
+ * whose real uid is host root). */
 #define VG_HOST_NOBODY 65534
 
 enum vg_mode { VG_MODE_ENFORCE, VG_MODE_DRY_RUN };
@@ -49,6 +50,8 @@ struct vg_run_opts {
     bool tail_set;
     bool no_forward;           /* --no-forward: capture only, pass nothing on */
     bool no_cgroups;           /* --no-cgroups: rlimits only */
+    uint32_t host_uid;         /* --host-uid: the candidate's host uid and gid (root
+                                * only, launcher/hostuid.h); 0: VG_HOST_NOBODY */
     const char *cpuset;        /* --cpuset LIST: sandbox and supervisor on these CPUs */
     const char *dns_upstream;  /* --dns-upstream IP[:PORT]: where vigil's resolver asks */
     enum vg_engine_kind engine; /* --engine; notify falls back to ptrace when the kernel lacks it */

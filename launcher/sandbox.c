@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include "core/syscalls.h"
+#include "launcher/hostuid.h"
 #include "launcher/landlock.h"
 #include "net/dns.h"
 #include "net/net.h"
@@ -289,6 +290,9 @@ static _Noreturn void init_main(const struct vg_plan *plan, const struct vg_bpf 
      * means it died before that. */
     if (read(p->go[0], &go, 1) != 1)
         _exit(VG_EXIT_SETUP);
+    /* First: a change of credentials clears the death signal. */
+    if (vg_host_uid_child(plan->userns_owner) < 0)
+        report_exit(rep, VG_EXIT_SETUP, "take back uid 0 in the sandbox: %s", strerror(errno));
     if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
         report_exit(rep, VG_EXIT_SETUP, "pdeathsig: %s", strerror(errno));
     if (sethostname(plan->hostname, strlen(plan->hostname)) < 0)
@@ -436,7 +440,7 @@ int vg_sandbox_start(const struct vg_plan *plan, const struct vg_bpf *cand,
     unsigned long flags = CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNS | CLONE_NEWIPC |
                           CLONE_NEWUTS | CLONE_NEWCGROUP | CLONE_NEWNET | SIGCHLD;
     fflush(NULL);
-    pid_t pid = (pid_t)syscall(VG_NR_clone, flags, NULL, NULL, NULL, NULL);
+    pid_t pid = vg_clone_owned(flags, plan->userns_owner);
     if (pid < 0) {
         int e = errno;
         vg_errf(err, "cannot create the sandbox's namespaces: %s%s", strerror(e), userns_hint(e));

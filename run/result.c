@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "launcher/hostuid.h"
 #include "launcher/limits.h"
 #include "launcher/sandbox.h"
 #include "util/json.h"
@@ -334,6 +335,10 @@ static void body(struct vg_json *j, const struct vg_result_in *in)
     vg_json_key(j, "engine_note");
     if (in->engine_note && in->engine_note[0]) vg_json_str(j, in->engine_note); else vg_json_null(j);
     vg_json_key(j, "cpuset"); vg_json_str(j, in->opts->cpuset);
+    uid_t uid;
+    gid_t gid;
+    vg_host_ids(in->opts, &uid, &gid);
+    vg_json_key(j, "host_uid"); vg_json_uint(j, uid);
     vg_json_key(j, "landlock_abi"); vg_json_int(j, in->landlock_abi);
     vg_json_key(j, "policy");
     vg_json_obj_begin(j);

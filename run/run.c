@@ -22,6 +22,7 @@
 #include "tracer/engine.h"
 #include "tracer/supervisor.h"
 #include "launcher/filter.h"
+#include "launcher/hostuid.h"
 #include "run/iothread.h"
 #include "launcher/landlock.h"
 #include "launcher/limits.h"
@@ -95,8 +96,9 @@ static bool exposes_home(const char *dir, const char *home)
 
 static int prepare_workdir(struct run *r, const char *home)
 {
-    uid_t uid = geteuid() == 0 ? VG_HOST_NOBODY : geteuid();
-    gid_t gid = geteuid() == 0 ? VG_HOST_NOBODY : getegid();
+    uid_t uid;
+    gid_t gid;
+    vg_host_ids(r->o, &uid, &gid);
     if (r->o->workdir) {
         r->workdir = realpath(r->o->workdir, NULL);
         struct stat st;
@@ -105,7 +107,7 @@ static int prepare_workdir(struct run *r, const char *home)
                     r->workdir ? "not a directory" : strerror(errno));
             return -1;
         }
-        /* As root the candidate is host nobody: say so if it cannot write
+        /* As root the candidate is another host user: say so if it cannot write
          * to the directory it was given as its working directory. */
         bool writable = (st.st_mode & 0002) || (st.st_uid == uid && (st.st_mode & 0200)) ||
                         (st.st_gid == gid && (st.st_mode & 0020));
@@ -481,6 +483,8 @@ int vg_run(struct vg_run_opts *o)
     struct vg_err kerr;
     if (o->sign_key && vg_sigkey_load(o->sign_key, &r.sign_key, &kerr) < 0)
         vg_errf(&r.err, "--sign-key %s", kerr.msg);
+    if (!r.err.msg[0] && o->host_uid)
+        (void)vg_host_uid_check(o->host_uid, &r.err);
     if (r.err.msg[0] || load_policy(&r) < 0 || prepare_workdir(&r, home) < 0)
         goto out;
     places.work = r.workdir;

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <sys/utsname.h>
 
+#include "launcher/hostuid.h"
 #include "launcher/limits.h"
 #include "launcher/plan.h"
 #include "run/run_int.h"
@@ -44,12 +45,15 @@ int vg_run_header(struct run *r)
     uint32_t nscratch = vg_plan_scratch(&r->plan, scratch, VG_MAX_SCRATCH);
     if (r->o->sign_key)
         vg_log_sign(r->log, &r->sign_key);
+    uid_t uid;
+    gid_t gid;
+    vg_host_ids(r->o, &uid, &gid);
     struct vg_record rec = {.type = VG_REC_HEADER};
     rec.u.header = (struct vg_header){
         .format = VG_FORMAT_VERSION, .vigil_version = VG_VERSION,
         .start_wall_ns = r->start_wall, .start_mono_ns = r->start_mono, .kernel = r->kernel,
         .argv = (const char *const *)r->o->argv, .argc = (uint32_t)r->o->argc,
-        .cwd = r->workdir, .task_id = r->o->task_id,
+        .cwd = r->workdir, .host_uid = (uint32_t)uid, .task_id = r->o->task_id,
         .mode = r->o->mode == VG_MODE_DRY_RUN ? "dry-run" : "enforce", .engine = r->engine->name,
         .engine_note = r->engine_note[0] ? r->engine_note : NULL,
         .policy_path = r->policy_name, .policy_sha256 = vg_policy_sha256(r->pol),

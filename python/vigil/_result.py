@@ -235,6 +235,7 @@ class Result:
     engine: Optional[str] = None
     engine_note: Optional[str] = None
     cpuset: Optional[str] = None
+    host_uid: Optional[int] = None
     landlock_abi: Optional[int] = None
     policy: Optional[PolicyRef] = None
     image: Optional[ImageRef] = None

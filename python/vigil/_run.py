@@ -22,7 +22,8 @@ StdinArg = Union[bytes, bytearray, str, "os.PathLike[str]", IO[bytes], None]
 # vigil's exit status when vigil itself failed (docs/RUN.md, "Exit status").
 _EXIT_VIGIL_FAILED = 125
 # The sandbox's host uid when vigil runs as root (launcher/run_opts.h,
-# VG_HOST_NOBODY): a work dir run() makes must be the candidate's own.
+# VG_HOST_NOBODY) and host_uid= gives none: a work dir run() makes must be
+# the candidate's own.
 _SANDBOX_UID_UNDER_ROOT = 65534
 # The code and inputs run() puts in a work dir (batch/runner.c's mode).
 _WORK_FILE_MODE = 0o644
@@ -81,6 +82,7 @@ _OPTIONS: Tuple[_Opt, ...] = (
     _Opt("log_size", "--log-size"),
     _Opt("cpuset", "--cpuset"),
     _Opt("no_cgroups", "--no-cgroups", _Kind.SWITCH),
+    _Opt("host_uid", "--host-uid"),
 )
 # Options run() gives itself: the result file it reads, no summary line.
 _SET_BY_RUN = ("--result", "--quiet", "--help")
@@ -289,7 +291,8 @@ def run(argv: Optional[Sequence[PathArg]] = None, *,
         output: Optional[LimitArg] = None, tmpfs: Optional[LimitArg] = None,
         disk: Optional[LimitArg] = None, cpus: Optional[LimitArg] = None,
         refusals: Optional[int] = None, log_size: Optional[LimitArg] = None,
-        cpuset: Optional[str] = None, no_cgroups: bool = False) -> Result:
+        cpuset: Optional[str] = None, no_cgroups: bool = False,
+        host_uid: Optional[int] = None) -> Result:
     """Run one candidate under `vigil run`; return its result record.
 
     The candidate is ``argv`` (a list: ``["python3", "cand.py"]``), or
@@ -311,6 +314,8 @@ def run(argv: Optional[Sequence[PathArg]] = None, *,
     the result's ``image`` then holds; ``sign_key`` is --sign-key, an
     ed25519 key that signs the log's seal, the result's ``seal``;
     ``task_id`` is --task-id; ``artifacts`` --artifact, once each;
+    ``host_uid`` is --host-uid, root only: the candidate's host uid, which
+    owns the work dir run() makes;
     ``env`` {NAME: VALUE, or None to pass NAME through}); None or False
     leaves vigil's default.  Limits: ``timeout="10s"``, ``memory="512M"``,
     ``cpus=1.5``, ``cpu_total="2s"``, ``refusals=1000``, ``log_size="16M"``,
@@ -334,7 +339,8 @@ def run(argv: Optional[Sequence[PathArg]] = None, *,
     if (code is not None or inputs) and workdir is None:
         made_work = tempfile.mkdtemp(prefix="vigil-py-work-")
         if os.geteuid() == 0:
-            os.chown(made_work, _SANDBOX_UID_UNDER_ROOT, _SANDBOX_UID_UNDER_ROOT)
+            owner = int(given.get("host_uid") or _SANDBOX_UID_UNDER_ROOT)
+            os.chown(made_work, owner, owner)
         given["workdir"] = made_work
     tmp = tempfile.mkdtemp(prefix="vigil-py-")   # for the result only: removed below
     try:

@@ -38,7 +38,7 @@ static struct vg_record full_header(void)
     struct vg_record r = {.type = VG_REC_HEADER};
     struct vg_header *h = &r.u.header;
     *h = (struct vg_header){VG_FORMAT_VERSION, "0.1.0", 1700000000123456789ull, 99, "6.1.0 #1",
-                            argv3, 3, "/work", "task-1", "enforce", "ptrace", "p.policy",
+                            argv3, 3, "/work", 2000000001u, "task-1", "enforce", "ptrace", "p.policy",
                             "cafe", "version 1\ndefault deny\n", limits, 2, arts, 1, resolved, 2, NULL,
                             scratch2, 2, "py312", "sha256:00ff", NULL};
     return r;
@@ -164,6 +164,7 @@ static void check_header(const struct vg_header *a, const struct vg_header *b)
     CHECK(b->nscratch == 2 && streq(b->scratch[0], "/tmp") && streq(b->scratch[1], "/dev/shm"));
     CHECK_STR(b->image_name, "py312");
     CHECK_STR(b->image_digest, "sha256:00ff");
+    CHECK(b->host_uid == 2000000001u);
 }
 
 static void check_syscall(const struct vg_syscall_ev *a, const struct vg_syscall_ev *b)
