@@ -20,6 +20,7 @@
 
 #include "core/syscalls.h"
 #include "net/net.h"
+#include "util/fdpass.h"
 
 /* In the child: the bound socket, or -errno. */
 static int bind_inside(pid_t pid)
@@ -56,42 +57,14 @@ static _Noreturn void child(int chan, pid_t pid)
     (void)prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
     int fd = bind_inside(pid);
     int code = fd < 0 ? -fd : 0;
-    char ctl[CMSG_SPACE(sizeof(int))] = {0};
-    struct iovec iov = {.iov_base = &code, .iov_len = sizeof code};
-    struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1};
-    if (fd >= 0) {
-        m.msg_control = ctl;
-        m.msg_controllen = sizeof ctl;
-        struct cmsghdr *c = CMSG_FIRSTHDR(&m);
-        c->cmsg_level = SOL_SOCKET;
-        c->cmsg_type = SCM_RIGHTS;
-        c->cmsg_len = CMSG_LEN(sizeof(int));
-        memcpy(CMSG_DATA(c), &fd, sizeof fd);
-    }
-    _exit(sendmsg(chan, &m, 0) == (ssize_t)sizeof code ? 0 : 1);
+    _exit(vg_fd_send(chan, &code, sizeof code, fd) == (ssize_t)sizeof code ? 0 : 1);
 }
 
 /* Parent: the fd the child sent, or -1 with the errno it sent. */
 static int receive(int chan, int *code)
 {
-    char ctl[CMSG_SPACE(sizeof(int))];
-    struct iovec iov = {.iov_base = code, .iov_len = sizeof *code};
-    struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl,
-                       .msg_controllen = sizeof ctl};
     *code = EPROTO;
-    ssize_t n;
-    do
-        n = recvmsg(chan, &m, MSG_CMSG_CLOEXEC);
-    while (n < 0 && errno == EINTR);
-    if (n != (ssize_t)sizeof *code)
-        return -1;
-    struct cmsghdr *c = CMSG_FIRSTHDR(&m);
-    if (!c || c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS ||
-        c->cmsg_len != CMSG_LEN(sizeof(int)))
-        return -1;
-    int fd;
-    memcpy(&fd, CMSG_DATA(c), sizeof fd);
-    return fd;
+    return vg_fd_recv(chan, code, sizeof *code);
 }
 
 int vg_dns_socket(pid_t pid, struct vg_err *err)
