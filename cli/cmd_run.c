@@ -1,6 +1,7 @@
 /* cmd_run.c: `vigil run [OPTIONS] -- COMMAND [ARGS...]`: parse the command
  * line into a vg_run_opts and hand it to the tracer. */
 #include <errno.h>
+#include <limits.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +16,7 @@
 
 static const char usage_text[] =
     "usage: vigil run [OPTIONS] [--] COMMAND [ARGS...]\n"
+    "       vigil run --hold FD [OPTIONS]\n"
     "\n"
     "Run COMMAND in a fresh sandbox, decide every file, network and exec attempt\n"
     "against a policy, and record each decision in a msgpack log.\n"
@@ -59,6 +61,11 @@ static const struct vg_opt rows[] = {
      .kind = VG_OPT_STRING, .off = AT(result_path)},
     {"task-id", 0, "ID", "recorded in the log and the result",
      .kind = VG_OPT_STRING, .off = AT(task_id)},
+    {"hold", 0, "FD", "a prepared sandbox, no COMMAND: build it, send \"ready\"\n"
+     "on the AF_UNIX SOCK_SEQPACKET socket FD, and take the command,\n"
+     "its stdin/stdout/stderr, log and result from it (vigil serve's pool)",
+     .kind = VG_OPT_UINT, .off = AT(hold_fd), .min = 3, .max = INT_MAX,
+     .seen = VG_OPT_SEEN(struct vg_run_opts, hold)},
     {"sign-key", 0, "KEY", "sign the log's seal with this ed25519 private key\n"
      "(openssl genpkey -algorithm ed25519 -out KEY): 'vigil verify --key'\n"
      "then shows the log is the one vigil wrote, whole",
@@ -231,6 +238,10 @@ static int parse(struct vg_run_opts *o, int argc, char **argv, struct vg_err *er
     }
     if (rc < 0)
         return bad(err, err->msg);
+    if (o->hold && first < argc)
+        return bad(err, "--hold takes no COMMAND: the request on its socket names it");
+    if (o->hold)
+        return 0;
     if (first >= argc)
         return bad(err, "missing COMMAND: usage is vigil run [OPTIONS] -- COMMAND [ARGS...]");
     o->argv = argv + first;

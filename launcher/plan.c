@@ -318,14 +318,19 @@ static bool planned(const struct vg_plan *p, const char *dst)
  * at its path whatever the image has there: the host's /usr is not shown,
  * and the result's hash must be of what the candidate sees.  Never over a
  * masked secret. */
-static void add_artifacts(struct vg_plan *p)
+bool vg_plan_artifact_missing(const struct vg_plan *p, const char *abs, const char *dst)
 {
     bool image = p->trees && p->trees->root;
+    return !((!image && vg_plan_is_system_path(&vg_system_trees, abs)) || hidden_path(p, dst) ||
+             visible_writable(p, abs, dst) || planned(p, dst));
+}
+
+static void add_artifacts(struct vg_plan *p)
+{
     for (unsigned i = 0; i < p->nartifacts; i++) {
         const char *abs = p->artifact_host[i], *dst = p->artifact_dst[i];
         struct stat st;
-        if ((!image && vg_plan_is_system_path(&vg_system_trees, abs)) || hidden_path(p, dst) ||
-            visible_writable(p, abs, dst) || planned(p, dst))
+        if (!vg_plan_artifact_missing(p, abs, dst))
             continue;
         if (!vg_plan_in_own_tree(dst))
             vg_plan_add(p, VG_OP_BIND_RO, abs, dst, 0, 0, false);
@@ -346,6 +351,14 @@ static void env_add(char ***envp, unsigned *n, const char *name, const char *val
     *envp = vg_xrealloc(*envp, (*n + 2) * sizeof **envp);
     (*envp)[(*n)++] = vg_xasprintf("%s=%s", name, value);
     (*envp)[*n] = NULL;
+}
+
+void vg_plan_set_env(struct vg_plan *p, const char *name, const char *value)
+{
+    unsigned n = 0;
+    while (p->envp[n])
+        n++;
+    env_add(&p->envp, &n, name, value);
 }
 
 /* The candidate's environment: a small allowlist, then what the policy

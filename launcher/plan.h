@@ -126,6 +126,15 @@ bool vg_plan_is_system_path(const struct vg_trees *t, const char *path);
  * one the sandbox shows anyway: the host system's own, or, on an image,
  * at a place the image's trees hold (the image's file is what is there)? */
 bool vg_plan_shows_anyway(const struct vg_trees *t, const char *abs, const char *dst);
+/* Would the file named on the command line (host path abs, shown at dst)
+ * need a mount of its own that the plan does not have (it is neither the
+ * system's, nor masked, nor visible through a writable bind at its path,
+ * nor shown already)?  A held sandbox (vigil run --hold), whose mounts
+ * are made before the command is known, refuses such a file. */
+bool vg_plan_artifact_missing(const struct vg_plan *p, const char *abs, const char *dst);
+/* Set NAME=VALUE in the plan's environment (the last one given wins, as
+ * --env's do): a held run's request adds its own. */
+void vg_plan_set_env(struct vg_plan *p, const char *name, const char *value);
 /* Is this sandbox path inside a tree the sandbox has of its own (its
  * /tmp, /dev/shm, and so the default workdir)?  A file named on the
  * command line is copied there, never bound over it. */

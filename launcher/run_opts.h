@@ -65,6 +65,11 @@ struct vg_run_opts {
     /* --artifact; when none, every argument naming a regular file */
     const char **artifacts;
     unsigned nartifacts;
+    /* --hold FD: build the sandbox before the command is known, say
+     * "ready" on the socket FD and take the command from it (run/hold.c,
+     * docs/RUN.md "Prepared runs: --hold") */
+    unsigned hold_fd;
+    bool hold;
     /* vigil's own command line in memory: the sandbox's pid 1 is a copy of
      * vigil, and /proc/1/cmdline would show the candidate our log and
      * result paths and task id; pid 1 blanks it. */

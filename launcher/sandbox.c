@@ -34,6 +34,7 @@
 #include "core/syscalls.h"
 #include "launcher/hostuid.h"
 #include "launcher/landlock.h"
+#include "launcher/late.h"
 #include "net/dns.h"
 #include "net/net.h"
 
@@ -43,6 +44,9 @@ struct pipes {
      * its listener's and its Landlock ruleset's fd numbers here (the
      * kernel adds its pid) */
     int chan[2];
+    /* held only (else -1): pid 1 says "r" here once built, and reads the
+     * late plan (launcher/late.h) */
+    int late[2];
     unsigned long filter_flags;
 };
 
@@ -266,6 +270,25 @@ static int close_inherited(const struct vg_plan *plan)
     return (int)syscall(VG_NR_close_range, (unsigned)keep + 1, ~0u, 0);
 }
 
+/* A held pid 1, built: say so, then wait for the command (EOF: the
+ * supervisor gave up, and so do we).  held is our copy of the plan with
+ * the late part in it; the candidate's stdin becomes our 0, which it
+ * inherits as it does vigil's in a run that never waited. */
+static const struct vg_plan *take_late(const struct vg_plan *plan, struct vg_plan *held,
+                                       int sock, int rep)
+{
+    *held = *plan;
+    if (write(sock, "r", 1) != 1)
+        _exit(VG_EXIT_SETUP);
+    int fd = vg_late_recv(sock, held);
+    if (fd < 0)
+        _exit(VG_EXIT_SETUP);
+    if (fd != 0 && (dup2(fd, 0) < 0 || close(fd) < 0))
+        report_exit(rep, VG_EXIT_SETUP, "the candidate's stdin: %s", strerror(errno));
+    close(sock);
+    return held;
+}
+
 /* pid 1: reap until the candidate is gone, then leave (which ends every
  * other process in the namespace). */
 static _Noreturn void init_wait(pid_t cand)
@@ -313,6 +336,9 @@ static _Noreturn void init_main(const struct vg_plan *plan, const struct vg_bpf 
     if (read(p->go[0], &go, 1) != 1)
         _exit(VG_EXIT_SETUP);
     close(p->go[0]);
+    struct vg_plan held;
+    if (p->late[1] >= 0)
+        plan = take_late(plan, &held, p->late[1], rep);
 
     pid_t c = fork();
     if (c < 0)
@@ -426,7 +452,9 @@ int vg_sandbox_start(const struct vg_plan *plan, const struct vg_bpf *cand,
                      const struct vg_bpf *init, vg_attach_fn attach,
                      struct vg_sandbox *sb, struct vg_err *err)
 {
-    struct pipes p = {{-1, -1}, {-1, -1}, {-1, -1}, {-1, -1}, {-1, -1}, sb->filter_flags};
+    struct pipes p = {{-1, -1}, {-1, -1}, {-1, -1}, {-1, -1}, {-1, -1}, {-1, -1},
+                      sb->filter_flags};
+    sb->late_fd = -1;
     if (pipe2(p.out, O_CLOEXEC) < 0 || pipe2(p.err, O_CLOEXEC) < 0 ||
         pipe2(p.go, O_CLOEXEC) < 0 || pipe2(p.report, O_CLOEXEC) < 0) {
         vg_errf(err, "pipe: %s", strerror(errno));
@@ -435,6 +463,10 @@ int vg_sandbox_start(const struct vg_plan *plan, const struct vg_bpf *cand,
     vg_egress_init(&sb->egress);
     if (sb->notify && notify_channels(&p, err) < 0)
         goto fail;
+    if (sb->hold && socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, p.late) < 0) {
+        vg_errf(err, "held sandbox socket: %s", strerror(errno));
+        goto fail;
+    }
     /* A network namespace of its own whatever the policy says: its own
      * loopback, nothing of the host's (net/net.h). */
     unsigned long flags = CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNS | CLONE_NEWIPC |
@@ -450,10 +482,15 @@ int vg_sandbox_start(const struct vg_plan *plan, const struct vg_bpf *cand,
         close(p.out[0]);
         close(p.err[0]);
         close(p.report[0]);
+        if (p.late[0] >= 0)
+            close(p.late[0]);
         init_main(plan, cand, init, &p);
     }
     close(p.go[0]);
     p.go[0] = -1;
+    if (p.late[1] >= 0)
+        close(p.late[1]);
+    p.late[1] = -1;
     if (write_id_maps(plan, pid, err) < 0)
         goto kill;
     if (attach(pid, err) < 0)
@@ -479,12 +516,20 @@ int vg_sandbox_start(const struct vg_plan *plan, const struct vg_bpf *cand,
         vg_errf(err, "start the sandbox: %s", strerror(errno));
         goto kill;
     }
+    /* Held: once pid 1 says it is built, nothing of the sandbox is left
+     * to make but the candidate; EOF is a setup that failed (its report). */
+    char built;
+    if (sb->hold && read(p.late[0], &built, 1) != 1) {
+        vg_errf(err, "the held sandbox did not get ready");
+        goto kill;
+    }
     close_pair(p.go);
     close(p.out[1]);
     close(p.err[1]);
     close(p.report[1]);
     if (sb->notify)
         close(p.chan[1]);
+    sb->late_fd = p.late[0];
     sb->listener_chan = p.chan[0];
     sb->init_pid = pid;
     sb->out_fd = p.out[0];
@@ -506,12 +551,32 @@ fail:
     close_pair(p.go);
     close_pair(p.report);
     close_pair(p.chan);
+    close_pair(p.late);
     return -1;
+}
+
+int vg_sandbox_go(struct vg_sandbox *sb, const struct vg_plan *plan, int stdin_fd,
+                  struct vg_err *err)
+{
+    int rc = vg_late_send(sb->late_fd, plan, stdin_fd, err);
+    close(sb->late_fd);
+    sb->late_fd = -1;
+    return rc;
+}
+
+void vg_sandbox_abort(struct vg_sandbox *sb)
+{
+    kill(sb->init_pid, SIGKILL);
+    while (waitpid(sb->init_pid, NULL, __WALL) < 0 && errno == EINTR)
+        ;
+    vg_egress_stop(&sb->egress);
+    vg_sandbox_close(sb);
 }
 
 void vg_sandbox_close(struct vg_sandbox *sb)
 {
-    int *fds[] = {&sb->out_fd, &sb->err_fd, &sb->report_fd, &sb->listener_chan, &sb->dns_fd};
+    int *fds[] = {&sb->out_fd, &sb->err_fd, &sb->report_fd, &sb->listener_chan, &sb->dns_fd,
+                  &sb->late_fd};
     for (size_t i = 0; i < VG_ARRAY_LEN(fds); i++)
         if (*fds[i] >= 0) {
             close(*fds[i]);

@@ -21,6 +21,10 @@ struct vg_sandbox {
      * SECCOMP_FILTER_FLAG_*) */
     bool notify;
     unsigned long filter_flags;
+    /* in: a held sandbox (vigil run --hold): pid 1 builds everything, then
+     * waits for the late part of the plan (vg_sandbox_go) before it forks
+     * the candidate */
+    bool hold;
     /* out */
     pid_t init_pid;   /* host pid of the sandbox's pid 1 (traced) */
     int out_fd;       /* read end of the candidate's stdout */
@@ -31,6 +35,7 @@ struct vg_sandbox {
     int dns_fd;       /* plan->dns: vigil's resolver socket, bound inside the sandbox's
                        * network namespace before the candidate starts; else -1 */
     struct vg_egress egress; /* pasta, when the plan has egress; vg_egress_stop at the end */
+    int late_fd;      /* held: where the late plan goes to pid 1 (launcher/late.h); else -1 */
 };
 
 /* A failure report from inside the sandbox: the exit code vigil should
@@ -50,5 +55,16 @@ typedef int (*vg_attach_fn)(pid_t pid, struct vg_err *err);
 int vg_sandbox_start(const struct vg_plan *plan, const struct vg_bpf *cand,
                      const struct vg_bpf *init, vg_attach_fn attach,
                      struct vg_sandbox *sb, struct vg_err *err);
+/* A held sandbox (sb->hold) is built when vg_sandbox_start returns: pid 1
+ * has its mounts, cgroups, network and resolver and waits.  Give it the
+ * command, environment and Landlock rules of plan (the late part of the
+ * plan, built since) and the candidate's stdin: the candidate is forked
+ * and exec'd as in a run that never waited.  -1 with err: the caller
+ * ends it with vg_sandbox_abort. */
+int vg_sandbox_go(struct vg_sandbox *sb, const struct vg_plan *plan, int stdin_fd,
+                  struct vg_err *err);
+/* End a sandbox whose candidate was never released (a held one that got
+ * no request): pid 1 killed and reaped, pasta stopped, fds closed. */
+void vg_sandbox_abort(struct vg_sandbox *sb);
 void vg_sandbox_close(struct vg_sandbox *sb);
 #endif

@@ -109,19 +109,50 @@ static int take_one(struct run *r, const char *a, bool explicit, bool command)
  * the plan shows host path -> sandbox path, the verdict allows the sandbox
  * path, the result names the file as given.  A file named twice at one
  * sandbox path is taken once. */
+static void room_for(struct run *r, unsigned more)
+{
+    size_t n = (size_t)r->nartifacts + more + 1;
+    r->artifacts = vg_xrealloc(r->artifacts, n * sizeof *r->artifacts);
+    r->artifact_paths = vg_xrealloc(r->artifact_paths, n * sizeof *r->artifact_paths);
+    r->artifact_hosts = vg_xrealloc(r->artifact_hosts, n * sizeof *r->artifact_hosts);
+}
+
+static int take_command(struct run *r)
+{
+    room_for(r, (unsigned)r->o->argc);
+    for (int i = 0; i < r->o->argc; i++)
+        if (take_one(r, r->o->argv[i], false, i == 0) < 0)
+            return -1;
+    return 0;
+}
+
 int vg_run_artifacts(struct run *r)
 {
     struct vg_run_opts *o = r->o;
-    unsigned n = o->nartifacts + (unsigned)o->argc;
-    r->artifacts = vg_xcalloc(n, sizeof *r->artifacts);
-    r->artifact_paths = vg_xcalloc(n, sizeof *r->artifact_paths);
-    r->artifact_hosts = vg_xcalloc(n, sizeof *r->artifact_hosts);
     r->nartifacts = 0;
+    room_for(r, o->nartifacts);
     for (unsigned i = 0; i < o->nartifacts; i++)
         if (take_one(r, o->artifacts[i], true, false) < 0)
             return -1;
-    for (int i = 0; i < o->argc; i++)
-        if (take_one(r, o->argv[i], false, i == 0) < 0)
+    return take_command(r);
+}
+
+/* The plan's pointers follow the arrays, which grew; what it mounted
+ * stays what it had. */
+int vg_run_command_artifacts(struct run *r)
+{
+    unsigned from = r->nartifacts;
+    if (take_command(r) < 0)
+        return -1;
+    r->plan.artifact_host = r->artifact_hosts;
+    r->plan.artifact_dst = r->artifact_paths;
+    for (unsigned k = from; k < r->nartifacts; k++)
+        if (vg_plan_artifact_missing(&r->plan, r->artifact_hosts[k], r->artifact_paths[k])) {
+            vg_errf(&r->err, "--hold: %s is not in the held sandbox (neither in the workdir "
+                    "nor in the system's trees, and its mounts were made before the request): "
+                    "put it in --workdir, or name it with --artifact when preparing",
+                    r->artifacts[k].path);
             return -1;
+        }
     return 0;
 }

@@ -49,7 +49,7 @@ char *vg_capture_tail(const struct vg_capture *c, size_t *n)
 }
 
 /* Read what is there from one stream; 0 at EOF, 1 otherwise. */
-static int pump(int fd, int to, struct vg_capture *c)
+static int pump(int fd, struct vg_capture *c)
 {
     char buf[65536];
     ssize_t n = read(fd, buf, sizeof buf);
@@ -63,7 +63,7 @@ static int pump(int fd, int to, struct vg_capture *c)
     uint64_t room = c->limit - c->forwarded;
     size_t pass = (uint64_t)n < room ? (size_t)n : (size_t)room;
     if (c->forward_ok && pass) {
-        if (vg_write_all(to, buf, pass) < 0)
+        if (vg_write_all(c->to, buf, pass) < 0)
             c->forward_ok = false; /* caller's terminal went away: keep capturing */
         else
             c->forwarded += pass;
@@ -142,11 +142,11 @@ static void *io_main(void *arg)
             continue;
         if (r < 0 || (r == 0 && draining))
             break;
-        if (pf[0].revents && !pump(io->out_fd, 1, &io->out)) {
+        if (pf[0].revents && !pump(io->out_fd, &io->out)) {
             close(io->out_fd);
             io->out_fd = -1;
         }
-        if (pf[1].revents && !pump(io->err_fd, 2, &io->err)) {
+        if (pf[1].revents && !pump(io->err_fd, &io->err)) {
             close(io->err_fd);
             io->err_fd = -1;
         }
@@ -187,12 +187,13 @@ static void close_own(struct vg_io *io)
         }
 }
 
-static struct vg_capture capture_new(const struct vg_io_caps *caps)
+static struct vg_capture capture_new(const struct vg_io_caps *caps, int to)
 {
     /* The tail is part of what was captured: never more than the limit. */
     uint64_t cap = caps->tail < caps->output ? caps->tail : caps->output;
     return (struct vg_capture){.ring = vg_xmalloc(cap ? cap : 1), .cap = cap,
-                               .limit = caps->output, .forward_ok = caps->forward};
+                               .limit = caps->output, .forward_ok = caps->forward,
+                               .to = to};
 }
 
 int vg_io_start(struct vg_io *io, const struct vg_sandbox *sb, const struct vg_io_caps *caps,
@@ -204,8 +205,8 @@ int vg_io_start(struct vg_io *io, const struct vg_sandbox *sb, const struct vg_i
     io->err_fd = sb->err_fd;
     io->report_fd = sb->report_fd;
     io->timeout_ms = timeout_ms;
-    io->out = capture_new(caps);
-    io->err = capture_new(caps);
+    io->out = capture_new(caps, caps->out_to);
+    io->err = capture_new(caps, caps->err_to);
     vg_usage_init(&io->usage, caps->host_workdir, caps->disk);
     atomic_init(&io->disk_over, false);
     atomic_init(&io->cpu_over, false);

@@ -26,6 +26,7 @@ struct vg_capture {
     uint64_t limit;     /* the output limit: at most this much is passed on */
     uint64_t forwarded; /* passed on so far */
     bool forward_ok;    /* pass on at all (--no-forward, or our fd went away) */
+    int to;             /* where it is passed on */
 };
 
 /* What vg_io_start needs to know about the output. */
@@ -34,6 +35,8 @@ struct vg_io_caps {
     uint64_t output;    /* per stream, forwarded (and so captured) */
     uint64_t tail;      /* per stream, kept for the result */
     bool forward;
+    int out_to, err_to; /* where stdout and stderr are passed on: vigil's own 1 and 2,
+                         * or a held run's request's (run/hold.c) */
     const char *host_workdir; /* to watch for the disk limit; NULL: none */
     uint64_t disk;      /* bytes the run may add to it */
     const struct vg_cgroup *cg; /* the run's groups: where its CPU time is counted */

@@ -140,6 +140,16 @@ static const char *bind_dst(const struct vg_bind *b)
     return b->dst ? b->dst : b->src;
 }
 
+/* Landlock's grants for the command's own files, from the from'th file
+ * named on the command line on: the command may run, and each be read.
+ * A held run adds them once the request names them (hold_release). */
+static void landlock_command(struct run *r, unsigned from)
+{
+    vg_landlock_plan_exec_file(&r->plan.landlock, r->command_path);
+    for (unsigned i = from; i < r->nartifacts; i++)
+        vg_landlock_plan_read(&r->plan.landlock, r->artifact_paths[i], false);
+}
+
 /* A whole-run CPU time no cgroup counts is held per process (launcher/
  * limits.h): looser, and the result says so. */
 static void warn_cputotal(struct run *r)
@@ -182,9 +192,7 @@ static int build_sandbox(struct run *r)
             vg_errf(&r->err, "cannot express the policy for Landlock");
             return -1;
         }
-        vg_landlock_plan_exec_file(&r->plan.landlock, r->command_path);
-        for (unsigned i = 0; i < r->nartifacts; i++)
-            vg_landlock_plan_read(&r->plan.landlock, r->artifact_paths[i], false);
+        landlock_command(r, 0);
         for (unsigned i = 0; i < r->o->nbinds; i++)
             vg_landlock_plan_read(&r->plan.landlock, bind_dst(&r->o->binds[i]), true);
         for (uint32_t i = 0; i < vg_policy_nbinds(r->pol); i++)
@@ -326,15 +334,67 @@ static bool read_summary(const struct run *r, struct vg_summary *s)
     return false;
 }
 
+/* The log and the result, checked and reserved, and the log's header:
+ * what names the command and where it is recorded. */
+static int command_outputs(struct run *r)
+{
+    return vg_run_outputs(r) < 0 || vg_run_header(r) < 0 ? -1 : 0;
+}
+
+/* A held sandbox, built: wait for the request, then do what a run that
+ * had its command from the start did before its sandbox: the files the
+ * command names, their Landlock grants, the outputs and the header.  The
+ * run's clock starts at the request, so its log and result read as a
+ * cold run's. */
+static int hold_request(struct run *r)
+{
+    if (vg_hold_request(r) < 0)
+        return -1;
+    r->start_wall = vg_now_wall_ns();
+    r->start_mono = vg_now_mono_ns();
+    unsigned from = r->nartifacts;
+    if (vg_run_command_artifacts(r) < 0)
+        return -1;
+    if (r->plan.landlock_abi > 0)
+        landlock_command(r, from);
+    return command_outputs(r);
+}
+
+/* Then, once the log, the output thread and the resolver are there (as
+ * in a cold run when the candidate is forked), pid 1 gets the rest of the
+ * plan and forks the candidate: nothing but the engine is left for it to
+ * wait for. */
+static int hold_go(struct run *r, struct vg_sandbox *sb)
+{
+    if (vg_sandbox_go(sb, &r->plan, r->held.fds[0], &r->err) < 0)
+        return -1;
+    close(r->held.fds[0]); /* pid 1 has it */
+    r->held.fds[0] = -1;
+    return 0;
+}
+
 static int supervise(struct run *r, struct vg_ending *end)
 {
     struct vg_sandbox sb = {.out_fd = -1, .err_fd = -1, .report_fd = -1, .listener_chan = -1,
-                            .dns_fd = -1};
+                            .dns_fd = -1, .hold = r->o->hold};
     struct vg_dns_server *dns = NULL;
     struct vg_io io = {0};
     const struct vg_engine *engine = r->engine;
     sb.notify = engine->notify;
     sb.filter_flags = vg_notify_filter_flags(&r->notify);
+    /* the plan's, known before anything starts (a held run's request waits
+     * for none of it) */
+    const char *immutable[16], *masked[64];
+    unsigned nimmutable = vg_plan_immutable(&r->plan, immutable, VG_ARRAY_LEN(immutable));
+    unsigned nmasked = vg_plan_masked(&r->plan, masked, VG_ARRAY_LEN(masked));
+    block_signals();
+    if (vg_sandbox_start(&r->plan, &r->cand_bpf, &r->init_bpf, vg_sup_attach, &sb,
+                         &r->err) < 0)
+        return -1;
+    if (sb.hold && hold_request(r) < 0) {
+        vg_sandbox_abort(&sb);
+        return -1;
+    }
     struct vg_engine_ctx ctx = {
         .opts = r->o, .pol = r->pol, .limits = &r->limits, .log = r->log,
         .start_mono_ns = r->start_mono,
@@ -345,20 +405,16 @@ static int supervise(struct run *r, struct vg_ending *end)
         .dns = r->plan.dns ? &r->dns_table : NULL,
         .net = &r->plan.net,
     };
-    const char *immutable[16];
-    ctx.nimmutable = vg_plan_immutable(&r->plan, immutable, VG_ARRAY_LEN(immutable));
+    ctx.nimmutable = nimmutable;
     ctx.immutable = immutable;
-    const char *masked[64];
-    ctx.nmasked = vg_plan_masked(&r->plan, masked, VG_ARRAY_LEN(masked));
+    ctx.nmasked = nmasked;
     ctx.masked = masked;
-    block_signals();
-    if (vg_sandbox_start(&r->plan, &r->cand_bpf, &r->init_bpf, vg_sup_attach, &sb,
-                         &r->err) < 0)
-        return -1;
     ctx.init_pid = sb.init_pid;
     struct vg_io_caps caps = {
         .timeout_ms = r->limits.v[VG_LIM_TIME], .output = r->limits.v[VG_LIM_OUTPUT],
         .tail = r->o->tail_set ? r->o->tail : VG_TAIL_DEFAULT, .forward = !r->o->no_forward,
+        .out_to = sb.hold ? r->held.fds[1] : STDOUT_FILENO,
+        .err_to = sb.hold ? r->held.fds[2] : STDERR_FILENO,
         .host_workdir = r->plan.private_workdir ? NULL : r->workdir,
         .disk = r->enf.how[VG_LIM_DISK] == VG_MECH_NONE ? 0 : r->limits.v[VG_LIM_DISK],
         .cg = &r->enf.cg, .ncpus = vg_enforce_ncpus(&r->enf, &r->limits),
@@ -370,7 +426,7 @@ static int supervise(struct run *r, struct vg_ending *end)
     ctx.listener_chan = sb.listener_chan;
     ctx.notify_wait_killable = r->notify.wait_killable;
     if (vg_run_log_commit(r) < 0 || vg_io_start(&io, &sb, &caps, &r->err) < 0 ||
-        start_dns(r, &sb, &dns) < 0) {
+        start_dns(r, &sb, &dns) < 0 || (sb.hold && hold_go(r, &sb) < 0)) {
         kill(sb.init_pid, SIGKILL);
         vg_dns_stop(dns);
         engine->supervise(&ctx); /* reap */
@@ -464,11 +520,13 @@ static void cleanup(struct run *r)
     vg_dns_table_free(&r->dns_table);
     vg_policy_free(r->pol);
     vg_run_image_free(r); /* after the policy and the plan, which point into it */
+    vg_hold_free(&r->held);
 }
 
 int vg_run(struct vg_run_opts *o)
 {
-    struct run r = {.o = o, .log_out = {.fd = -1}, .log_fd = -1, .result_out = {.fd = -1}};
+    struct run r = {.o = o, .log_out = {.fd = -1}, .log_fd = -1, .result_out = {.fd = -1},
+                    .held = {.fds = {-1, -1, -1}}};
     r.start_wall = vg_now_wall_ns();
     r.start_mono = vg_now_mono_ns();
     vg_dns_table_init(&r.dns_table);
@@ -485,15 +543,16 @@ int vg_run(struct vg_run_opts *o)
         vg_errf(&r.err, "--sign-key %s", kerr.msg);
     if (!r.err.msg[0] && o->host_uid)
         (void)vg_host_uid_check(o->host_uid, &r.err);
-    if (r.err.msg[0] || load_policy(&r) < 0 || prepare_workdir(&r, home) < 0)
+    if (r.err.msg[0] || (o->hold && vg_hold_check(&r) < 0) || load_policy(&r) < 0 ||
+        prepare_workdir(&r, home) < 0)
         goto out;
     places.work = r.workdir;
     choose_engine(&r);
     /* Every run's network namespace has vigil's resolver: names are what
      * it hands out, nothing is resolved ahead. */
     if (vg_policy_compile_run(r.pol, &places, o->binds, o->nbinds, &r.err) < 0 ||
-        vg_run_artifacts(&r) < 0 || build_sandbox(&r) < 0 || prepare_dns(&r) < 0 || vg_run_outputs(&r) < 0 || restrict_cpus(&r) < 0 ||
-        vg_run_header(&r) < 0)
+        vg_run_artifacts(&r) < 0 || build_sandbox(&r) < 0 || prepare_dns(&r) < 0 ||
+        restrict_cpus(&r) < 0 || (!o->hold && command_outputs(&r) < 0))
         goto out;
     struct vg_ending end = {0};
     if (supervise(&r, &end) < 0)

@@ -18,6 +18,15 @@
 #include "image/image.h"
 #include "util/outfile.h"
 
+/* A held run's request (run/hold.c): what it names, owned here. */
+#define VG_HOLD_NFDS 3
+struct vg_held {
+    char **argv, **env;         /* NULL-terminated */
+    unsigned argc, nenv;
+    char *log, *result, *task_id;
+    int fds[VG_HOLD_NFDS];      /* the candidate's stdin, stdout, stderr; -1 */
+};
+
 struct run {
     struct vg_run_opts *o;
     struct vg_policy *pol;
@@ -59,6 +68,7 @@ struct run {
     struct vg_selfhash selfhash; /* vigil's own binary, for a signed seal */
     char build_id[2 * VG_SHA256_LEN + 1]; /* its GNU build id, or "" */
     struct vg_result_seal seal; /* what the trailer sealed, for the result */
+    struct vg_held held;        /* --hold: the request, once it came */
     struct vg_err err;
 };
 
@@ -84,6 +94,17 @@ int vg_run_outputs(struct run *r);
 int vg_run_log_commit(struct run *r);
 /* Remove whatever of the outputs was not committed. */
 void vg_run_outputs_discard(struct run *r);
+
+/* hold.c: --hold FD is a unix SOCK_SEQPACKET socket (made close-on-exec). */
+int vg_hold_check(struct run *r);
+/* Say "ready" on it, wait for the request (EOF or a signal: -1 with
+ * r->err) and take it into the run's options and r->held. */
+int vg_hold_request(struct run *r);
+void vg_hold_free(struct vg_held *h);
+/* artifacts.c, held: the files the request's command names, taken in
+ * as vg_run_artifacts takes them; one the held sandbox does not show
+ * already is refused (its mounts are made). */
+int vg_run_command_artifacts(struct run *r);
 
 /* runlog.c */
 int vg_run_header(struct run *r);

@@ -84,8 +84,10 @@ _OPTIONS: Tuple[_Opt, ...] = (
     _Opt("no_cgroups", "--no-cgroups", _Kind.SWITCH),
     _Opt("host_uid", "--host-uid"),
 )
-# Options run() gives itself: the result file it reads, no summary line.
-_SET_BY_RUN = ("--result", "--quiet", "--help")
+# Options run() gives itself: the result file it reads, no summary line;
+# and --hold, a daemon's way in (vigil serve's pool, docs/RUN.md "Prepared
+# runs"), which one run() with its command in hand has no use for.
+_SET_BY_RUN = ("--result", "--quiet", "--help", "--hold")
 
 
 @dataclass(frozen=True)
