@@ -37,6 +37,11 @@ ENGINE_OPTS = ["--engine", ENGINE] if ENGINE else []
 # (`make test-image`), unless the test names --image itself.
 IMAGE = os.environ.get("VIGIL_TEST_IMAGE", "") not in ("", "0")
 IMAGE_NAME = "vigil-test-root"
+# VIGIL_TEST_HOLD=1 runs every `vigil run ... -- COMMAND` a Caller starts
+# through a held sandbox (tests/hold_driver.py: prepared with the options,
+# then the command sent as vigil serve's pool sends it): `make test-hold`.
+HOLD = os.environ.get("VIGIL_TEST_HOLD", "") not in ("", "0")
+HOLD_DRIVER = os.path.join(ROOT, "tests", "hold_driver.py")
 # The engine of the test running now in a module marked `engines`
 # (conftest.py, set per test): every `vigil run` of a Caller passes it,
 # unless the test gives --engine itself.
@@ -64,6 +69,12 @@ def fails_on_image(reason):
     """A known hole of vigil on an image root: the test must fail there
     (strict), and passes on the host's trees."""
     return pytest.mark.xfail(IMAGE, reason="image root: " + reason, strict=True)
+
+
+def fails_on_hold(reason):
+    """A known limit of a held run (VIGIL_TEST_HOLD): the test must fail
+    there (strict), and passes run cold."""
+    return pytest.mark.xfail(HOLD, reason="held: " + reason, strict=True)
 
 
 def marker():
@@ -418,9 +429,11 @@ class Caller:
                 isinstance(a, str) and (a == "--image" or a.startswith("--image=")) for a in opts):
             self.image()
             args = [args[0], "--image", IMAGE_NAME, *args[1:]]
+        held = HOLD and args[:1] == ["run"] and "--" in args and "--hold" not in opts
+        prefix = ["/usr/bin/python3", HOLD_DRIVER] if held else []
         if self.root:
-            return [self.vigil, *args]
-        return ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups",
+            return [*prefix, self.vigil, *args]
+        return [*prefix, "setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups",
                 "--", self.vigil, *args]
 
     def env(self, extra=None):

@@ -20,7 +20,7 @@ import unicodedata
 
 import pytest
 
-from helpers import IMAGE, decode_log, root_caller  # noqa: F401
+from helpers import IMAGE, decode_log, fails_on_hold, root_caller  # noqa: F401
 from test_viewer import term  # noqa: F401
 
 HOSTILE = b"\x1b]0;pwned\x07\x1b[2J\nvigil: ok\n\xe2\x80\xae\xff\xfe\x7f\xc2\x9b\x9b"
@@ -101,6 +101,7 @@ def raw_strings(recs):
 
 
 @pytest.mark.parametrize("engine", ENGINES)
+@fails_on_hold("its log and result are named with bytes that are not UTF-8, and a request is JSON text")
 def test_candidate_names_reach_no_terminal_raw(root_caller, engine):
     c = root_caller
     # the second run's log, result and policy have hostile names of their
