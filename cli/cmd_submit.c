@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli/cli.h"
@@ -130,8 +131,11 @@ static int put_files(struct vg_json *j, const struct submit_args *a, struct vg_e
                                                                      : local;
         if (colon)
             *colon = '\0';
+        struct stat st;
         vg_json_obj_begin(j);
         vg_json_key(j, "path"), vg_json_str(j, remote);
+        if (stat(local, &st) == 0 && (st.st_mode & S_IXUSR))
+            vg_json_key(j, "executable"), vg_json_bool(j, true); /* as it is here */
         int rc = put_bytes(j, "base64", local, err);
         vg_json_obj_end(j);
         free(local);

@@ -196,7 +196,7 @@ static void admit(struct vg_serve *d, const struct vg_api_req *q, struct vg_api_
         r->cmd = vg_sreq_command(sq, d->o->vigil, r->dir, r->id, g.cpu_ms, g.wall_ms);
         r->pool_fit = vg_pool_fits(d, sq, g.cpu_ms, g.wall_ms);
         vg_usage_charge(&u->usage, r->id, now_ms, &g);
-        if (vg_suser_save(d, u, &err) < 0 || vg_srun_save(d, r, &err) < 0) {
+        if (vg_suser_save(d, u, true, &err) < 0 || vg_srun_save(d, r, true, &err) < 0) {
             vg_usage_settle(&u->usage, r->id, 0, 0);
             vg_api_error(a, HTTP_INTERNAL, "cannot record the run: %s", err.msg);
             return;

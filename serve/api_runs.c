@@ -216,7 +216,7 @@ void vg_api_delete(struct vg_serve *d, const struct vg_api_req *q, struct vg_api
         u->usage.stored = u->usage.stored > bytes ? u->usage.stored - bytes : 0;
         u->usage.stored += vg_srun_stored_bytes(r);
         struct vg_err err;
-        if (vg_srun_save(d, r, &err) < 0)
+        if (vg_srun_save(d, r, false, &err) < 0)
             vg_api_error(a, 500, "%s", err.msg);
         vg_serve_event(d, VG_SVC_DELETED, r, NULL);
     }

@@ -71,8 +71,11 @@ static char **start_argv(const struct vg_srun *r)
  * parent-death signal; then vigil run.  Never returns. */
 static void child(const struct vg_srun *r, pid_t parent, int in, int out, int errfd)
 {
+    /* in its work dir, as a pooled sandbox's vigil is: the command's
+     * relative names are the request's files */
+    char *work = vg_boxdir_work(r->box);
     if (prctl(PR_SET_PDEATHSIG, SIGTERM) < 0 || getppid() != parent || dup2(in, 0) < 0 ||
-        dup2(out, 1) < 0 || dup2(errfd, 2) < 0 || chdir(r->dir) < 0)
+        dup2(out, 1) < 0 || dup2(errfd, 2) < 0 || chdir(work) < 0)
         _exit(VG_SERVE_EXIT_VIGIL);
     /* the daemon's listening sockets, log and connections are not the
      * run's business: none may leak into its vigil (and its candidate) */
@@ -132,7 +135,7 @@ int vg_exec_start(struct vg_serve *d, struct vg_srun *r, struct vg_err *err)
     r->started_mono_ms = (int64_t)(vg_now_mono_ns() / 1000000);
     d->running++;
     struct vg_err e;
-    if (vg_srun_save(d, r, &e) < 0)
+    if (vg_srun_save(d, r, false, &e) < 0)
         vg_say(stderr, "vigil serve: %s", e.msg);
     vg_serve_event(d, VG_SVC_STARTED, r, &(struct vg_svc_event){.pid = r->pid});
     return 0;
@@ -234,7 +237,7 @@ void vg_serve_ended(struct vg_serve *d, struct vg_srun *r, enum vg_srun_state s)
     vg_usage_settle(&u->usage, r->id, cpu_ms, wall_ms);
     u->usage.stored += vg_srun_stored_bytes(r);
     struct vg_err err;
-    if (vg_suser_save(d, u, &err) < 0 || vg_srun_save(d, r, &err) < 0)
+    if (vg_suser_save(d, u, false, &err) < 0 || vg_srun_save(d, r, false, &err) < 0)
         vg_say(stderr, "vigil serve: %s", err.msg);
     if (s == VG_SR_CANCELLED)
         vg_serve_event(d, VG_SVC_CANCELLED, r, &(struct vg_svc_event){.reason = r->error});

@@ -100,7 +100,7 @@ static int parse_files(struct vg_sreq *q, const struct vg_jv *v, struct vg_err *
             return bad(err, member, "not an object");
         for (size_t k = 0; k < f->n; k++)
             if (strcmp(f->keys[k], "path") && strcmp(f->keys[k], "text") &&
-                strcmp(f->keys[k], "base64"))
+                strcmp(f->keys[k], "base64") && strcmp(f->keys[k], "executable"))
                 return vg_errf(err, "%s: unknown member '%s'", member, f->keys[k]), -1;
         const char *path = vg_jv_str(f, "path");
         if (!path || !good_path(path))
@@ -112,6 +112,13 @@ static int parse_files(struct vg_sreq *q, const struct vg_jv *v, struct vg_err *
         struct vg_sfile *sf = &q->files[q->nfiles];
         if (bytes_of(f, "text", "base64", member, &sf->data, &sf->len, err) < 0)
             return -1;
+        const struct vg_jv *x = vg_jv_get(f, "executable");
+        if (x && x->type != VG_JBOOL) {
+            free(sf->data);
+            sf->data = NULL;
+            return vg_errf(err, "%s.executable: not true or false", member), -1;
+        }
+        sf->executable = x && x->b;
         sf->path = vg_xstrdup(path);
         q->nfiles++;
     }

@@ -33,6 +33,7 @@ struct vg_sfile {
     char *path;                  /* relative, checked */
     uint8_t *data;
     size_t len;
+    bool executable;             /* mode 0755, else 0644 */
 };
 
 struct vg_sreq {

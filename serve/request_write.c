@@ -17,6 +17,7 @@
 
 #define WORK_MODE 0755
 #define FILE_MODE 0644
+#define EXEC_MODE 0755
 #define PRIVATE_MODE 0600
 
 /* Opens (making) each directory of rel under dirfd; the file's parent fd. */
@@ -82,8 +83,8 @@ int vg_sreq_write(const struct vg_sreq *q, const char *dir, uid_t owner, struct 
     if (rc == 0 && wfd < 0)
         rc = (vg_errf(err, "%s/%s: %s", dir, VG_SREQ_WORK, strerror(errno)), -1);
     for (unsigned i = 0; rc == 0 && i < q->nfiles; i++)
-        rc = write_at(wfd, q->files[i].path, q->files[i].data, q->files[i].len, FILE_MODE, owner,
-                      err);
+        rc = write_at(wfd, q->files[i].path, q->files[i].data, q->files[i].len,
+                      q->files[i].executable ? EXEC_MODE : FILE_MODE, owner, err);
     if (rc == 0 && q->stdin_data)
         rc = write_at(dfd, VG_SREQ_STDIN, q->stdin_data, q->stdin_len, PRIVATE_MODE, 0, err);
     if (rc == 0 && q->policy_text)

@@ -93,8 +93,11 @@ void vg_serve_event(struct vg_serve *d, enum vg_svc_kind kind, const struct vg_s
 void vg_serve_kick(struct vg_serve *d);
 
 /* serve/persist.c: what is on disk */
-int vg_srun_save(const struct vg_serve *d, const struct vg_srun *r, struct vg_err *err);
-int vg_suser_save(const struct vg_serve *d, const struct vg_suser *u, struct vg_err *err);
+/* durable: fsync'd before it counts (an acceptance); else only whole. */
+int vg_srun_save(const struct vg_serve *d, const struct vg_srun *r, bool durable,
+                 struct vg_err *err);
+int vg_suser_save(const struct vg_serve *d, const struct vg_suser *u, bool durable,
+                  struct vg_err *err);
 int vg_serve_recover(struct vg_serve *d, struct vg_err *err);
 uint64_t vg_srun_stored_bytes(const struct vg_srun *r);
 
