@@ -27,8 +27,9 @@ VIEW = os.path.join(CANDIDATES, "hold_view.py")
 
 
 def hold(cwd, opts=(), env=None):
-    """A `vigil run --hold` prepared with opts, ready (asserted)."""
-    h = hold_driver.Held([VIGIL, "run", "-q", *opts], cwd=cwd, env=env,
+    """A `vigil run --hold` prepared with opts, ready (asserted); env is
+    added to vigil's own environment."""
+    h = hold_driver.Held([VIGIL, "run", "-q", *opts], cwd=cwd, env={**os.environ, **(env or {})},
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     assert h.ready(), h.proc.communicate(timeout=30)
     return h
@@ -40,11 +41,11 @@ def finish(h, timeout=60):
     return h.proc.returncode, out.decode(), err.decode()
 
 
-def held_run(d, argv, opts=(), stdin_data=b"", streams=None, **req):
+def held_run(d, argv, opts=(), stdin_data=b"", streams=None, vigil_env=None, **req):
     """The request's command through a held sandbox (vigil in d, the
     candidate's streams files in streams, else d); (rc, stdout, stderr of
     the candidate, vigil's stderr, request time)."""
-    h = hold(d, opts)
+    h = hold(d, opts, vigil_env)
     names = {k: os.path.join(streams or d, k) for k in ("in", "out", "err")}
     with open(names["in"], "wb") as f:
         f.write(stdin_data)
@@ -56,12 +57,12 @@ def held_run(d, argv, opts=(), stdin_data=b"", streams=None, **req):
         return rc, o.read(), e.read(), verr, h.t_send
 
 
-def cold_run(d, argv, opts=(), stdin_data=b"", log=None, result=None):
+def cold_run(d, argv, opts=(), stdin_data=b"", log=None, result=None, vigil_env=None):
     args = [VIGIL, "run", "-q", *opts]
     args += ["-o", log] if log else []
     args += ["--result", result] if result else []
     p = subprocess.run([*args, "--", *argv], cwd=d, input=stdin_data, capture_output=True,
-                       timeout=60)
+                       timeout=60, env={**os.environ, **(vigil_env or {})})
     return p.returncode, p.stdout.decode(), p.stderr.decode()
 
 
@@ -100,15 +101,18 @@ def test_a_held_run_is_the_cold_run_of_its_command(root_caller, tmp_path):
     # in the workdir, as a pool puts a request's files (vigil runs there)
     shutil.copy(VIEW, wd)
     opts = ["-p", "python", "--workdir", wd]
-    env = ["VIGIL_HOLD_TEST=from-request"]
+    # one set, one passed through from vigil's own environment
+    env = ["VIGIL_HOLD_TEST=from-request", "VIGIL_HOLD_PASS"]
+    vigil_env = {"VIGIL_HOLD_PASS": "passed"}
     d1, d2 = str(tmp_path / "cold"), str(tmp_path / "held")
     os.mkdir(d1)
     os.mkdir(d2)
     argv = ["python3", "hold_view.py", "exit7"]
-    crc, cout, cerr = cold_run(wd, argv, [*opts, "--env", env[0]], b"stdin text\n",
-                               log=os.path.join(d1, "run.msgpack"),
-                               result=os.path.join(d1, "r.json"))
+    crc, cout, cerr = cold_run(wd, argv, [*opts, "--env", env[0], "--env", env[1]],
+                               b"stdin text\n", log=os.path.join(d1, "run.msgpack"),
+                               result=os.path.join(d1, "r.json"), vigil_env=vigil_env)
     hrc, hout, herr, verr, _ = held_run(wd, argv, opts, b"stdin text\n", streams=d2, env=env,
+                                        vigil_env=vigil_env,
                                         log=os.path.join(d2, "run.msgpack"),
                                         result=os.path.join(d2, "r.json"), task_id="t-1")
     assert crc == hrc == 7, (cerr, verr)
@@ -116,6 +120,7 @@ def test_a_held_run_is_the_cold_run_of_its_command(root_caller, tmp_path):
     assert cview == view, (cout, hout)
     assert (view["pid"], view["ppid"], view["uid"]) == (2, 1, 1000), view
     assert view["stdin"] == "stdin text\n" and view["env"]["VIGIL_HOLD_TEST"] == "from-request"
+    assert view["env"]["VIGIL_HOLD_PASS"] == "passed"
     assert cerr == herr == "to stderr\n"
     with open(os.path.join(d1, "r.json")) as f:
         cres = json.load(f)
@@ -211,6 +216,8 @@ BAD = {
     "argv not strings": ({"argv": ["true", 1]}, 3, "\"argv\" must be a list of strings"),
     "env not NAME=VALUE": ({"argv": ["true"], "env": ["=x"]}, 3, "\"env\" entries"),
     "relative log": ({"argv": ["true"], "log": "run.msgpack"}, 3, "\"log\" must be an absolute"),
+    # refused after the request was read, by the checks every -o gets
+    "log a directory": ({"argv": ["true"], "log": "/"}, 3, "names a directory"),
     "too big": ({"argv": ["true", "x" * (200 << 10)]}, 3, "larger than 131072 bytes"),
     "two fds": ({"argv": ["true"]}, 2, "carries 2 fds"),
     "four fds": ({"argv": ["true"]}, 4, "carries 4 fds"),
@@ -219,8 +226,9 @@ BAD = {
 
 @pytest.mark.parametrize("what", sorted(BAD))
 def test_a_bad_request_is_refused_in_one_line(root_caller, tmp_path, what):
-    """Exit 125, one line naming what is wrong, no log written, and the
-    error record where the request's "result" said (when it was read)."""
+    """Exit 125, one line naming what is wrong, no log written, no cgroup
+    left, and the error record where the request's "result" said (when it
+    was read)."""
     request, nfds, says = BAD[what]
     d = str(tmp_path)
     result, log = os.path.join(d, "r.json"), os.path.join(d, "run.msgpack")
@@ -233,7 +241,7 @@ def test_a_bad_request_is_refused_in_one_line(root_caller, tmp_path, what):
     rc, _, err = finish(h)
     lines = err.strip().split("\n")
     assert rc == EXIT_VIGIL and len(lines) == 1 and says in lines[0], err
-    assert not os.path.exists(log)
+    assert not os.path.exists(log) and not vigil_cgroups(h.proc.pid)
     if isinstance(BAD[what][0], dict) and what != "too big":
         with open(result) as f:
             rec = json.load(f)
