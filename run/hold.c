@@ -30,6 +30,7 @@ int vg_hold_check(struct run *r)
 {
     int fd = (int)r->o->hold_fd, domain = 0, type = 0;
     socklen_t len = sizeof domain;
+    errno = 0; /* an open fd of the wrong kind sets none */
     if (getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &domain, &len) < 0 ||
         (len = sizeof type, getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len) < 0) ||
         domain != AF_UNIX || type != SOCK_SEQPACKET) {
