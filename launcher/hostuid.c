@@ -160,13 +160,18 @@ pid_t vg_clone_owned(unsigned long flags, uid_t owner)
     /* A change of effective uid makes the process undumpable and clears
      * its parent-death signal: put both back, so that vigil is seen as it
      * was before and still dies with whoever started it (vigil serve and
-     * vigil batch count on that: a runner killed must take its runs). */
+     * vigil batch count on that: a runner killed must take its runs).
+     * Dumpable before the clone too: the child is born with vigil's flag,
+     * and an undumpable pid 1 keeps its /proc/PID/ns from pasta, which
+     * enters the namespace as its owner, without capabilities of the
+     * host's (real and saved uid 0 keep others off vigil meanwhile). */
     int dumpable = prctl(PR_GET_DUMPABLE, 0, 0, 0, 0), pdeath = 0;
     pid_t parent = getppid();
     if (dumpable < 0 || prctl(PR_GET_PDEATHSIG, &pdeath, 0, 0, 0) < 0 ||
         syscall(VG_NR_setresuid, NO_CHANGE, (long)owner, NO_CHANGE) < 0)
         return -1;
-    pid_t pid = (pid_t)syscall(VG_NR_clone, flags, NULL, NULL, NULL, NULL);
+    pid_t pid = prctl(PR_SET_DUMPABLE, dumpable, 0, 0, 0) < 0
+                    ? -1 : (pid_t)syscall(VG_NR_clone, flags, NULL, NULL, NULL, NULL);
     if (pid == 0)
         return 0;
     int saved = errno;
@@ -189,6 +194,12 @@ int vg_host_uid_child(uid_t owner)
     if (!owner)
         return 0;
     /* The raw call: this child of a raw clone shares libc's idea of
-     * vigil's threads, which libc's setresuid would try to signal. */
-    return (int)syscall(VG_NR_setresuid, 0L, 0L, 0L);
+     * vigil's threads, which libc's setresuid would try to signal.  The
+     * change makes it undumpable, which a plain clone's child is not (and
+     * pasta could then not open its /proc/PID/ns): put back the flag it
+     * was born with. */
+    int dumpable = prctl(PR_GET_DUMPABLE, 0, 0, 0, 0);
+    if (dumpable < 0 || syscall(VG_NR_setresuid, 0L, 0L, 0L) < 0)
+        return -1;
+    return prctl(PR_SET_DUMPABLE, dumpable, 0, 0, 0);
 }

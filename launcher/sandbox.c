@@ -48,6 +48,8 @@ struct pipes {
      * late plan (launcher/late.h) */
     int late[2];
     unsigned long filter_flags;
+    /* --host-uid only (else -1): pid 1 says "k" here once it is uid 0 again */
+    int ids[2];
 };
 
 /* ---- inside the sandbox ---- */
@@ -303,19 +305,35 @@ static _Noreturn void init_wait(pid_t cand)
     }
 }
 
+/* --host-uid: pid 1 is born with the run's uid as its effective uid (so
+ * that the namespace is that uid's).  Once its maps are written it takes
+ * uid 0 back, and says so: until then its /proc/PID/ns is closed to
+ * pasta, which the supervisor starts only then. */
+static void take_back_root(const struct vg_plan *plan, struct pipes *p, int rep)
+{
+    char maps;
+    if (read(p->go[0], &maps, 1) != 1)
+        _exit(VG_EXIT_SETUP);
+    if (vg_host_uid_child(plan->userns_owner) < 0)
+        report_exit(rep, VG_EXIT_SETUP, "take back uid 0 in the sandbox: %s", strerror(errno));
+    if (write(p->ids[1], "k", 1) != 1)
+        _exit(VG_EXIT_SETUP);
+    close(p->ids[1]);
+}
+
 static _Noreturn void init_main(const struct vg_plan *plan, const struct vg_bpf *cand,
                                 const struct vg_bpf *init, struct pipes *p)
 {
     int rep = p->report[1];
     char go;
     close(p->go[1]);
+    /* First: a change of credentials clears the death signal. */
+    if (p->ids[1] >= 0)
+        take_back_root(plan, p, rep);
     /* The supervisor writes one byte once our id maps are in place; EOF
      * means it died before that. */
     if (read(p->go[0], &go, 1) != 1)
         _exit(VG_EXIT_SETUP);
-    /* First: a change of credentials clears the death signal. */
-    if (vg_host_uid_child(plan->userns_owner) < 0)
-        report_exit(rep, VG_EXIT_SETUP, "take back uid 0 in the sandbox: %s", strerror(errno));
     if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
         report_exit(rep, VG_EXIT_SETUP, "pdeathsig: %s", strerror(errno));
     if (sethostname(plan->hostname, strlen(plan->hostname)) < 0)
@@ -448,12 +466,27 @@ static void own_report(int fd, struct vg_err *err)
     }
 }
 
+/* --host-uid: pid 1 may take uid 0 back now that its maps are there; wait
+ * until it has (take_back_root).  Nothing to do without. */
+static int root_again(struct pipes *p, struct vg_err *err)
+{
+    char k;
+    if (p->ids[0] < 0)
+        return 0;
+    if (write(p->go[1], "u", 1) != 1 || read(p->ids[0], &k, 1) != 1) {
+        vg_errf(err, "the sandbox's pid 1 did not take uid 0 back");
+        return -1;
+    }
+    close_pair(p->ids);
+    return 0;
+}
+
 int vg_sandbox_start(const struct vg_plan *plan, const struct vg_bpf *cand,
                      const struct vg_bpf *init, vg_attach_fn attach,
                      struct vg_sandbox *sb, struct vg_err *err)
 {
     struct pipes p = {{-1, -1}, {-1, -1}, {-1, -1}, {-1, -1}, {-1, -1}, {-1, -1},
-                      sb->filter_flags};
+                      sb->filter_flags, {-1, -1}};
     sb->late_fd = -1;
     if (pipe2(p.out, O_CLOEXEC) < 0 || pipe2(p.err, O_CLOEXEC) < 0 ||
         pipe2(p.go, O_CLOEXEC) < 0 || pipe2(p.report, O_CLOEXEC) < 0) {
@@ -463,6 +496,10 @@ int vg_sandbox_start(const struct vg_plan *plan, const struct vg_bpf *cand,
     vg_egress_init(&sb->egress);
     if (sb->notify && notify_channels(&p, err) < 0)
         goto fail;
+    if (plan->userns_owner && pipe2(p.ids, O_CLOEXEC) < 0) {
+        vg_errf(err, "pipe: %s", strerror(errno));
+        goto fail;
+    }
     if (sb->hold && socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, p.late) < 0) {
         vg_errf(err, "held sandbox socket: %s", strerror(errno));
         goto fail;
@@ -484,6 +521,8 @@ int vg_sandbox_start(const struct vg_plan *plan, const struct vg_bpf *cand,
         close(p.report[0]);
         if (p.late[0] >= 0)
             close(p.late[0]);
+        if (p.ids[0] >= 0)
+            close(p.ids[0]);
         init_main(plan, cand, init, &p);
     }
     close(p.go[0]);
@@ -491,7 +530,10 @@ int vg_sandbox_start(const struct vg_plan *plan, const struct vg_bpf *cand,
     if (p.late[1] >= 0)
         close(p.late[1]);
     p.late[1] = -1;
-    if (write_id_maps(plan, pid, err) < 0)
+    if (p.ids[1] >= 0)
+        close(p.ids[1]);
+    p.ids[1] = -1;
+    if (write_id_maps(plan, pid, err) < 0 || root_again(&p, err) < 0)
         goto kill;
     if (attach(pid, err) < 0)
         goto kill;
@@ -552,6 +594,7 @@ fail:
     close_pair(p.report);
     close_pair(p.chan);
     close_pair(p.late);
+    close_pair(p.ids);
     return -1;
 }
 

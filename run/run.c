@@ -5,6 +5,7 @@
  * recorded in the log's trailer and the result record. */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <pwd.h>
 #include <sched.h>
 #include <signal.h>
@@ -164,6 +165,20 @@ static void warn_cputotal(struct run *r)
                 (unsigned long long)s);
 }
 
+/* pasta enters the sandbox's user namespace, which --host-uid makes the
+ * run's uid's: as root it may not, and as that uid it would outlive a
+ * killed vigil (its change of uid clears its death signal).  Refused,
+ * before anything starts, rather than leave a way out behind. */
+static int egress_own_uid(struct run *r)
+{
+    if (!r->plan.net.egress || !r->plan.userns_owner)
+        return 0;
+    vg_errf(&r->err, "--host-uid %u: the policy allows network beyond the sandbox, and its "
+                     "relay (pasta) cannot yet enter a namespace the run's uid owns; run such "
+                     "a policy without --host-uid", (unsigned)r->plan.userns_owner);
+    return -1;
+}
+
 static int build_sandbox(struct run *r)
 {
     struct vg_enforce_in how = {.pid = getpid(), .host_workdir = !r->plan.private_workdir,
@@ -177,7 +192,7 @@ static int build_sandbox(struct run *r)
     r->plan.artifact_dst = r->artifact_paths;
     r->plan.nartifacts = r->nartifacts;
     if (vg_plan_build(&r->plan, r->o, r->pol, r->workdir, &r->err) < 0 ||
-        (r->plan.net.egress && vg_egress_check(&r->err) < 0))
+        (r->plan.net.egress && vg_egress_check(&r->err) < 0) || egress_own_uid(r) < 0)
         return -1;
     int abi = vg_landlock_abi();
     if (abi <= 0 && !r->o->allow_no_landlock) {
@@ -341,14 +356,27 @@ static int command_outputs(struct run *r)
     return vg_run_outputs(r) < 0 || vg_run_header(r) < 0 ? -1 : 0;
 }
 
+/* pasta ended while the sandbox was held (its pidfd is readable once it
+ * has exited, reaped or not): a run started now would have no way out
+ * from its first instruction, so the daemon had better take another. */
+static int held_way_out(struct run *r, const struct vg_sandbox *sb)
+{
+    struct pollfd pf = {.fd = sb->egress.pidfd, .events = POLLIN};
+    if (!r->plan.net.egress || sb->egress.pidfd < 0 || poll(&pf, 1, 0) != 1)
+        return 0;
+    vg_errf(&r->err, "--hold: pasta, the sandbox's way out, ended while it was held: the "
+                     "prepared sandbox is destroyed unused");
+    return -1;
+}
+
 /* A held sandbox, built: wait for the request, then do what a run that
  * had its command from the start did before its sandbox: the files the
  * command names, their Landlock grants, the outputs and the header.  The
  * run's clock starts at the request, so its log and result read as a
  * cold run's. */
-static int hold_request(struct run *r)
+static int hold_request(struct run *r, const struct vg_sandbox *sb)
 {
-    if (vg_hold_request(r) < 0)
+    if (vg_hold_request(r) < 0 || held_way_out(r, sb) < 0)
         return -1;
     r->start_wall = vg_now_wall_ns();
     r->start_mono = vg_now_mono_ns();
@@ -391,7 +419,7 @@ static int supervise(struct run *r, struct vg_ending *end)
     if (vg_sandbox_start(&r->plan, &r->cand_bpf, &r->init_bpf, vg_sup_attach, &sb,
                          &r->err) < 0)
         return -1;
-    if (sb.hold && hold_request(r) < 0) {
+    if (sb.hold && hold_request(r, &sb) < 0) {
         vg_sandbox_abort(&sb);
         return -1;
     }

@@ -207,10 +207,11 @@ def test_the_log_and_the_result_name_the_host_uid(root_caller):
     assert plain.result["host_uid"] == 65534 and plain.recs[0]["host_uid"] == 65534
 
 
-def refused(c, uid):
+def refused(c, uid, *opts):
     tmp = c.dir("refused")
     log, result = os.path.join(tmp, "l.msgpack"), os.path.join(tmp, "r.json")
-    p = c.vigil_raw("run", "-q", "-o", log, "--result", result, "--host-uid", uid, "--", "true")
+    p = c.vigil_raw("run", "-q", "-o", log, "--result", result, "--host-uid", uid, *opts,
+                    "--", "true")
     assert p.returncode == 125, p
     lines = p.stderr.splitlines()
     assert len(lines) == 1 and "--host-uid" in lines[0], p.stderr
@@ -240,3 +241,17 @@ def test_a_host_uid_that_is_not_the_runs_own_is_refused(root_caller, nobody_call
         live.kill()
         live.wait()
     assert "needs vigil to run as root" in refused(nobody_caller, str(uid))
+
+
+def test_a_policy_with_a_way_out_is_refused_with_a_host_uid(root_caller):
+    """pasta, the relay beyond the sandbox, cannot enter a namespace the
+    run's uid owns without outliving a killed vigil: refused, one line,
+    before anything starts (and no process of that uid is left)."""
+    uid, = free_uids(1)
+    pol = os.path.join(root_caller.dir("pol"), "out.policy")
+    with open(pol, "w") as f:
+        f.write("version 1\nallow read /**\nallow exec /usr/bin/**\n"
+                "allow connect tcp 192.0.2.1:80\n")
+    os.chmod(pol, 0o644)
+    assert "relay (pasta)" in refused(root_caller, str(uid), "-p", pol)
+    assert pids_of(uid) == []
