@@ -15,6 +15,7 @@ import time
 import pytest
 
 import hold_driver
+from outside import pasta_pids
 from helpers import (CANDIDATES, VIGIL, decode_log, marker, root_caller,  # noqa: F401
                      wait_gone, with_marker)
 
@@ -203,6 +204,40 @@ def test_a_held_sandbox_without_a_request_leaves_nothing(root_caller, tmp_path, 
     assert os.listdir(wd) == [] and sorted(os.listdir(tmp_path)) == ["r.json"]
     with open(result) as f:
         assert json.load(f)["status"] == "error"
+
+
+def stat_fields(pid):
+    """/proc/PID/stat after the command's name (state, ppid, ...); [] once gone."""
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            return f.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return []
+
+
+def exited(pid):
+    """pid has ended (a zombie, or reaped)."""
+    return stat_fields(pid)[:1] in ([], ["Z"], ["X"])
+
+
+def test_a_held_sandbox_whose_way_out_ended_is_not_handed_out(root_caller, tmp_path):
+    """pasta (egress: the policy allows a connect) killed while the sandbox
+    is held: the request is refused, the sandbox destroyed unused, rather
+    than a run started with no route out."""
+    pol = tmp_path / "net.policy"
+    pol.write_text("version 1\nallow connect tcp 192.0.2.1:9\ninclude <default>\n")
+    h = hold(str(tmp_path), ["-p", str(pol)])
+    mine = [p for p in pasta_pids() if stat_fields(p)[1:2] == [str(h.proc.pid)]]
+    assert len(mine) == 1, mine
+    os.kill(mine[0], signal.SIGKILL)
+    deadline = time.monotonic() + 10
+    while not exited(mine[0]) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    with open(os.devnull, "rb") as null:
+        h.send({"argv": ["true"]}, [null.fileno()] * 3)
+    rc, _, err = finish(h)
+    assert rc == EXIT_VIGIL and "pasta" in err and "destroyed unused" in err, err
+    assert not vigil_cgroups(h.proc.pid)
 
 
 # ---- bad requests ----
