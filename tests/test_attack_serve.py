@@ -538,3 +538,40 @@ def test_sigkill_while_submits_are_in_flight_keeps_every_201(serve_dir, sock_pat
         assert listed <= charged, listed - charged
     finally:
         stop_and_check(d)
+
+
+@pytest.mark.xfail(strict=True, reason="serve/request.c checks binds when the request comes, "
+                   "but vigil run parses policy.policy again when the run starts: an include "
+                   "(here through '\\r') of a file the user can rewrite meanwhile binds what it "
+                   "likes; refusing every include but <NAME> (the '\\r' fix) closes it")
+def test_a_queued_runs_policy_cannot_gain_a_bind(serve_dir, sock_path):
+    """A user's own policy file, included, holds no bind at submit; the
+    run waits in the queue (one worker, busy); the user rewrites the file
+    to bind a host dir and the run, once started, reads it."""
+    mine = serve_dir / "mine"
+    mine.mkdir()
+    pol = mine / "p.policy"
+    pol.write_text("version 1\n")
+    os.chown(mine, ATTACKER, ATTACKER)
+    os.chown(pol, ATTACKER, ATTACKER)
+    host = serve_dir / "host-only"
+    host.mkdir()
+    (host / "f").write_text("HOST-ONLY-5e1\n")
+    d = Daemon("--workers", "1", "--listen", "unix:" + sock_path)
+    try:
+        status, hold = as_uid(ATTACKER, sock_path, "POST", "/runs", {"argv": ["sleep", "30"]})
+        assert status == 201, hold
+        text = "version 1\ninclude\r%s\nallow read /h7/**\ninclude <default>\n" % pol
+        status, run = as_uid(ATTACKER, sock_path, "POST", "/runs",
+                             {"argv": ["cat", "/h7/f"], "policy_text": text})
+        if status != 201:
+            return   # refused at submit: what the fix does
+        pol.write_text("version 1\nbind %s /h7\n" % host)
+        as_uid(ATTACKER, sock_path, "POST", "/runs/%s/cancel" % hold["id"], {})
+        deadline = time.monotonic() + WAIT_S
+        while run["state"] in ("queued", "running") and time.monotonic() < deadline:
+            run = as_uid(ATTACKER, sock_path, "GET", "/runs/%s?wait=5" % run["id"])[1]
+        out = as_uid(ATTACKER, sock_path, "GET", "/runs/%s/stdout" % run["id"])[1]
+        assert "HOST-ONLY-5e1" not in str(out), out
+    finally:
+        stop_and_check(d)
