@@ -68,7 +68,7 @@ LIBOBJS := $(filter-out $(BUILD)/cli/main.o,$(OBJS))
 UNITS   := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/test_*.c))
 BENCHES := $(patsubst bench/%.c,$(BUILD)/bench/%,$(wildcard bench/*.c))
 
-MAN1    := vigil vigil-run vigil-check vigil-log vigil-view vigil-batch vigil-learn vigil-recheck vigil-report vigil-image vigil-verify
+MAN1    := vigil vigil-run vigil-check vigil-log vigil-view vigil-batch vigil-learn vigil-recheck vigil-report vigil-image vigil-verify vigil-serve vigil-submit
 MAN5    := vigil-policy vigil-log
 MAN7    := vigil-security vigil-running
 MANS    := $(MAN1:%=$(BUILD)/man/%.1) $(MAN5:%=$(BUILD)/man/%.5) $(MAN7:%=$(BUILD)/man/%.7)

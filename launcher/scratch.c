@@ -3,7 +3,8 @@
 #include "launcher/scratch.h"
 
 #include <errno.h>
-#include <ftw.h>
+#include <dirent.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,33 +32,129 @@ char *vg_scratch_create(uid_t owner, gid_t group, struct vg_err *err)
     return dir;
 }
 
-static int unlock_dir(const char *path, const struct stat *st, int type, struct FTW *f)
+/* One directory on the way down: what it is, so that the way back up
+ * ("..") can be checked to lead where it came from, and its name in its
+ * parent. */
+struct level {
+    dev_t dev;
+    ino_t ino;
+    char *name;
+};
+
+/* Removes what dirfd holds but subdirectories; the name of the first
+ * subdirectory on the same file system into *sub (NULL: none left).  -1
+ * when something cannot go (another file system mounted there, EPERM). */
+static int clear_files(int dirfd, dev_t dev, char **sub)
 {
-    (void)f;
-    if (type == FTW_D || type == FTW_DNR)
-        if ((st->st_mode & 0700) != 0700)
-            chmod(path, (st->st_mode & 07777) | 0700);
-    return 0;
+    *sub = NULL;
+    int fd = dup(dirfd);
+    DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+    if (!d) {
+        if (fd >= 0)
+            close(fd);
+        return -1;
+    }
+    int rc = 0;
+    for (struct dirent *e; !*sub && (e = readdir(d));) {
+        struct stat st;
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+            continue;
+        if (fstatat(dirfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+            rc = errno == ENOENT ? rc : -1;
+        } else if (st.st_dev != dev) {
+            rc = -1; /* a mount point: not ours to cross */
+        } else if (S_ISDIR(st.st_mode)) {
+            *sub = vg_xstrdup(e->d_name);
+        } else if (unlinkat(dirfd, e->d_name, 0) < 0 && errno != ENOENT) {
+            rc = -1;
+        }
+    }
+    closedir(d);
+    return rc;
 }
 
-static int remove_one(const char *path, const struct stat *st, int type, struct FTW *f)
+/* The directory name below dirfd, opened; a directory the candidate made
+ * unreadable (chmod 0) is given its owner's rights back first. */
+static int open_sub(int dirfd, const char *name)
 {
-    (void)st;
-    (void)f;
-    int r = (type == FTW_DP || type == FTW_D || type == FTW_DNR) ? rmdir(path) : unlink(path);
-    return r < 0 && errno != ENOENT ? -1 : 0;
+    int fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0 && errno == EACCES && fchmodat(dirfd, name, 0700, 0) == 0)
+        fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd >= 0)
+        fchmod(fd, 0700); /* its entries can go (a dir without w or x) */
+    return fd;
 }
 
+/* Removes the tree by file descriptors, one directory open at a time: by
+ * path, a tree deeper than PATH_MAX (a candidate's 20 names of 250 bytes)
+ * could not be reached, and recursion would go as deep as the candidate
+ * made it.  It goes down to the first subdirectory, empties, goes back up
+ * through ".." (checked against the inode it came from) and removes it. */
 int vg_scratch_remove(const char *path)
 {
-    /* A directory the candidate made unreadable is only unlocked once its
-     * parent is: each pass opens one more level. */
-    int r = -1;
-    for (int pass = 0; pass < 16 && r != 0; pass++) {
-        nftw(path, unlock_dir, 32, FTW_PHYS | FTW_MOUNT);
-        r = nftw(path, remove_one, 32, FTW_PHYS | FTW_MOUNT | FTW_DEPTH);
-        if (r != 0 && access(path, F_OK) < 0 && errno == ENOENT)
-            r = 0;
+    int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0)
+        return errno == ENOENT ? 0 : (errno == ENOTDIR ? unlink(path) : -1);
+    struct stat st;
+    if (fstat(fd, &st) < 0) {
+        close(fd);
+        return -1;
     }
-    return r;
+    fchmod(fd, st.st_mode | 0700);
+    dev_t dev = st.st_dev;
+    struct level *up = NULL;
+    size_t depth = 0, cap = 0;
+    int rc = 0;
+    for (;;) {
+        char *sub;
+        if (clear_files(fd, dev, &sub) < 0)
+            rc = -1;
+        if (sub) {
+            int next = open_sub(fd, sub);
+            struct stat here;
+            if (next < 0 || fstat(fd, &here) < 0) {
+                free(sub);
+                if (next >= 0)
+                    close(next);
+                rc = -1;
+                break;
+            }
+            if (depth == cap)
+                up = vg_xrealloc(up, (cap = cap ? 2 * cap : 64) * sizeof *up);
+            up[depth++] = (struct level){here.st_dev, here.st_ino, sub};
+            close(fd);
+            fd = next;
+            continue;
+        }
+        if (depth == 0)
+            break;
+        /* empty: back to the parent, and this one goes */
+        struct level *l = &up[--depth];
+        int parent = openat(fd, "..", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        struct stat pst;
+        close(fd);
+        if (parent < 0 || fstat(parent, &pst) < 0 || pst.st_dev != l->dev ||
+            pst.st_ino != l->ino) {
+            if (parent >= 0)
+                close(parent);
+            free(l->name);
+            fd = -1;
+            rc = -1;
+            break;
+        }
+        if (unlinkat(parent, l->name, AT_REMOVEDIR) < 0)
+            rc = -1;
+        free(l->name);
+        fd = parent;
+        if (rc < 0)
+            break; /* a directory that would not go: stop rather than loop on it */
+    }
+    for (size_t i = 0; i < depth; i++)
+        free(up[i].name);
+    free(up);
+    if (fd >= 0)
+        close(fd);
+    if (rc == 0 && rmdir(path) < 0 && errno != ENOENT)
+        rc = -1;
+    return rc;
 }

@@ -10,7 +10,8 @@
 #include <sys/vfs.h>
 #include <unistd.h>
 
-/* Deeper trees are not walked further (their size is then a lower bound). */
+/* Deeper trees are not walked: a directory below this depth makes the
+ * walk blind (its size cannot be known, so the limit counts as passed) */
 #define WALK_DEPTH 64
 #define BLOCK_UNIT 512   /* st_blocks counts 512-byte units */
 /* Walks one measurement may take before it is settled (see measure); past
@@ -125,7 +126,9 @@ static void tree_bytes(int dirfd, dev_t dev, int depth, struct walk *w)
         if (st.st_dev != dev)
             continue;
         w->bytes += (uint64_t)st.st_blocks * BLOCK_UNIT;
-        if (S_ISDIR(st.st_mode) && depth < WALK_DEPTH) {
+        if (S_ISDIR(st.st_mode) && depth >= WALK_DEPTH) {
+            w->blind = true; /* a candidate's 70 levels once hid 16 MB under a 4M limit */
+        } else if (S_ISDIR(st.st_mode)) {
             int sub = openat(dirfd, e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
             if (sub >= 0)
                 tree_bytes(sub, dev, depth + 1, w);

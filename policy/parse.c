@@ -33,6 +33,7 @@ struct parser {
     int depth;
     const char *chain[MAX_DEPTH + 1];   /* identities of the files being read */
     const char *chain_name[MAX_DEPTH + 1];
+    bool untrusted;                 /* vg_policy_parse_untrusted: the top text's own lines */
 };
 
 static int perr(struct parser *ps, uint32_t col, const char *fmt, ...)
@@ -432,6 +433,9 @@ static int bind_path(struct parser *ps, const struct tok *t, enum vg_place *pl, 
 static int st_bind(struct parser *ps)
 {
     struct vg_policy *p = ps->p;
+    if (ps->untrusted)
+        return perr(ps, ps->t[0].col, "'%s': a policy sent to vigil serve may not bind host "
+                                      "paths", ps->t[0].s);
     if (want_words(ps, 2, 3, "a source path and an optional destination"))
         return -1;
     p->binds = vg_xrealloc(p->binds, (p->nbinds + 1) * sizeof *p->binds);
@@ -552,8 +556,18 @@ static int st_include(struct parser *ps)
     size_t n = strlen(t->s);
     if (ps->depth >= MAX_DEPTH)
         return perr(ps, t->col, "includes nested too deeply (more than %d levels)", MAX_DEPTH);
-    if (n > 2 && t->s[0] == '<' && t->s[n - 1] == '>')
-        return include_shipped(ps, t);
+    if (n > 2 && t->s[0] == '<' && t->s[n - 1] == '>') {
+        /* a shipped policy is the system's, not the sender's: trusted */
+        bool was = ps->untrusted;
+        ps->untrusted = false;
+        int rc = include_shipped(ps, t);
+        ps->untrusted = was;
+        return rc;
+    }
+    if (ps->untrusted)
+        return perr(ps, t->col, "a policy sent to vigil serve may include only shipped "
+                                "policies (include <NAME>), not a file: the daemon would "
+                                "read it as root");
     const char *slash = strrchr(ps->file, '/');
     if (t->s[0] == '/' || !slash)
         return include_file(ps, t, vg_xstrdup(t->s));
@@ -653,7 +667,8 @@ static void finish(struct vg_policy *p)
 }
 
 static struct vg_policy *parse_top(const char *name, const char *id, const char *text,
-                                   const struct vg_trees *ro, struct vg_err *err)
+                                   const struct vg_trees *ro, bool untrusted,
+                                   struct vg_err *err)
 {
     struct vg_policy *p = vg_xcalloc(1, sizeof *p);
     p->ro = ro;
@@ -664,6 +679,7 @@ static struct vg_policy *parse_top(const char *name, const char *id, const char 
     struct parser *ps = vg_xcalloc(1, sizeof *ps);   /* big: keep it off the stack */
     ps->p = p;
     ps->err = err;
+    ps->untrusted = untrusted;
     int rc = parse_text(ps, vg_pol_keep(p, vg_xstrdup(name)), id, text);
     free(ps);
     if (rc) {
@@ -677,7 +693,13 @@ static struct vg_policy *parse_top(const char *name, const char *id, const char 
 struct vg_policy *vg_policy_parse_in(const char *name, const char *text,
                                      const struct vg_trees *ro, struct vg_err *err)
 {
-    return parse_top(name, name, text, ro, err);
+    return parse_top(name, name, text, ro, false, err);
+}
+
+struct vg_policy *vg_policy_parse_untrusted(const char *name, const char *text,
+                                            struct vg_err *err)
+{
+    return parse_top(name, name, text, &vg_system_trees, true, err);
 }
 
 struct vg_policy *vg_policy_parse(const char *name, const char *text, struct vg_err *err)
@@ -705,7 +727,7 @@ struct vg_policy *vg_policy_load_in(const char *path, const struct vg_trees *ro,
             line += *c == '\n';
         vg_errf(err, "%s:%u:1: NUL byte in policy text", path, line);
     } else {
-        p = parse_top(path, real ? real : path, text, ro, err);
+        p = parse_top(path, real ? real : path, text, ro, false, err);
     }
     free(real);
     free(text);

@@ -156,6 +156,13 @@ struct vg_policy *vg_policy_load_in(const char *path, const struct vg_trees *ro,
                                     struct vg_err *err);
 struct vg_policy *vg_policy_parse_in(const char *name, const char *text,
                                      const struct vg_trees *ro, struct vg_err *err);
+/* A text from someone the caller does not trust with its own rights (a
+ * vigil serve request: the daemon is root): parsed as vg_policy_parse
+ * does, but an `include` of anything but a shipped policy (<NAME>) and a
+ * `bind` of its own are errors, found before any file is opened.  Shipped
+ * policies it includes are the system's and keep their binds. */
+struct vg_policy *vg_policy_parse_untrusted(const char *name, const char *text,
+                                            struct vg_err *err);
 void vg_policy_free(struct vg_policy *p);
 
 /* Warnings found while parsing (shadowed rules, dangerous grants, rules

@@ -9,12 +9,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
+#include "core/syscalls.h"
 #include "launcher/scratch.h"
 #include "serve/api.h"
 #include "serve/request.h"
+#include "util/escape.h"
 #include "util/json.h"
 
 #define HTTP_OK 200
@@ -149,7 +150,7 @@ void vg_api_file(struct vg_serve *d, const struct vg_api_req *q, struct vg_api_r
     struct open_how how = {.flags = O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC,
                            .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS |
                                       RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV};
-    int fd = dfd < 0 ? -1 : (int)syscall(SYS_openat2, dfd, q->rest, &how, sizeof how);
+    int fd = dfd < 0 ? -1 : (int)syscall(VG_NR_openat2, dfd, q->rest, &how, sizeof how);
     int saved = errno;
     if (dfd >= 0)
         close(dfd);
@@ -157,15 +158,19 @@ void vg_api_file(struct vg_serve *d, const struct vg_api_req *q, struct vg_api_r
     if (fd < 0 || fstat(fd, &st) < 0) {
         if (fd >= 0)
             close(fd);
-        vg_api_error(a, HTTP_NOT_FOUND, "run %s: files/%s: %s", r->id, q->rest,
+        char *shown = vg_esc_dup(q->rest); /* the asker's bytes: one line, no escapes */
+        vg_api_error(a, HTTP_NOT_FOUND, "run %s: files/%s: %s", r->id, shown,
                      fd < 0 ? strerror(saved) : "cannot stat");
+        free(shown);
         return;
     }
     uid_t mine = r->host_uid ? r->host_uid : geteuid();
     if (!S_ISREG(st.st_mode) || (st.st_uid != mine && st.st_uid != geteuid())) {
         close(fd);
+        char *shown = vg_esc_dup(q->rest);
         vg_api_error(a, HTTP_FORBIDDEN, "run %s: files/%s: not a regular file of the run's own",
-                     r->id, q->rest);
+                     r->id, shown);
+        free(shown);
         return;
     }
     a->status = HTTP_OK;

@@ -13,10 +13,10 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "core/syscalls.h"
 #include "serve/boxdir.h"
 #include "serve/pool.h"
 #include "serve/request.h"
@@ -79,7 +79,7 @@ static void child(const struct vg_srun *r, pid_t parent, int in, int out, int er
         _exit(VG_SERVE_EXIT_VIGIL);
     /* the daemon's listening sockets, log and connections are not the
      * run's business: none may leak into its vigil (and its candidate) */
-    if (syscall(SYS_close_range, 3u, ~0u, 0u) < 0)
+    if (syscall(VG_NR_close_range, 3u, ~0u, 0u) < 0)
         for (int fd = 3; fd < 1024; fd++)
             close(fd);
     sigset_t none;

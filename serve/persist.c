@@ -80,6 +80,7 @@ int vg_srun_save(const struct vg_serve *d, const struct vg_srun *r, bool durable
     vg_json_key(&j, "pooled"), vg_json_bool(&j, r->pooled);
     vg_json_key(&j, "deleted"), vg_json_bool(&j, r->deleted);
     vg_json_key(&j, "box"), vg_json_str(&j, r->box);
+    vg_json_key(&j, "host_uid"), vg_json_uint(&j, r->host_uid);
     vg_json_key(&j, "cmd");
     vg_json_arr_begin(&j);
     for (char **a = r->cmd; a && *a; a++)
@@ -162,12 +163,34 @@ static bool flag(const struct vg_jv *o, const char *key)
     return v && v->type == VG_JBOOL && v->b;
 }
 
-static void load_charges(struct vg_serve *d, struct vg_suser *u)
+/* A damaged record is not read as nothing: a lost charge would let its
+ * user past the quota, a lost run would vanish.  The daemon does not
+ * start; the message says which file. */
+static int damaged(struct vg_err *err, const char *path, const struct vg_err *why)
+{
+    vg_errf(err, "%s: the daemon's record is damaged (%s); move it away to start without it",
+            path, why->msg);
+    return -1;
+}
+
+static int load_charges(struct vg_serve *d, struct vg_suser *u, struct vg_err *err)
 {
     char *path = vg_xasprintf("%s/%u/usage.json", d->users_dir, (unsigned)u->uid);
-    struct vg_err err;
-    struct vg_jv *v = access(path, F_OK) == 0 ? read_json(path, &err) : NULL;
+    struct vg_err why;
+    struct vg_jv *v = NULL;
+    if (access(path, F_OK) == 0 && !(v = read_json(path, &why))) {
+        int rc = damaged(err, path, &why);
+        free(path);
+        return rc;
+    }
     const struct vg_jv *c = v ? vg_jv_get(v, "charges") : NULL;
+    if (v && (!c || c->type != VG_JARR)) {
+        vg_jv_free(v);
+        snprintf(why.msg, sizeof why.msg, "no charges");
+        int rc = damaged(err, path, &why);
+        free(path);
+        return rc;
+    }
     for (size_t i = 0; c && c->type == VG_JARR && i < c->n; i++) {
         const char *id = vg_jv_str(&c->items[i], "id");
         struct vg_grant g = {.cpu_ms = (uint64_t)num(&c->items[i], "cpu_ms"),
@@ -177,6 +200,7 @@ static void load_charges(struct vg_serve *d, struct vg_suser *u)
     u->usage.active = 0; /* counted again from the runs */
     vg_jv_free(v);
     free(path);
+    return 0;
 }
 
 static enum vg_srun_state state_from(const char *s)
@@ -200,7 +224,15 @@ static char **cmd_from(const struct vg_jv *o)
 static struct vg_srun *load_run(const struct vg_serve *d, const char *dir, struct vg_err *err)
 {
     char *path = vg_xasprintf("%s/%s", dir, VG_SREQ_RUN);
-    struct vg_jv *o = read_json(path, err);
+    struct vg_err why;
+    struct vg_jv *o = read_json(path, &why);
+    if (o && (!vg_jv_str(o, "id") || !vg_jv_str(o, "state") || !vg_jv_get(o, "cmd"))) {
+        vg_jv_free(o);
+        o = NULL;
+        snprintf(why.msg, sizeof why.msg, "no id, state or cmd");
+    }
+    if (!o)
+        damaged(err, path, &why);
     free(path);
     if (!o)
         return NULL;
@@ -222,6 +254,7 @@ static struct vg_srun *load_run(const struct vg_serve *d, const char *dir, struc
     r->wall_s = dnum(o, "wall_s");
     r->pooled = flag(o, "pooled");
     r->deleted = flag(o, "deleted");
+    r->host_uid = (uid_t)num(o, "host_uid"); /* whose the files it left are */
     /* only a box of this daemon's pool directory is taken back */
     const char *box = vg_jv_str(o, "box");
     char *pool = vg_xasprintf("%s/pool/s-", d->o->state);
@@ -232,6 +265,10 @@ static struct vg_srun *load_run(const struct vg_serve *d, const char *dir, struc
     vg_jv_free(o);
     return r;
 }
+
+/* A tree too deep to walk counts as this much: its user's stored quota
+ * is full until the run is deleted (DELETE removes any depth). */
+#define UNMEASURED_BYTES (UINT64_C(1) << 50)
 
 /* Bytes (as blocks allocated) of the tree under dirfd, not following
  * symlinks nor crossing into other file systems. */
@@ -248,11 +285,14 @@ static uint64_t tree_bytes(int dirfd, dev_t dev, unsigned depth)
         if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..") ||
             fstatat(dirfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 || st.st_dev != dev)
             continue;
+        if (sum >= UNMEASURED_BYTES)
+            break;
         sum += (uint64_t)st.st_blocks * 512;
-        if (S_ISDIR(st.st_mode) && depth < STORE_MAX_DEPTH) {
+        if (S_ISDIR(st.st_mode) && depth >= STORE_MAX_DEPTH) {
+            sum += UNMEASURED_BYTES; /* what lies below is not known: it is not free */
+        } else if (S_ISDIR(st.st_mode)) {
             int sub = openat(dirfd, e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-            if (sub >= 0)
-                sum += tree_bytes(sub, dev, depth + 1);
+            sum += sub >= 0 ? tree_bytes(sub, dev, depth + 1) : UNMEASURED_BYTES;
         }
     }
     closedir(dd);
@@ -299,7 +339,7 @@ static void recover_run(struct vg_serve *d, struct vg_srun *r, int64_t now_ms)
     vg_serve_event(d, VG_SVC_LOST, r, &(struct vg_svc_event){.reason = r->error});
 }
 
-static int recover_user_dir(struct vg_serve *d, const char *udir)
+static int recover_user_dir(struct vg_serve *d, const char *udir, struct vg_err *err)
 {
     DIR *dd = opendir(udir);
     if (!dd)
@@ -308,16 +348,25 @@ static int recover_user_dir(struct vg_serve *d, const char *udir)
         if (e->d_name[0] == '.')
             continue;
         char *dir = vg_xasprintf("%s/%s", udir, e->d_name);
-        struct vg_err err;
-        struct vg_srun *r = load_run(d, dir, &err);
-        if (r) {
-            vg_serve_add_run(d, r);
-        } else {
+        char *rec = vg_xasprintf("%s/%s", dir, VG_SREQ_RUN);
+        int rc = 0;
+        if (access(rec, F_OK) < 0) {
             /* made by a daemon killed before it wrote the record: ours,
              * and never accepted (its charge, if any, stays) */
             vg_scratch_remove(dir);
+        } else {
+            struct vg_srun *r = load_run(d, dir, err);
+            if (r)
+                vg_serve_add_run(d, r);
+            else
+                rc = -1;
         }
+        free(rec);
         free(dir);
+        if (rc < 0) {
+            closedir(dd);
+            return -1;
+        }
     }
     closedir(dd);
     return 0;
@@ -329,25 +378,23 @@ static int by_submitted(const void *a, const void *b)
     return x->submitted_ms < y->submitted_ms ? -1 : x->submitted_ms > y->submitted_ms;
 }
 
+/* Everything is read, and found whole, before anything is acted on. */
 int vg_serve_recover(struct vg_serve *d, struct vg_err *err)
 {
-    (void)err;
     int64_t now_ms = (int64_t)(vg_now_wall_ns() / 1000000);
     DIR *dd = opendir(d->runs_dir);
-    if (dd) {
-        for (struct dirent *e; (e = readdir(dd));) {
-            if (e->d_name[0] == '.')
-                continue;
-            char *udir = vg_xasprintf("%s/%s", d->runs_dir, e->d_name);
-            recover_user_dir(d, udir);
-            free(udir);
-        }
-        closedir(dd);
+    int rc = 0;
+    for (struct dirent *e; rc == 0 && dd && (e = readdir(dd));) {
+        if (e->d_name[0] == '.')
+            continue;
+        char *udir = vg_xasprintf("%s/%s", d->runs_dir, e->d_name);
+        rc = recover_user_dir(d, udir, err);
+        free(udir);
     }
-    if (d->nruns)
-        qsort(d->runs, d->nruns, sizeof *d->runs, by_submitted);
-    for (size_t i = 0; i < d->nruns; i++)
-        recover_run(d, d->runs[i], now_ms);
+    if (dd)
+        closedir(dd);
+    if (rc < 0)
+        return -1;
     /* charges: from each known user's file, and users with charges only */
     DIR *ud = opendir(d->users_dir);
     if (ud) {
@@ -358,11 +405,14 @@ int vg_serve_recover(struct vg_serve *d, struct vg_err *err)
         }
         closedir(ud);
     }
-    for (size_t i = 0; i < d->nusers; i++) {
-        struct vg_suser *u = d->users[i];
-        unsigned active = u->usage.active;
-        load_charges(d, u);
-        u->usage.active = active;
-    }
+    for (size_t i = 0; i < d->nruns; i++)
+        vg_serve_user(d, d->runs[i]->uid, NULL);
+    for (size_t i = 0; i < d->nusers; i++)
+        if (load_charges(d, d->users[i], err) < 0)
+            return -1;
+    if (d->nruns)
+        qsort(d->runs, d->nruns, sizeof *d->runs, by_submitted);
+    for (size_t i = 0; i < d->nruns; i++)
+        recover_run(d, d->runs[i], now_ms);
     return 0;
 }

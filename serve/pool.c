@@ -16,9 +16,9 @@
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
+#include "core/syscalls.h"
 #include "launcher/scratch.h"
 #include "serve/boxdir.h"
 #include "serve/pool.h"
@@ -135,7 +135,7 @@ static void slot_child(const struct vg_pool *p, const struct slot *s, int theirs
         dup2(theirs, HOLD_FD) != HOLD_FD || dup2(null, 0) < 0 || dup2(null, 1) < 0 ||
         dup2(efd, 2) < 0 || chdir(work) < 0)
         _exit(VG_SERVE_EXIT_VIGIL);
-    if (syscall(SYS_close_range, HOLD_FD + 1u, ~0u, 0u) < 0)
+    if (syscall(VG_NR_close_range, HOLD_FD + 1u, ~0u, 0u) < 0)
         for (int fd = HOLD_FD + 1; fd < 1024; fd++)
             close(fd);
     sigset_t none;

@@ -170,32 +170,13 @@ static int parse_env(struct vg_sreq *q, const struct vg_jv *v, struct vg_err *er
     return 0;
 }
 
-/* A policy a user sends: no `bind`, no `include` but of a shipped policy. */
+/* A policy a user sends: no `bind` and no `include` but of a shipped
+ * policy (the parser's own rules, policy/parse.c, so that no spelling of
+ * either gets past: a check of its own here missed "include\r/etc/shadow"),
+ * nor a shipped one that binds. */
 static int check_policy_text(const char *text, struct vg_err *err)
 {
-    unsigned lineno = 1;
-    for (const char *l = text; *l; lineno++) {
-        const char *e = strchr(l, '\n');
-        size_t n = e ? (size_t)(e - l) : strlen(l);
-        char *line = vg_xstrndup(l, n), *w = line;
-        while (*w == ' ' || *w == '\t')
-            w++;
-        bool inc = !strncmp(w, "include", 7) && (w[7] == ' ' || w[7] == '\t');
-        char *arg = w + 7;
-        while (inc && (*arg == ' ' || *arg == '\t'))
-            arg++;
-        bool shipped = inc && arg[0] == '<';
-        bool bind = !strncmp(w, "bind", 4) && (w[4] == ' ' || w[4] == '\t' || w[4] == '-');
-        free(line);
-        if (bind)
-            return vg_errf(err, "policy_text:%u: a policy sent to vigil serve may not bind "
-                                "host paths", lineno), -1;
-        if (inc && !shipped)
-            return vg_errf(err, "policy_text:%u: a policy sent to vigil serve may include "
-                                "only shipped policies (include <NAME>)", lineno), -1;
-        l += n + (e ? 1 : 0);
-    }
-    struct vg_policy *p = vg_policy_parse("policy_text", text, err);
+    struct vg_policy *p = vg_policy_parse_untrusted("policy_text", text, err);
     if (!p)
         return -1;
     uint32_t nb = vg_policy_nbinds(p);

@@ -1,7 +1,11 @@
 """Attacks on `vigil serve` (issue 26), from inside a candidate and from
-another local user, and on the daemon's own state: what held is a passing
-test; a hole found is a strict xfail naming what to change, so the suite
-stays green until serve/ is fixed.
+another local user, and on the daemon's own state.  Nine of these found
+holes when they were written (an include spelled with '\r' that made the
+root daemon read any file, and through it a bind gained while queued;
+trees deeper than the walks for the disk limit and the stored quota; a
+DELETE that left what lay past PATH_MAX; files refused after a restart;
+damaged state files read as nothing; a multi-line error); all are fixed,
+and each test now holds the fix.
 
 Judged from outside only: HTTP answers, the host's files and processes,
 the daemon's state files, its service log decoded with python3-msgpack.
@@ -111,8 +115,6 @@ def test_disk_limit_holds_a_shallow_tree(serve_dir):
     assert disk_limit_status(serve_dir, 1) == "limit"
 
 
-@pytest.mark.xfail(strict=True, reason="launcher/usage.c tree_bytes stops at WALK_DEPTH 64: "
-                   "bytes deeper than 64 directories are never measured")
 def test_disk_limit_holds_a_tree_deeper_than_the_walk(serve_dir):
     """The same 16 MB, 70 directories down (made with short paths only):
     vigil run's disk walk never looks there, so the run ends ok with four
@@ -135,17 +137,12 @@ def test_stored_quota_counts_a_shallow_tree(serve_dir):
     assert stored_after(serve_dir, 1) >= 8 * MIB
 
 
-@pytest.mark.xfail(strict=True, reason="serve/persist.c tree_bytes stops at STORE_MAX_DEPTH 64: "
-                   "what a candidate leaves deeper is never charged to 'stored'")
 def test_stored_quota_counts_a_tree_deeper_than_the_walk(serve_dir):
     """8 MB left 70 directories down is charged as a few hundred KB (the
     directories): a user stores without bound past the 'stored' quota."""
     assert stored_after(serve_dir, DEPTH_PAST_WALK) >= 8 * MIB
 
 
-@pytest.mark.xfail(strict=True, reason="launcher/scratch.c vg_scratch_remove walks by path "
-                   "(nftw): past PATH_MAX it fails, DELETE answers 200, frees 'stored' and "
-                   "leaves the bytes")
 def test_delete_removes_a_tree_longer_than_path_max(serve_dir):
     """A tree 20 names of 250 bytes deep (a path of 5,000 bytes, past
     PATH_MAX) with 1 MB at its bottom: DELETE says deleted and gives the
@@ -231,9 +228,6 @@ def test_work_dir_tricks_serve_nothing_of_the_host_and_delete_clean(serve_dir):
         stop_and_check(d)
 
 
-@pytest.mark.xfail(strict=True, reason="serve/api_runs.c vg_api_file puts q->rest into its "
-                   "errors as it came (vg_api_error %s): a name with a newline or escapes makes "
-                   "a multi-line error; util/escape.c's escaping of names would make it one line")
 def test_a_files_error_is_one_line_whatever_the_name(serve_dir):
     d = Daemon()
     try:
@@ -278,9 +272,6 @@ def restart_argv(state, sock):
                                  "--listen", "unix:" + sock]
 
 
-@pytest.mark.xfail(strict=True, reason="serve/persist.c vg_srun_save does not keep host_uid, "
-                   "so after a restart vg_api_file's owner check (r->host_uid ? : geteuid()) "
-                   "refuses every file the candidate made (403)")
 def test_a_runs_files_are_served_after_a_restart(serve_dir, sock_path):
     state = str(serve_dir / "state")
     argv = restart_argv(state, sock_path)
@@ -302,10 +293,6 @@ def test_a_runs_files_are_served_after_a_restart(serve_dir, sock_path):
 
 # ---- from another local user
 
-@pytest.mark.xfail(strict=True, reason="serve/request.c check_policy_text skips only ' ' and "
-                   "'\\t' and wants ' ' or '\\t' after 'include', while policy/parse.c tokenize "
-                   "also splits on '\\r': treat '\\r' as the tokenizer does (or refuse include "
-                   "in the parsed policy, as binds are counted)")
 def test_policy_text_cannot_include_a_file_the_user_cannot_read(serve_dir, sock_path):
     """A root-only file (in a 0700 dir) that parses as a policy: a local
     user's policy_text including it with a carriage return for a space
@@ -473,19 +460,12 @@ def refused_clearly(got, name):
     return got[0] == "refused to start" and name in got[1] and "vigil serve" in got[1]
 
 
-@pytest.mark.xfail(strict=True, reason="serve/persist.c load_charges ignores a usage.json it "
-                   "cannot parse (read_json's error is dropped): the user's charges are lost "
-                   "and the quota starts afresh; it should refuse to start naming the file")
 def test_a_cut_usage_file_neither_loses_charges_nor_starts_silently(serve_dir, sock_path):
     got = restart_on_damaged(serve_dir, sock_path, lambda state, ids: cut_half(
         os.path.join(state, "users", "0", "usage.json")))
     assert refused_clearly(got, "usage.json") or got[1] == 429, got
 
 
-@pytest.mark.xfail(strict=True, reason="serve/persist.c recover_user_dir takes a run dir whose "
-                   "run.json does not parse for one a killed daemon never recorded and removes "
-                   "it (vg_scratch_remove): the run, its log and outputs vanish without a word; "
-                   "only a dir with no run.json at all is that")
 def test_a_cut_run_record_neither_loses_the_run_nor_starts_silently(serve_dir, sock_path):
     got = restart_on_damaged(serve_dir, sock_path, lambda state, ids: cut_half(
         os.path.join(state, "runs", "0", ids[0], "run.json")))
@@ -540,10 +520,6 @@ def test_sigkill_while_submits_are_in_flight_keeps_every_201(serve_dir, sock_pat
         stop_and_check(d)
 
 
-@pytest.mark.xfail(strict=True, reason="serve/request.c checks binds when the request comes, "
-                   "but vigil run parses policy.policy again when the run starts: an include "
-                   "(here through '\\r') of a file the user can rewrite meanwhile binds what it "
-                   "likes; refusing every include but <NAME> (the '\\r' fix) closes it")
 def test_a_queued_runs_policy_cannot_gain_a_bind(serve_dir, sock_path):
     """A user's own policy file, included, holds no bind at submit; the
     run waits in the queue (one worker, busy); the user rewrites the file

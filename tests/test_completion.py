@@ -11,7 +11,8 @@ import pytest
 from helpers import ROOT
 
 VIGIL = os.environ.get("VIGIL", os.path.join(ROOT, "vigil"))
-COMMANDS = ["run", "check", "log", "view", "batch", "learn", "recheck", "verify", "report", "image"]
+COMMANDS = ["run", "check", "log", "view", "batch", "learn", "recheck", "verify", "report",
+            "serve", "submit", "image"]
 
 
 def complete(*words):

@@ -196,6 +196,12 @@ static void test_requests(void)
         {"{\"argv\": [\"x\"], \"policy_text\": \"version 1\\nbind /etc /x\\n\"}", "may not bind"},
         {"{\"argv\": [\"x\"], \"policy_text\": \"version 1\\ninclude /etc/shadow\\n\"}",
          "only shipped"},
+        {"{\"argv\": [\"x\"], \"policy_text\": \"version 1\\ninclude\\r/etc/shadow\\n\"}",
+         "only shipped"},
+        {"{\"argv\": [\"x\"], \"policy_text\": \"version 1\\n\\rinclude /etc/shadow\\n\"}",
+         "only shipped"},
+        {"{\"argv\": [\"x\"], \"policy_text\": \"version 1\\n\\tbind-rw\\r/ /x\\n\"}",
+         "may not bind"},
         {"{\"argv\": [\"x\"], \"dry_run\": \"yes\"}", "dry_run"},
         {"{\"argv\": [\"x\"], \"stdin\": \"a\", \"stdin_base64\": \"YQ==\"}", "both"},
     };
