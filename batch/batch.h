@@ -75,6 +75,9 @@ struct vg_batch_opts {
     const char *tasks_path;
     const char *out;         /* the batch directory */
     unsigned jobs;           /* runs at once */
+    unsigned prepare;        /* sandboxes prepared ahead for the next tasks (0: every run cold) */
+    bool prepare_set;        /* --prepare was given (else it is jobs) */
+    bool no_prepare;         /* --no-prepare: prepare 0 */
     unsigned shard, nshards; /* this process runs the tasks of shard `shard` of `nshards` */
     const char *policy;      /* for tasks that name none */
     const char *image;       /* for tasks that name none (else the policy's `image`) */

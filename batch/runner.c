@@ -1,35 +1,35 @@
 /* runner.c: runs a shard's missing tasks, N at a time, each as its own
- * `vigil run` of this binary.
+ * `vigil run` of this binary (taskrun.c), in its own directory (attempt.c).
  *
- * The batch directory is vigil's own: it is created with a marker file,
- * and a directory that exists without the marker (and is not empty) is
- * refused, so that removing a task directory left by an interrupted
- * attempt can never remove anything vigil did not make.  Every run gets
- * PR_SET_PDEATHSIG: if the batch dies, even by SIGKILL, its runs die, and
- * their sandboxes with them. */
+ * A batch knows its tasks in advance, so while N run it prepares the
+ * sandboxes of the next K (--prepare, default N): `vigil run --hold`
+ * with exactly the options the task's cold run would get, built and
+ * waiting.  A slot that frees goes to the first task whose sandbox is
+ * ready, which then only gets its request: the cgroup move's RCU wait,
+ * the namespaces, mounts, filters and the engine's probe are paid while
+ * other candidates run.  A preparation that fails, or a request the held
+ * sandbox refuses before the candidate starts, is said on stderr and in
+ * the task's vigil.stderr, and the task runs cold: the cold run is what
+ * a task's result means.
+ *
+ * The batch's signals (SIGINT, SIGTERM, SIGHUP, SIGCHLD) are blocked but
+ * in ppoll, so none is lost between a look and the wait. */
 #include <errno.h>
-#include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
-#include <sys/stat.h>
 #include <sys/wait.h>
-#include <dirent.h>
 #include <unistd.h>
 
-#include "batch/batch.h"
-#include "policy/policy.h"
-#include "run/run.h"
-#include "launcher/scratch.h"
+#include "batch/batch_int.h"
 #include "util/escape.h"
-#include "util/sha256.h"
 
-#define MARKER ".vigil-batch"
 #define INTERRUPTED "result.interrupted.json"
-#define STDIN_FILE "stdin"
+#define REFUSED_HELD "result.held.json"   /* a held sandbox's refusal, set aside for the cold run */
 #define NS_PER_S 1e9
+#define WHY_EXTRA 64   /* the words around an error's message in a job's why */
 
 static volatile sig_atomic_t stop_signal;
 
@@ -38,371 +38,307 @@ static void on_stop(int sig)
     stop_signal = sig;
 }
 
-struct slot {
-    pid_t pid;
+static void on_child(int sig)
+{
+    (void)sig; /* only to end ppoll */
+}
+
+enum job_state {
+    JOB_FREE,
+    JOB_PREPARING,   /* a held sandbox being built: waiting for its "ready" */
+    JOB_READY,       /* built, waiting for a slot */
+    JOB_FAILING,     /* its preparation failed: waiting for that vigil to end */
+    JOB_COLD,        /* to run cold when a slot frees (no process yet) */
+    JOB_RUNNING,     /* its candidate's run (held or cold) */
+};
+
+struct job {
+    enum job_state state;
     const struct vg_batch_task *task;
+    pid_t pid;
+    int sock;                /* the batch's end of a held sandbox's socket; -1 */
+    bool held;               /* the run under way is a held sandbox's */
+    unsigned seq;            /* task order: slots go to the earliest */
     uint64_t start_ns;
+    char why[sizeof(struct vg_err) + WHY_EXTRA]; /* why its preparation failed */
 };
 
 struct runner {
     const struct vg_batch_opts *o;
-    struct slot *slots;
-    unsigned nslots, running;
+    struct vg_taskrun_env env;
+    sigset_t wait_mask;      /* what ppoll lets in: the batch's signals */
+    struct job *jobs;
+    unsigned njobs, running, pending;
     struct vg_progress prog;
+    unsigned cold_after_failure;
     bool task_error;
 };
 
-static bool empty_dir(const char *path)
+/* The tasks that run, in task-file order. */
+struct queue {
+    const struct vg_batch_task **t;
+    unsigned n, next;
+};
+
+static struct job *new_job(struct runner *r, const struct vg_batch_task *t, unsigned seq)
 {
-    DIR *d = opendir(path);
-    if (!d)
-        return false;
-    struct dirent *e;
-    bool empty = true;
-    while (empty && (e = readdir(d)))
-        empty = !strcmp(e->d_name, ".") || !strcmp(e->d_name, "..");
-    closedir(d);
-    return empty;
+    for (unsigned i = 0; i < r->njobs; i++)
+        if (r->jobs[i].state == JOB_FREE) {
+            r->jobs[i] = (struct job){.task = t, .pid = -1, .sock = -1, .seq = seq};
+            r->pending++;
+            return &r->jobs[i];
+        }
+    return NULL; /* not reached: njobs is jobs + prepare */
 }
 
-static int make_dir(const char *path, struct vg_err *err)
+static void close_sock(struct job *j)
 {
-    if (mkdir(path, 0755) < 0 && errno != EEXIST) {
-        vg_errf(err, "mkdir %s: %s", path, strerror(errno));
+    if (j->sock >= 0)
+        close(j->sock);
+    j->sock = -1;
+}
+
+static void end_job(struct runner *r, struct job *j)
+{
+    close_sock(j);
+    if (j->state == JOB_RUNNING)
+        r->running--;
+    else
+        r->pending--;
+    j->state = JOB_FREE;
+    r->prog.running = r->running;
+}
+
+/* Told once on stderr and in the task's vigil.stderr; the task runs cold. */
+static void fall_back(struct runner *r, struct job *j, const char *why)
+{
+    char *line = vg_xasprintf("vigil batch: task %s: %s: it runs cold", j->task->id, why);
+    vg_say(stderr, "%s%s", r->prog.bar ? "\n" : "", line);
+    vg_attempt_note(r->o, j->task, line);
+    free(line);
+    r->cold_after_failure++;
+    if (j->state == JOB_RUNNING) { /* a refused request: a slot is free again */
+        r->running--;
+        r->pending++;
+    }
+    close_sock(j);
+    j->state = JOB_COLD;
+    j->pid = -1;
+    j->held = false;
+}
+
+/* A preparation that went wrong while its vigil still runs: its socket
+ * closed, which destroys the held sandbox; the cold run waits for its end. */
+static void prep_failed(struct job *j, const char *why)
+{
+    snprintf(j->why, sizeof j->why, "its prepared sandbox failed (%s)", why);
+    close_sock(j);
+    j->state = JOB_FAILING;
+}
+
+/* Makes the next task's attempt and its sandbox; 0, or -1 (the batch stops). */
+static int prepare_next(struct runner *r, struct queue *q, bool held)
+{
+    struct vg_err err;
+    const struct vg_batch_task *t = q->t[q->next];
+    if (vg_attempt_make(r->o, t, &err) < 0) {
+        vg_say(stderr, "vigil batch: %s", err.msg);
         return -1;
     }
-    struct stat st;
-    if (lstat(path, &st) < 0 || !S_ISDIR(st.st_mode)) {
-        vg_errf(err, "%s: not a directory", path);
+    struct job *j = new_job(r, t, q->next++);
+    if (!j) { /* not reached: running + pending never exceeds it */
+        vg_say(stderr, "vigil batch: task %s: no slot for it", t->id);
         return -1;
     }
+    j->state = JOB_COLD;
+    if (!held)
+        return 0;
+    j->pid = vg_taskrun_held(&r->env, t, &j->sock, &err);
+    if (j->pid < 0) {
+        char *why = vg_xasprintf("its sandbox could not be prepared (%s)", err.msg);
+        fall_back(r, j, why);
+        free(why);
+        return 0;
+    }
+    j->state = JOB_PREPARING;
+    j->held = true;
     return 0;
 }
 
-/* OUT exists and is ours afterwards, or err says why not. */
-static int claim_out(const char *out, struct vg_err *err)
+static struct job *first_startable(struct runner *r)
 {
-    char *marker = vg_xasprintf("%s/%s", out, MARKER);
-    int rc = make_dir(out, err);
-    /* The shards of an array job start at once: whichever creates the
-     * marker first claims the directory for all of them. */
-    if (rc == 0 && access(marker, F_OK) < 0 && empty_dir(out)) {
-        int fd = open(marker, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-        if (fd >= 0)
-            close(fd);
-        else if (errno != EEXIST) {
-            vg_errf(err, "create %s: %s", marker, strerror(errno));
-            rc = -1;
+    struct job *best = NULL;
+    for (unsigned i = 0; i < r->njobs; i++) {
+        struct job *j = &r->jobs[i];
+        if ((j->state == JOB_READY || j->state == JOB_COLD) && (!best || j->seq < best->seq))
+            best = j;
+    }
+    return best;
+}
+
+/* The job's candidate starts: its request, or its cold run. */
+static int launch(struct runner *r, struct job *j)
+{
+    struct vg_err err;
+    j->start_ns = vg_now_mono_ns();
+    if (j->state == JOB_READY) {
+        if (vg_taskrun_request(&r->env, j->task, j->sock, &err) < 0) {
+            prep_failed(j, err.msg);
+            return 0;
+        }
+        close_sock(j); /* not used again: the run goes on to its end */
+    } else {
+        j->pid = vg_taskrun_cold(&r->env, j->task, &err);
+        if (j->pid < 0) {
+            vg_say(stderr, "vigil batch: %s", err.msg);
+            return -1;
         }
     }
-    if (rc == 0 && access(marker, F_OK) < 0) {
-        vg_errf(err, "--out %s: not empty and not a vigil batch directory (it has no %s)", out,
-                MARKER);
-        rc = -1;
-    }
-    free(marker);
-    if (rc == 0) {
-        char *tasks = vg_xasprintf("%s/tasks", out);
-        rc = make_dir(tasks, err);
-        free(tasks);
-    }
-    return rc;
-}
-
-/* Copies a task's file, which must still be what its key was made of. */
-static int copy_file(const struct vg_batch_file *src, const char *dst, struct vg_err *err)
-{
-    size_t len;
-    char hex[65];
-    char *data = vg_read_file(src->path, SIZE_MAX / 2, &len, err);
-    if (!data)
-        return -1;
-    vg_sha256_buf(data, len, hex);
-    if (strcmp(hex, src->sha256)) {
-        vg_errf(err, "'%s' changed since the batch made its key: run the batch again", src->path);
-        free(data);
-        return -1;
-    }
-    int fd = open(dst, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-    int rc = fd >= 0 && vg_write_all(fd, data, len) == 0 ? 0 : -1;
-    if (rc < 0)
-        vg_errf(err, "write %s: %s", dst, strerror(errno));
-    if (fd >= 0 && close(fd) < 0 && rc == 0) {
-        vg_errf(err, "write %s: %s", dst, strerror(errno));
-        rc = -1;
-    }
-    free(data);
-    return rc;
-}
-
-static int write_text(const char *path, const char *text, struct vg_err *err)
-{
-    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-    int rc = fd >= 0 && vg_write_all(fd, text, strlen(text)) == 0 ? 0 : -1;
-    if (rc < 0)
-        vg_errf(err, "write %s: %s", path, strerror(errno));
-    if (fd >= 0)
-        close(fd);
-    return rc;
-}
-
-/* OUT/tasks/.ID.prev: a task's result of its key, kept while --rerun runs
- * the task again (no id starts with '.'). */
-static char *prev_dir(const char *out, const struct vg_batch_task *t)
-{
-    return vg_xasprintf("%s/tasks/.%s.prev", out, t->id);
-}
-
-/* Makes room for a new attempt.  A result of the task's key is moved
- * aside, not removed, so that an interrupted rerun leaves the task with
- * the result it had (settle); anything else there (a stale or cut-off
- * attempt) is removed: it is ours (claim_out). */
-static int clear_attempt(const struct vg_batch_opts *o, const struct vg_batch_task *t,
-                         struct vg_err *err)
-{
-    char *dir = vg_batch_task_dir(o->out, t), *prev = prev_dir(o->out, t);
-    int rc = 0;
-    if (access(dir, F_OK) == 0) {
-        bool keep = vg_batch_task_state(o->out, t, NULL) == VG_TASK_DONE;
-        if (keep && access(prev, F_OK) == 0 && vg_scratch_remove(prev) < 0)
-            keep = false;
-        if (keep ? rename(dir, prev) < 0 : vg_scratch_remove(dir) < 0) {
-            vg_errf(err, "task %s: cannot %s the earlier attempt in %s", t->id,
-                    keep ? "set aside" : "remove", dir);
-            rc = -1;
-        }
-    }
-    free(prev);
-    free(dir);
-    return rc;
-}
-
-/* After an attempt, or on finding one a killed batch left: the new
- * attempt stands if it is a result of the key, else the result set aside
- * comes back.  Either way one of them is the task's, never neither. */
-static void settle(const struct vg_batch_opts *o, const struct vg_batch_task *t)
-{
-    char *dir = vg_batch_task_dir(o->out, t), *prev = prev_dir(o->out, t);
-    if (access(prev, F_OK) == 0) {
-        bool fresh = vg_batch_task_state(o->out, t, NULL) == VG_TASK_DONE;
-        int rc;
-        if (fresh) {
-            rc = vg_scratch_remove(prev);
-        } else {
-            rc = access(dir, F_OK) == 0 ? vg_scratch_remove(dir) : 0;
-            if (rc == 0)
-                rc = rename(prev, dir);
-        }
-        if (rc < 0)
-            vg_say(stderr, "vigil batch: task %s: cannot %s %s", t->id,
-                   fresh ? "remove the earlier result in" : "restore the earlier result from",
-                   prev);
-    }
-    free(prev);
-    free(dir);
-}
-
-/* A fresh OUT/tasks/ID with its work directory, code and inputs. */
-static int prepare(const struct vg_batch_opts *o, const struct vg_batch_task *t, struct vg_err *err)
-{
-    char *dir = vg_batch_task_dir(o->out, t), *work = vg_xasprintf("%s/work", dir);
-    int rc = clear_attempt(o, t, err);
-    if (rc == 0)
-        rc = make_dir(dir, err) < 0 || make_dir(work, err) < 0 ? -1 : 0;
-    if (rc == 0 && t->code) {
-        char *f = vg_xasprintf("%s/%s", work, t->lang->file);
-        rc = write_text(f, t->code, err);
-        free(f);
-    }
-    for (unsigned i = 0; rc == 0 && i < t->ninputs; i++) {
-        const char *base = strrchr(t->inputs[i].path, '/');
-        char *f = vg_xasprintf("%s/%s", work, base ? base + 1 : t->inputs[i].path);
-        rc = copy_file(&t->inputs[i], f, err);
-        free(f);
-    }
-    /* stdin is a file of the task's own, outside the candidate's reach */
-    char *in = vg_xasprintf("%s/%s", dir, STDIN_FILE);
-    if (rc == 0 && t->stdin_file)
-        rc = copy_file(t->stdin_file, in, err);
-    else if (rc == 0 && t->stdin_text)
-        rc = write_text(in, t->stdin_text, err);
-    free(in);
-    if (rc == 0)
-        rc = vg_batch_task_write_key(o->out, t, err);
-    /* As root the candidate is host nobody: its work dir must be its own. */
-    if (rc == 0 && geteuid() == 0 && chown(work, VG_HOST_NOBODY, VG_HOST_NOBODY) < 0) {
-        vg_errf(err, "chown %s: %s", work, strerror(errno));
-        rc = -1;
-    }
-    free(work);
-    free(dir);
-    return rc;
-}
-
-/* The words of a task's `vigil run` besides its flags and command: vigil
- * run -q -o LOG --result R --task-id ID --workdir W (11), -p FILE,
- * --image DIGEST, "--" and the final NULL. */
-#define RUN_ARGV_FIXED 17
-
-/* The `vigil run` command line of a task (NULL-terminated, malloc'd). */
-static char **run_argv(const struct vg_batch_opts *o, const struct vg_batch_task *t)
-{
-    char *dir = vg_batch_task_dir(o->out, t);
-    unsigned argc = 0;
-    for (const char *const *a = t->argv ? (const char *const *)t->argv : t->lang->argv; *a; a++)
-        argc++;
-    char **v = vg_xcalloc(RUN_ARGV_FIXED + t->nflags + argc, sizeof *v);
-    unsigned n = 0;
-    v[n++] = vg_xstrdup(o->vigil);
-    v[n++] = vg_xstrdup("run");
-    v[n++] = vg_xstrdup("-q");
-    v[n++] = vg_xstrdup("-o");
-    v[n++] = vg_xasprintf("%s/run.msgpack", dir);
-    v[n++] = vg_xstrdup("--result");
-    v[n++] = vg_xasprintf("%s/result.json", dir);
-    v[n++] = vg_xstrdup("--task-id");
-    v[n++] = vg_xstrdup(t->id);
-    v[n++] = vg_xstrdup("--workdir");
-    v[n++] = vg_xasprintf("%s/work", dir);
-    if (t->policy_file) { /* absolute: the run works in its own directory */
-        v[n++] = vg_xstrdup("-p");
-        v[n++] = vg_xstrdup(t->policy_file);
-    }
-    if (t->image_digest) { /* the digest found when the batch started, not a name */
-        v[n++] = vg_xstrdup("--image");
-        v[n++] = vg_xstrdup(t->image_digest);
-    }
-    for (unsigned i = 0; i < t->nflags; i++)
-        v[n++] = vg_xstrdup(t->flags[i]);
-    v[n++] = vg_xstrdup("--");
-    for (const char *const *a = t->argv ? (const char *const *)t->argv : t->lang->argv; *a; a++)
-        v[n++] = vg_xstrdup(*a);
-    free(dir);
-    return v;
-}
-
-static void free_argv(char **v)
-{
-    for (char **a = v; *a; a++)
-        free(*a);
-    free(v);
-}
-
-static int start(struct runner *r, const struct vg_batch_task *t, struct vg_err *err)
-{
-    if (prepare(r->o, t, err) < 0)
-        return -1;
-    char **argv = run_argv(r->o, t);
-    char *work = vg_xasprintf("%s/tasks/%s/work", r->o->out, t->id);
-    char *said = vg_xasprintf("%s/tasks/%s/vigil.stderr", r->o->out, t->id);
-    char *in = t->stdin_file || t->stdin_text
-                   ? vg_xasprintf("%s/tasks/%s/%s", r->o->out, t->id, STDIN_FILE)
-                   : vg_xstrdup("/dev/null");
-    pid_t parent = getpid();
-    pid_t pid = fork();
-    if (pid == 0) {
-        /* The run dies with the batch.  The candidate's output is in its
-         * result (tails); what vigil itself says goes to vigil.stderr. */
-        int null = open("/dev/null", O_RDWR | O_CLOEXEC);
-        int in_fd = open(in, O_RDONLY | O_CLOEXEC);
-        int err_fd = open(said, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-        if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent || null < 0 ||
-            in_fd < 0 || err_fd < 0 || dup2(in_fd, 0) < 0 || dup2(null, 1) < 0 ||
-            dup2(err_fd, 2) < 0 || chdir(work) < 0)
-            _exit(VG_BATCH_INCOMPLETE);
-        signal(SIGINT, SIG_DFL);
-        signal(SIGTERM, SIG_DFL);
-        execv(argv[0], argv);
-        _exit(127);
-    }
-    free(work);
-    free(said);
-    free(in);
-    free_argv(argv);
-    if (pid < 0) {
-        vg_errf(err, "fork: %s", strerror(errno));
-        return -1;
-    }
-    for (unsigned i = 0; i < r->nslots; i++)
-        if (!r->slots[i].pid) {
-            r->slots[i] = (struct slot){pid, t, vg_now_mono_ns()};
-            break;
-        }
+    j->state = JOB_RUNNING;
+    r->pending--;
     r->running++;
     r->prog.running = r->running;
     return 0;
 }
 
-/* A run the batch stopped (or that a Ctrl-C reached with it) recorded
- * status error: that is no result of the task, and a rerun must run it
- * again.  Its record is kept beside, under a name no rerun takes for a
- * result (prepare removes it with the rest of the attempt). */
-static void set_aside_interrupted(const struct runner *r, const struct vg_batch_task *t)
+/* Fills the free slots, then prepares ahead; 0, or -1 (the batch stops). */
+static int schedule(struct runner *r, struct queue *q)
 {
-    if (vg_batch_task_state(r->o->out, t, NULL) != VG_TASK_DONE) {
-        char *dir = vg_batch_task_dir(r->o->out, t);
-        char *res = vg_xasprintf("%s/result.json", dir), *aside = vg_xasprintf("%s/%s", dir, INTERRUPTED);
-        if (rename(res, aside) < 0 && errno != ENOENT && unlink(res) < 0)
-            fprintf(stderr, "vigil batch: task %s: cannot set aside its interrupted result: %s\n",
-                    t->id, strerror(errno));
-        free(res);
-        free(aside);
-        free(dir);
+    unsigned ahead = r->o->prepare;
+    while (r->running < r->o->jobs) {
+        struct job *j = first_startable(r);
+        if (!j && !ahead && q->next < q->n) {
+            if (prepare_next(r, q, false) < 0)
+                return -1;
+            continue;
+        }
+        if (!j)
+            break;
+        if (launch(r, j) < 0)
+            return -1;
+    }
+    while (ahead && r->pending < ahead && q->next < q->n)
+        if (prepare_next(r, q, true) < 0)
+            return -1;
+    return 0;
+}
+
+static struct job *job_of(struct runner *r, pid_t pid)
+{
+    for (unsigned i = 0; i < r->njobs; i++)
+        if (r->jobs[i].state != JOB_FREE && r->jobs[i].pid == pid)
+            return &r->jobs[i];
+    return NULL;
+}
+
+static void done(struct runner *r, struct job *j)
+{
+    char *st = NULL;
+    vg_batch_task_state(r->o->out, j->task, &st);
+    r->prog.done++;
+    if (!st || strcmp(st, "ok"))
+        r->prog.failed++;
+    if (st && !strcmp(st, "error"))
+        r->task_error = true;
+    end_job(r, j);
+    vg_progress_task(&r->prog, j->task, st, (double)(vg_now_mono_ns() - j->start_ns) / NS_PER_S);
+    vg_attempt_settle(r->o, j->task);
+    free(st);
+}
+
+static void describe_exit(char *buf, size_t cap, int status)
+{
+    if (WIFSIGNALED(status))
+        snprintf(buf, cap, "vigil was killed by %s", strsignal(WTERMSIG(status)));
+    else
+        snprintf(buf, cap, "vigil exited %d before its request", WEXITSTATUS(status));
+}
+
+/* One of the batch's children ended. */
+static void ended(struct runner *r, pid_t pid, int status)
+{
+    struct job *j = job_of(r, pid);
+    if (!j)
+        return;
+    j->pid = -1;
+    if (stop_signal) { /* it may have ended of the same signal: stop_all settles it */
+        return;
+    }
+    if (j->state == JOB_RUNNING && j->held && !vg_attempt_has_log(r->o, j->task)) {
+        /* the held sandbox refused the request before the candidate began */
+        vg_attempt_set_aside(r->o, j->task, REFUSED_HELD);
+        fall_back(r, j, "its prepared sandbox refused the request (see its vigil.stderr)");
+    } else if (j->state == JOB_RUNNING) {
+        done(r, j);
+    } else if (j->state == JOB_FAILING && j->why[0]) {
+        fall_back(r, j, j->why);
+    } else {
+        char how[128];
+        describe_exit(how, sizeof how, status);
+        snprintf(j->why, sizeof j->why, "its prepared sandbox failed (%s)", how);
+        fall_back(r, j, j->why);
     }
 }
 
-/* Waits for one run to end and takes in its result. */
 static void reap(struct runner *r)
 {
     int status;
-    pid_t pid = waitpid(-1, &status, 0);
-    if (pid < 0)
-        return; /* EINTR: a stop signal; the caller looks */
-    for (unsigned i = 0; i < r->nslots; i++) {
-        struct slot *s = &r->slots[i];
-        if (s->pid != pid)
-            continue;
-        if (stop_signal) {   /* it may have ended of the same signal */
-            set_aside_interrupted(r, s->task);
-            settle(r->o, s->task);
-            s->pid = 0;
-            r->running--;
-            return;
-        }
-        char *st = NULL;
-        vg_batch_task_state(r->o->out, s->task, &st);
-        r->prog.done++;
-        if (!st || strcmp(st, "ok"))
-            r->prog.failed++;
-        if (st && !strcmp(st, "error"))
-            r->task_error = true;
-        r->running--;
-        r->prog.running = r->running;
-        vg_progress_task(&r->prog, s->task, st, (double)(vg_now_mono_ns() - s->start_ns) / NS_PER_S);
-        settle(r->o, s->task);
-        free(st);
-        s->pid = 0;
-        return;
-    }
+    pid_t pid;
+    while ((pid = waitpid(-1, &status, WNOHANG)) > 0)
+        ended(r, pid, status);
 }
 
+/* Waits for a signal or a prepared sandbox's word, and takes them in. */
+static void wait_events(struct runner *r)
+{
+    struct pollfd *pf = vg_xcalloc(r->njobs, sizeof *pf);
+    unsigned n = 0;
+    for (unsigned i = 0; i < r->njobs; i++)
+        if (r->jobs[i].state == JOB_PREPARING)
+            pf[n++] = (struct pollfd){.fd = r->jobs[i].sock, .events = POLLIN};
+    int got = ppoll(pf, n, NULL, &r->wait_mask);
+    for (unsigned i = 0; got > 0 && i < r->njobs; i++) {
+        struct job *j = &r->jobs[i];
+        struct vg_err err;
+        int said;
+        if (j->state != JOB_PREPARING || (said = vg_taskrun_ready(j->sock, &err)) == 0)
+            continue;
+        if (said > 0)
+            j->state = JOB_READY;
+        else if (said == -1) { /* its exit, when reaped, says why */
+            close_sock(j);
+            j->state = JOB_FAILING;
+        } else
+            prep_failed(j, err.msg);
+    }
+    free(pf);
+    reap(r);
+}
+
+/* SIGINT/SIGTERM/SIGHUP: every run and held sandbox is stopped (a held
+ * one destroys itself unused), each task's directory settled. */
 static void stop_all(struct runner *r)
 {
-    for (unsigned i = 0; i < r->nslots; i++)
-        if (r->slots[i].pid)
-            kill(r->slots[i].pid, SIGTERM);
-    while (r->running) {
+    for (unsigned i = 0; i < r->njobs; i++)
+        if (r->jobs[i].state != JOB_FREE && r->jobs[i].pid > 0)
+            kill(r->jobs[i].pid, SIGTERM);
+    for (;;) {
         int status;
         pid_t pid = waitpid(-1, &status, 0);
-        if (pid < 0 && errno == ECHILD)
-            break;
-        for (unsigned i = 0; pid > 0 && i < r->nslots; i++)
-            if (r->slots[i].pid == pid) {
-                set_aside_interrupted(r, r->slots[i].task);
-                settle(r->o, r->slots[i].task);
-                r->slots[i].pid = 0;
-                r->running--;
-            }
+        if (pid < 0 && errno != EINTR)
+            break; /* ECHILD: all are gone */
+        struct job *j = pid > 0 ? job_of(r, pid) : NULL;
+        if (j)
+            j->pid = -1;
+    }
+    for (unsigned i = 0; i < r->njobs; i++) {
+        struct job *j = &r->jobs[i];
+        if (j->state == JOB_FREE)
+            continue;
+        if (j->state == JOB_RUNNING)
+            vg_attempt_set_aside(r->o, j->task, INTERRUPTED);
+        vg_attempt_settle(r->o, j->task);
+        end_job(r, j);
     }
 }
 
@@ -474,66 +410,90 @@ static bool must_run(const struct vg_batch_opts *o, const struct vg_batch_task *
     return o->rerun == VG_RERUN_ALL || (o->rerun == VG_RERUN_FAILED && strcmp(*status, "ok"));
 }
 
+/* The tasks of the shard that run (again), settling what a killed batch left. */
+static void make_queue(const struct vg_batch_opts *o, const struct vg_batch_tasks *ts,
+                       struct runner *r, struct queue *q)
+{
+    q->t = vg_xcalloc(ts->n ? ts->n : 1, sizeof *q->t);
+    for (unsigned i = 0; i < ts->n; i++) {
+        const struct vg_batch_task *t = &ts->t[i];
+        if (o->nshards > 1 && vg_batch_shard(t, o->nshards) != o->shard)
+            continue;
+        r->prog.total++;
+        vg_attempt_settle(o, t); /* what a killed batch left half-way */
+        char *st = NULL;
+        bool skip = !must_run(o, t, &st);
+        if (skip) {
+            r->prog.skipped++;
+            if (strcmp(st, "ok"))
+                r->prog.failed++;
+        } else {
+            q->t[q->n++] = t;
+        }
+        free(st);
+    }
+}
+
+/* The batch's signals: handled, and blocked but while it waits. */
+static void catch_signals(struct runner *r, sigset_t *old)
+{
+    static const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGCHLD};
+    sigset_t block;
+    sigemptyset(&block);
+    for (size_t i = 0; i < VG_ARRAY_LEN(sigs); i++) {
+        struct sigaction sa = {.sa_handler = sigs[i] == SIGCHLD ? on_child : on_stop};
+        sigemptyset(&sa.sa_mask);
+        sigaction(sigs[i], &sa, NULL);
+        sigaddset(&block, sigs[i]);
+    }
+    sigprocmask(SIG_BLOCK, &block, old);
+    r->wait_mask = *old;
+    for (size_t i = 0; i < VG_ARRAY_LEN(sigs); i++)
+        sigdelset(&r->wait_mask, sigs[i]);
+    r->env.child_mask = *old;
+}
+
 int vg_batch_run(const struct vg_batch_opts *o, const struct vg_batch_tasks *ts)
 {
     struct vg_err err;
     if (o->merge) {
         /* joins what shards made: nothing to create */
-        char *marker = vg_xasprintf("%s/%s", o->out, MARKER);
-        bool ours = access(marker, F_OK) == 0;
-        free(marker);
-        if (!ours) {
+        if (!vg_attempt_is_batch_dir(o->out)) {
             vg_say(stderr, "vigil batch: --merge: %s is not a vigil batch directory", o->out);
             return VG_BATCH_CONFIG;
         }
         return merge(o, ts);
     }
-    if (claim_out(o->out, &err) < 0) {
+    if (vg_attempt_claim_out(o->out, &err) < 0) {
         vg_say(stderr, "vigil batch: %s", err.msg);
         return VG_BATCH_CONFIG;
     }
-    struct runner r = {.o = o, .nslots = o->jobs};
-    r.slots = vg_xcalloc(o->jobs, sizeof *r.slots);
+    struct runner r = {.o = o, .njobs = o->jobs + o->prepare};
+    r.env = (struct vg_taskrun_env){.o = o, .parent = getpid()};
+    r.jobs = vg_xcalloc(r.njobs, sizeof *r.jobs);
     r.prog = (struct vg_progress){.bar = o->progress, .start_ns = vg_now_mono_ns()};
-    struct sigaction sa = {.sa_handler = on_stop};
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
-    sigaction(SIGHUP, &sa, NULL);
-
-    for (unsigned i = 0; i < ts->n; i++)
-        if (o->nshards <= 1 || vg_batch_shard(&ts->t[i], o->nshards) == o->shard)
-            r.prog.total++;
+    sigset_t old;
+    catch_signals(&r, &old);
+    struct queue q = {0};
+    make_queue(o, ts, &r, &q);
     int rc = 0;
-    for (unsigned i = 0; i < ts->n && !stop_signal && rc == 0; i++) {
-        const struct vg_batch_task *t = &ts->t[i];
-        if (o->nshards > 1 && vg_batch_shard(t, o->nshards) != o->shard)
-            continue;
-        settle(o, t); /* what a killed batch left half-way */
-        char *st = NULL;
-        bool skip = !must_run(o, t, &st);
-        if (skip) {
-            r.prog.skipped++;
-            if (strcmp(st, "ok"))
-                r.prog.failed++;
-        }
-        free(st);
-        if (skip)
-            continue;
-        while (r.running >= r.nslots && !stop_signal)
-            reap(&r);
-        if (!stop_signal && (rc = start(&r, t, &err)) < 0)
-            vg_say(stderr, "vigil batch: %s", err.msg);
+    while (!stop_signal && rc == 0) {
+        rc = schedule(&r, &q);
+        if (rc < 0 || (!r.running && !r.pending && q.next >= q.n))
+            break;
+        wait_events(&r);
     }
-    while (r.running && !stop_signal)
-        reap(&r);
     if (stop_signal) {
         fputc('\n', stderr); /* off the progress bar's line */
         vg_say(stderr, "vigil batch: %s: stopping the runs under way", strsignal(stop_signal));
-        stop_all(&r);
     }
+    stop_all(&r); /* after an error too: no prepared sandbox outlives the batch */
     vg_progress_end(&r.prog);
-    free(r.slots);
-    int code = finish(o, ts, stop_signal || rc < 0, r.task_error);
-    return code;
+    if (r.cold_after_failure)
+        vg_say(stderr, "vigil batch: %u tasks ran cold because their prepared sandbox failed "
+               "(each one's vigil.stderr says why)", r.cold_after_failure);
+    sigprocmask(SIG_SETMASK, &old, NULL);
+    free(r.jobs);
+    free(q.t);
+    return finish(o, ts, stop_signal || rc < 0, r.task_error);
 }

@@ -64,6 +64,12 @@ static const struct vg_opt rows[] = {
      .kind = VG_OPT_STRING, .off = AT(o.out)},
     {"jobs", 'j', "N", "runs at once", .def = "1",
      .kind = VG_OPT_UINT, .off = AT(o.jobs), .min = 1, .max = MAX_JOBS},
+    {"prepare", 0, "K", "sandboxes prepared ahead for the next tasks\n"
+     "(vigil run --hold), so a slot that frees starts\nits next candidate at once",
+     .def_text = "-j's N", .kind = VG_OPT_UINT, .off = AT(o.prepare), .min = 0, .max = MAX_JOBS,
+     .seen = VG_OPT_SEEN(struct batch_args, o.prepare_set)},
+    {"no-prepare", 0, NULL, "prepare nothing: every task's run is cold\n(--prepare 0)",
+     .kind = VG_OPT_FLAG, .off = AT(o.no_prepare)},
     {"shard", 0, "I/N", "run only shard I of N (0-based)", .def_text =
      "from SLURM_ARRAY_TASK_ID/_COUNT/_MIN, or\nJOB_COMPLETION_INDEX with --shards N (or VIGIL_SHARDS)",
      .kind = VG_OPT_STRING, .off = AT(shard)},
@@ -176,6 +182,12 @@ int vg_cmd_batch(int argc, char **argv)
     if (!o.out)
         return usage_error("%s", "--out DIR is required");
     o.tasks_path = argv[first];
+    if (o.no_prepare && o.prepare_set && o.prepare)
+        return usage_error("%s", "--no-prepare and --prepare K > 0 say opposite things");
+    if (!o.prepare_set)
+        o.prepare = o.jobs;
+    if (o.no_prepare)
+        o.prepare = 0;
     if (shard) {
         if (!parse_shard(shard, &o.shard, &o.nshards))
             return usage_error("--shard %s: give I/N with 0 <= I < N", shard);
