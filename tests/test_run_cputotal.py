@@ -54,4 +54,7 @@ def test_without_a_cgroup_each_process_gets_the_total(caller):
     assert res["limits_hit"] == ["cputotal"], res["limits_hit"]
     assert any("RLIMIT_CPU per process" in w and "(1s each)" in w for w in res["warnings"]), \
         res["warnings"]
-    assert res["cpu_s"] >= 0.9, res["cpu_s"]
+    # it ran up to its limit (not stopped early); without a cgroup cpu_s is
+    # getrusage's, which undercounts a process killed as the run ends
+    # (0.79 s seen for a 1 s RLIMIT_CPU under ASan): a lower bound only
+    assert res["cpu_s"] >= 0.5, res["cpu_s"]
