@@ -152,8 +152,8 @@ def interrupted_while_prepared(who, sig, mark):
     assert wait_for(lambda: os.path.exists(os.path.join(out, "tasks", "slow", "run.msgpack")))
     held = wait_for(lambda: len(held_vigils(out, p.pid)) == 2 and held_vigils(out, p.pid))
     assert held and len(held) == 2 and "slow" not in held, held
-    # prepared means built: each held vigil's cgroups are there
-    assert all(vigil_cgroups(pid) for pid in held.values())
+    # being prepared, then built: each held vigil's cgroups come
+    assert wait_for(lambda: all(vigil_cgroups(pid) for pid in held.values()))
     p.send_signal(sig)
     _, err = p.communicate(timeout=DEADLINE)
     # no candidate, vigil or pid 1 of any sandbox, held or running, is left
