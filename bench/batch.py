@@ -28,16 +28,28 @@ def timed(argv, cwd):
     return time.perf_counter() - t0
 
 
-def main():
-    n = int(sys.argv[1]) if len(sys.argv) > 1 else 40
+def arguments(name, default_n):
+    """(TASKS, ROUNDS) from the command line; root is required."""
+    n = int(sys.argv[1]) if len(sys.argv) > 1 else default_n
     rounds = int(sys.argv[2]) if len(sys.argv) > 2 else 3
     if os.geteuid() != 0:
-        sys.exit("bench/batch.py: run as root")
+        sys.exit("%s: run as root" % name)
+    return n, rounds
+
+
+def trivial_tasks(d, n, cand="/bin/true"):
+    """A task file in d of n tasks running cand; its path."""
+    tasks = os.path.join(d, "tasks.jsonl")
+    with open(tasks, "w") as f:
+        for i in range(n):
+            f.write(json.dumps({"id": "t%d" % i, "argv": [cand]}) + "\n")
+    return tasks
+
+
+def main():
+    n, rounds = arguments("bench/batch.py", 40)
     with tempfile.TemporaryDirectory(dir="/dev/shm") as d:
-        tasks = os.path.join(d, "tasks.jsonl")
-        with open(tasks, "w") as f:
-            for i in range(n):
-                f.write(json.dumps({"id": "t%d" % i, "argv": ["/bin/true"]}) + "\n")
+        tasks = trivial_tasks(d, n)
         bw = " ".join(bwrap_argv()) + " /bin/true"
         cmds = {
             "vigil batch -j 1": lambda out: [VIGIL, "batch", tasks, "--out", out, "-j", "1"],
