@@ -94,7 +94,10 @@ def test_each_quota_holds_for_2000_runs(serve_dir):
 def quotas_hold(serve_dir, n):
     """n runs of four users at once, each user against another quota."""
     conf = config(serve_dir, [
-        "user runs uid %d quota runs %d/1h concurrent %d" % (USERS[0], n // 2, n),
+        # its runs are reserved a minute each: a CPU and wall quota of their
+        # own, so that only `runs` refuses them
+        "user runs uid %d quota runs %d/1h concurrent %d cpu 10000h/1h wall 10000h/1h"
+        % (USERS[0], n // 2, n),
         "user conc uid %d quota concurrent 2" % USERS[1],
         "user cpu uid %d quota cpu 3s/1h concurrent 10" % USERS[2],
         "user store uid %d quota stored 1" % USERS[3],
@@ -390,6 +393,12 @@ def test_a_pooled_sandbox_looks_like_a_fresh_one(serve_dir):
     try:
         with open(VIEW) as f:
             code = f.read()
+        # the first request must find its sandbox ready (under load the
+        # preparation can take longer than the client's start)
+        deadline = time.monotonic() + 60
+        while not any(e["kind"] == "prepared" for e in service_events(d)):
+            assert time.monotonic() < deadline, d.stderr()
+            time.sleep(0.05)
         got = as_user(USERS[0], d.sock, "views", code)
     finally:
         stop_and_check(d)

@@ -135,21 +135,28 @@ def strict_namespace(service):
     priv = ["setpriv", "--bounding-set", caps]
     if svc.get("NoNewPrivileges") == ["yes"]:
         priv.append("--no-new-privs")
+    # The unit runs /usr/bin/vigil; the test runs the tree's, which may lie
+    # under /tmp (a clone in CI): it is kept through PrivateTmp by a bind
+    # made first beside the state (read-only with the rest) and put back
+    # at its path on the new /tmp.
     script = r"""
         set -e
-        state=$1; shift
+        state=$1; tree=$2; shift 2
+        keep="$state/../tree"
         mount --make-rslave /
+        case "$tree" in /tmp/*|/var/tmp/*) mkdir -p "$keep"; mount --bind "$tree" "$keep";; esac
         findmnt -rn -o TARGET | sed 's/\\x20/ /g' | while read -r m; do
             case "$m" in /proc|/proc/*|/sys|/sys/*|/dev|/dev/*) continue;; esac
             mount -o remount,bind,ro "$m" 2>/dev/null || true
         done
         mount -t tmpfs -o mode=1777 tmpfs /tmp
         mount -t tmpfs -o mode=1777 tmpfs /var/tmp
+        case "$tree" in /tmp/*|/var/tmp/*) mkdir -p "$tree"; mount --bind "$keep" "$tree";; esac
         mount --bind "$state" "$state"
         mount -o remount,bind,rw "$state"
         exec "$@"
     """
-    return lambda state: ["unshare", "-m", "sh", "-c", script, "strict", state] + priv
+    return lambda state: ["unshare", "-m", "sh", "-c", script, "strict", state, ROOT] + priv
 
 
 def test_the_units_command_serves_under_its_hardening():

@@ -14,8 +14,10 @@ while len(held) < 100000:
     if fd < 0:
         break
     held.append(fd)
-with open(os.path.join(shared, name + ".count"), "w") as f:
+# written whole, then renamed: the test reads it as soon as it exists
+with open(os.path.join(shared, name + ".count.tmp"), "w") as f:
     f.write(f"{len(held)} {os.strerror(ctypes.get_errno())}")
+os.rename(os.path.join(shared, name + ".count.tmp"), os.path.join(shared, name + ".count"))
 end = time.monotonic() + 60
 while not os.path.exists(os.path.join(shared, "done")) and time.monotonic() < end:
     time.sleep(0.02)
