@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "net/net.h"
 #include "serve/request.h"
 #include "util/base64.h"
 #include "util/jsonr.h"
@@ -227,7 +228,30 @@ static int parse_stdin(struct vg_sreq *q, const struct vg_jv *root, struct vg_er
     return bytes_of(root, "stdin", "stdin_base64", "stdin", &q->stdin_data, &q->stdin_len, err);
 }
 
-static int check_whole(const struct vg_sreq *q, struct vg_err *err)
+/* Whether the policy lets the sandbox reach beyond it (pasta, net/). */
+static int needs_egress(const struct vg_sreq *q, bool *egress, struct vg_err *err)
+{
+    struct vg_policy *p = NULL;
+    if (q->policy_text) {
+        p = vg_policy_parse_untrusted("policy_text", q->policy_text, err);
+    } else if (q->policy) {
+        char *path = vg_policy_find_shipped(q->policy);
+        p = vg_policy_load(path, err);
+        free(path);
+    } else {
+        p = vg_policy_parse("default.policy", vg_default_policy_text, err);
+    }
+    if (!p)
+        return -1;
+    struct vg_net_plan plan = {0};
+    int rc = vg_net_plan_build(&plan, p, err);
+    *egress = rc == 0 && plan.egress;
+    vg_net_plan_free(&plan);
+    vg_policy_free(p);
+    return rc;
+}
+
+static int check_whole(struct vg_sreq *q, struct vg_err *err)
 {
     if (!q->argv)
         return bad(err, "argv", "missing: what should run?");
@@ -240,7 +264,9 @@ static int check_whole(const struct vg_sreq *q, struct vg_err *err)
                            q->policy), -1;
         free(path);
     }
-    return q->policy_text ? check_policy_text(q->policy_text, err) : 0;
+    if (q->policy_text && check_policy_text(q->policy_text, err) < 0)
+        return -1;
+    return needs_egress(q, &q->egress, err);
 }
 
 int vg_sreq_parse(struct vg_sreq *q, const char *body, size_t len, struct vg_err *err)

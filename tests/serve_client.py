@@ -157,6 +157,7 @@ def hostile(sock):
         "include_policy": call(sock, "POST", "/runs", body={
             "argv": ["true"], "policy_text": "version 1\ninclude /etc/shadow\n"}),
         "bare_env": call(sock, "POST", "/runs", body={"argv": ["true"], "env": {"A=B": "1"}}),
+        "egress_policy": call(sock, "POST", "/runs", body={"argv": ["true"], "policy": "observe"}),
         "no_route": call(sock, "GET", "/nothing"),
         "bad_method": call(sock, "PUT", "/runs"),
         "bad_wait": call(sock, "GET", "/runs/r-0?wait=forever"),
