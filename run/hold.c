@@ -15,6 +15,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "core/syscalls.h"
 #include "run/run_int.h"
 #include "util/jsonr.h"
 
@@ -46,9 +47,12 @@ int vg_hold_check(struct run *r)
     return 0;
 }
 
-/* Until the request is there (0), or SIGTERM/SIGINT/SIGHUP came (-1);
- * they are blocked (run.c), so a signalfd reads them. */
-static int wait_request(struct run *r, int fd)
+/* Until the request is there (0), or SIGTERM/SIGINT/SIGHUP came, or the
+ * sandbox's pid 1 died (-1: a held sandbox whose pid 1 was killed would
+ * otherwise take a request and fail it; now its vigil goes, and its
+ * socket's EOF tells the daemon or batch to run the task cold).  The
+ * signals are blocked (run.c), so a signalfd reads them. */
+static int wait_request(struct run *r, int fd, pid_t init_pid)
 {
     sigset_t set;
     sigemptyset(&set);
@@ -60,9 +64,16 @@ static int wait_request(struct run *r, int fd)
         vg_errf(&r->err, "--hold: signalfd: %s", strerror(errno));
         return -1;
     }
-    struct pollfd pf[2] = {{.fd = fd, .events = POLLIN}, {.fd = sfd, .events = POLLIN}};
+    int pidfd = (int)syscall(VG_NR_pidfd_open, init_pid, 0);
+    if (pidfd < 0) {
+        vg_errf(&r->err, "--hold: pidfd_open of pid 1: %s", strerror(errno));
+        close(sfd);
+        return -1;
+    }
+    struct pollfd pf[3] = {{.fd = fd, .events = POLLIN}, {.fd = sfd, .events = POLLIN},
+                           {.fd = pidfd, .events = POLLIN}};
     int n;
-    while ((n = poll(pf, 2, -1)) < 0 && errno == EINTR)
+    while ((n = poll(pf, 3, -1)) < 0 && errno == EINTR)
         ;
     struct signalfd_siginfo si = {0};
     int rc = 0;
@@ -73,7 +84,12 @@ static int wait_request(struct run *r, int fd)
         vg_errf(&r->err, "--hold: %s while holding: the prepared sandbox is destroyed unused",
                 strsignal((int)si.ssi_signo));
         rc = -1;
+    } else if (pf[2].revents && !pf[0].revents) {
+        vg_errf(&r->err, "--hold: the sandbox's pid 1 ended while holding: the prepared "
+                         "sandbox is destroyed unused");
+        rc = -1;
     }
+    close(pidfd);
     close(sfd);
     return rc;
 }
@@ -273,7 +289,7 @@ static void apply(struct run *r)
     }
 }
 
-int vg_hold_request(struct run *r)
+int vg_hold_request(struct run *r, pid_t init_pid)
 {
     int fd = (int)r->o->hold_fd;
     if (send(fd, ready_msg, sizeof ready_msg - 1, MSG_NOSIGNAL) < 0) {
@@ -283,7 +299,7 @@ int vg_hold_request(struct run *r)
     char *buf = vg_xmalloc(VG_HOLD_MSG_MAX);
     size_t len = 0;
     unsigned nfds = 0;
-    int rc = wait_request(r, fd) < 0 || receive(r, fd, buf, &len, &nfds) < 0 ||
+    int rc = wait_request(r, fd, init_pid) < 0 || receive(r, fd, buf, &len, &nfds) < 0 ||
              parse(r, buf, len, nfds) < 0 ? -1 : 0;
     free(buf);
     if (rc == 0)

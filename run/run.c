@@ -376,7 +376,7 @@ static int held_way_out(struct run *r, const struct vg_sandbox *sb)
  * cold run's. */
 static int hold_request(struct run *r, const struct vg_sandbox *sb)
 {
-    if (vg_hold_request(r) < 0 || held_way_out(r, sb) < 0)
+    if (vg_hold_request(r, sb->init_pid) < 0 || held_way_out(r, sb) < 0)
         return -1;
     r->start_wall = vg_now_wall_ns();
     r->start_mono = vg_now_mono_ns();

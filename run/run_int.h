@@ -99,7 +99,7 @@ void vg_run_outputs_discard(struct run *r);
 int vg_hold_check(struct run *r);
 /* Say "ready" on it, wait for the request (EOF or a signal: -1 with
  * r->err) and take it into the run's options and r->held. */
-int vg_hold_request(struct run *r);
+int vg_hold_request(struct run *r, pid_t init_pid);
 void vg_hold_free(struct vg_held *h);
 /* artifacts.c, held: the files the request's command names, taken in
  * as vg_run_artifacts takes them; one the held sandbox does not show

@@ -240,6 +240,35 @@ def test_a_held_sandbox_whose_way_out_ended_is_not_handed_out(root_caller, tmp_p
     assert not vigil_cgroups(h.proc.pid)
 
 
+def sandbox_init(vigil_pid):
+    """The held sandbox's pid 1: vigil's child that is pid 1 of its own
+    pid namespace."""
+    for d in os.listdir("/proc"):
+        try:
+            with open("/proc/%s/status" % d) as f:
+                ns = [line.split()[1:] for line in f if line.startswith("NSpid:")][0]
+        except (OSError, IndexError):
+            continue
+        if len(ns) > 1 and ns[-1] == "1" and stat_fields(int(d))[1:2] == [str(vigil_pid)]:
+            return int(d)
+    return None
+
+
+def test_a_held_sandbox_whose_pid_1_died_goes_at_once(root_caller, tmp_path):
+    """pid 1 killed while the sandbox is held: vigil ends then (exit 125,
+    one line), so that the daemon or batch sees the socket close and runs
+    the task cold, instead of handing a request to a dead sandbox."""
+    h = hold(str(tmp_path))
+    init = sandbox_init(h.proc.pid)
+    assert init, "no pid 1 found"
+    os.kill(init, signal.SIGKILL)
+    h.proc.wait(30)                    # on its own, the socket still open
+    assert h.sock.recv(64) == b""      # the daemon's side sees it go
+    rc, _, err = finish(h)
+    assert rc == EXIT_VIGIL and "pid 1 ended while holding" in err, err
+    assert not vigil_cgroups(h.proc.pid)
+
+
 # ---- bad requests ----
 
 BAD = {
