@@ -122,6 +122,16 @@ def err_of(answer):
         return [status, None]
 
 
+def read_to_end(s):
+    """Everything a connected socket gives until the peer closes it."""
+    data = b""
+    while True:
+        chunk = s.recv(65536)
+        if not chunk:
+            return data
+        data += chunk
+
+
 def too_big(sock):
     """A body over --max-body is refused on its Content-Length, before it
     is read: the answer comes while the client is still sending."""
@@ -129,12 +139,7 @@ def too_big(sock):
     s.connect(sock)
     s.sendall(b"POST /v1/runs HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
               b"Content-Length: %d\r\n\r\n{" % (2 << 20))
-    data = b""
-    while True:
-        chunk = s.recv(65536)
-        if not chunk:
-            break
-        data += chunk
+    data = read_to_end(s)
     s.close()
     head, _, body = data.partition(b"\r\n\r\n")
     return int(head.split(b" ", 2)[1]), {}, body

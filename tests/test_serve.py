@@ -26,6 +26,7 @@ import msgpack
 import pytest
 
 from helpers import ROOT, VIGIL
+from serve_client import read_to_end
 from serve_daemon import Daemon, require_serve, stop_and_check
 
 USERS = [61001, 61002, 61003, 61004]
@@ -245,12 +246,7 @@ def test_tcp_needs_a_token(serve_dir):
             c = socket.create_connection(("127.0.0.1", port))
             c.sendall(b"GET /v1/runs HTTP/1.1\r\nHost: x\r\nConnection: close\r\n" +
                       headers + b"\r\n")
-            data = b""
-            while True:
-                chunk = c.recv(65536)
-                if not chunk:
-                    break
-                data += chunk
+            data = read_to_end(c)
             c.close()
             return int(data.split(b" ", 2)[1])
         assert status(b"") == 401
