@@ -90,6 +90,17 @@ def test_binary_stdin_reaches_the_candidate(daemon):  # noqa: F811
     assert run.status == "ok", run.info
 
 
+def test_a_local_executable_runs_by_name(daemon, tmp_path):  # noqa: F811
+    """A file given as a path keeps its x bit: a script or a compiled
+    candidate sent so runs as ./NAME."""
+    script = tmp_path / "cand.sh"
+    script.write_text("#!/bin/sh\necho ran-by-name\n")
+    script.chmod(0o755)
+    run = daemon.client().submit(["./cand.sh"], files={"cand.sh": script})
+    assert run.wait(WAIT_S).status == "ok", run.info
+    assert run.stdout == b"ran-by-name\n"
+
+
 def test_bad_request_is_a_server_error_naming_it(daemon):  # noqa: F811
     srv = daemon.client()
     with pytest.raises(vigil_py.ServerError) as e:

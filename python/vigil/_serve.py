@@ -15,6 +15,7 @@ import json
 import math
 import os
 import socket
+import stat
 import time
 import urllib.parse
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
@@ -112,13 +113,20 @@ def _content(text_key: str, base64_key: str, value: Union[str, bytes]) -> Dict[s
                     % (text_key, type(value).__name__))
 
 
-def _file_entry(path: str, content: FileArg) -> Dict[str, str]:
+def _file_entry(path: str, content: FileArg) -> Dict[str, Union[str, bool]]:
+    """One file of the request; a local file (a path) keeps its x bit, as
+    `vigil submit --file` does ("executable")."""
     if not isinstance(path, str) or not path:
         raise ValueError("vigil.Server.submit: files= has a bad path %r" % (path,))
+    executable = False
     if isinstance(content, os.PathLike):
         with open(os.fspath(content), "rb") as f:
+            executable = bool(os.fstat(f.fileno()).st_mode & stat.S_IXUSR)
             content = f.read()
-    return {"path": path, **_content("text", "base64", content)}
+    entry: Dict[str, Union[str, bool]] = {"path": path, **_content("text", "base64", content)}
+    if executable:
+        entry["executable"] = True
+    return entry
 
 
 def _limit_text(name: Union[str, Limit], value: LimitArg) -> Tuple[str, str]:
