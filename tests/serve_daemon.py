@@ -10,6 +10,7 @@ import os
 import random
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -27,6 +28,21 @@ STOP_S = 60           # SIGTERM to exit: the drain cancels runs and waits for th
 # Each daemon's candidates get host uids of their own, so that another
 # test's daemon (or a reliability run beside this one) is never taken for ours.
 UID_BASE, UID_SPAN, UID_SLOTS = 300000, 100, 500
+
+
+def claim_uid_slot():
+    """(a claim, a slot of UID_SPAN uids) no other daemon of any test
+    process holds: two test workers' daemons on one range took each other's
+    candidates for their own.  The claim is an abstract unix socket's name,
+    bound while the daemon lives: gone with the process, nothing on disk."""
+    for slot in random.sample(range(UID_SLOTS), UID_SLOTS):
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            s.bind("\0vigil-serve-test-uids-%d" % slot)
+            return s, slot
+        except OSError:
+            s.close()
+    raise AssertionError("every uid slot of the serve tests is taken")
 
 
 def serve_available():
@@ -67,7 +83,8 @@ class Daemon:
         os.chmod(self.base, 0o711)
         self.sock = sock or os.path.join(self.base, "serve.sock")
         self.state = os.path.join(self.base, "state")
-        first = UID_BASE + UID_SPAN * random.randrange(UID_SLOTS)
+        self.uid_claim, slot = claim_uid_slot()
+        first = UID_BASE + UID_SPAN * slot
         self.uids = range(first, first + UID_SPAN)
         self.err_path = os.path.join(self.base, "serve.stderr")
         self.seen_pids = set()
@@ -161,6 +178,7 @@ class Daemon:
 
     def remove(self):
         shutil.rmtree(self.base, ignore_errors=True)
+        self.uid_claim.close()
 
 
 def stop_and_check(d):
