@@ -21,7 +21,8 @@ pytestmark = pytest.mark.soak
 MAN_PAGES = ["man1/vigil.1", "man1/vigil-run.1", "man1/vigil-check.1", "man1/vigil-log.1",
              "man1/vigil-view.1", "man1/vigil-batch.1", "man1/vigil-learn.1", "man1/vigil-image.1",
              "man1/vigil-recheck.1",
-             "man1/vigil-report.1", "man1/vigil-verify.1",
+             "man1/vigil-report.1", "man1/vigil-verify.1", "man1/vigil-serve.1",
+             "man1/vigil-submit.1",
              "man5/vigil-policy.5",
              "man5/vigil-log.5",
              "man7/vigil-security.7", "man7/vigil-running.7"]
