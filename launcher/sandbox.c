@@ -538,7 +538,9 @@ int vg_sandbox_start(const struct vg_plan *plan, const struct vg_bpf *cand,
     if (attach(pid, err) < 0)
         goto kill;
     /* pasta connects the namespace while pid 1 builds the mounts */
-    if (plan->net.egress && vg_egress_start(&sb->egress, pid, vg_cgroup_bill_self, err) < 0)
+    uid_t owner = plan->userns_owner ? plan->userns_owner : geteuid();
+    if (plan->net.egress &&
+        vg_egress_start(&sb->egress, pid, owner, vg_cgroup_bill_self, err) < 0)
         goto kill;
     if (write(p.go[1], "g", 1) != 1) {
         vg_errf(err, "start the sandbox: %s", strerror(errno));

@@ -19,6 +19,17 @@
  * milliseconds). */
 #define PASTA_READY_MS 5000
 #define PID_LINE 32
+/* pasta's descriptors: 3 its "pid file" (the ready pipe), then the
+ * sandbox's user and network namespaces (see pasta_argv). */
+#define READY_FD 3
+#define NS_USER_FD 4
+#define NS_NET_FD 5
+#define NS_USER_PATH "/proc/self/fd/4"
+#define NS_NET_PATH "/proc/self/fd/5"
+/* A kept pasta's parent, as pasta sees it; the keeper's exit status when
+ * a signal ended pasta (as a shell's). */
+#define KEEPER_PID 1
+#define KILLED_BASE 128
 
 static const char *pasta_path(void)
 {
@@ -37,7 +48,7 @@ int vg_egress_check(struct vg_err *err)
 }
 
 /* The arguments: see egress.h for why each. */
-static void pasta_argv(const char **av, size_t cap, char *pidfile, char *target)
+static void pasta_argv(const char **av, size_t cap, char *pidfile)
 {
     static const char *const fixed[] = {
         "-f", "-q", "--config-net", "-t", "none", "-u", "none", "-T", "none", "-U", "none",
@@ -56,16 +67,47 @@ static void pasta_argv(const char **av, size_t cap, char *pidfile, char *target)
     }
     av[n++] = "-P";
     av[n++] = pidfile;
-    av[n++] = target;
+    /* The namespaces as vigil opened them (NS_USER_FD, NS_NET_FD), not by
+     * the sandbox's pid: with --host-uid the pid 1 is the run's uid's, whose
+     * /proc/PID/ns pasta (uid 0 without CAP_SYS_PTRACE) may not open.
+     * Joining the user namespace needs CAP_SYS_ADMIN over it, which pasta
+     * keeps as uid 0.  Not bound to a path, so nothing for it to watch: it
+     * ends with the sandbox (the watcher) or with vigil. */
+    av[n++] = "--userns";
+    av[n++] = NS_USER_PATH;
+    av[n++] = "--netns";
+    av[n++] = NS_NET_PATH;
+    av[n++] = "--no-netns-quit";
     av[n] = NULL;
 }
 
-static _Noreturn void pasta_child(const struct vg_egress *eg, int ready_w, int err_w, pid_t init,
-                                  pid_t vigil)
+/* pasta's descriptors in place: stdin and stdout /dev/null, stderr the
+ * error pipe, then READY_FD, NS_USER_FD, NS_NET_FD; all else closed.
+ * Each source is first copied above them, so that no dup2 lands on a
+ * source still to be placed, and no dup2 onto itself keeps its
+ * close-on-exec. */
+static int place_fds(int null, int err_w, int ready_w, int user, int net)
 {
-    /* Dies with vigil: set before exec, kept by it (pasta keeps its uid).
-     * If vigil is already gone, do not start at all. */
-    if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 || getppid() != vigil)
+    const int from[] = {null, null, err_w, ready_w, user, net};
+    int high[VG_ARRAY_LEN(from)];
+    for (size_t i = 0; i < VG_ARRAY_LEN(from); i++)
+        if ((high[i] = fcntl(from[i], F_DUPFD_CLOEXEC, NS_NET_FD + 1)) < 0)
+            return -1;
+    for (int to = 0; to < (int)VG_ARRAY_LEN(from); to++)
+        if (dup2(high[to], to) < 0)
+            return -1;
+    return (int)syscall(VG_NR_close_range, NS_NET_FD + 1, ~0u, 0);
+}
+
+/* parent: vigil, or the keeper (pid 1 of its namespace, as seen here). */
+static _Noreturn void pasta_child(const struct vg_egress *eg, int ready_w, int err_w, pid_t init,
+                                  pid_t parent)
+{
+    /* Dies with its parent: set before exec, kept by it (pasta keeps its
+     * uid), though not by its join of a namespace another uid owns (then
+     * the keeper's namespace takes it along).  If the parent is already
+     * gone, do not start at all. */
+    if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 || getppid() != parent)
         _exit(127);
     /* The run's quota pays for what pasta forwards: it joins the run's
      * cpu group before its exec (while the group's fd is still open).  A
@@ -73,18 +115,23 @@ static _Noreturn void pasta_child(const struct vg_egress *eg, int ready_w, int e
      * too: outside, as in a run without the group. */
     if (eg->bill_self)
         (void)eg->bill_self();
+    /* Opened here, as vigil's uid 0 (which may), from pid 1 that is
+     * vigil's child and so cannot be replaced while it lives on. */
+    char path[PID_LINE + 16];
+    snprintf(path, sizeof path, "/proc/%d/ns/user", (int)init);
+    int user = open(path, O_RDONLY | O_CLOEXEC);
+    snprintf(path, sizeof path, "/proc/%d/ns/net", (int)init);
+    int net = open(path, O_RDONLY | O_CLOEXEC);
     int null = open("/dev/null", O_RDWR | O_CLOEXEC);
-    if (null < 0 || dup2(null, 0) < 0 || dup2(null, 1) < 0 || dup2(err_w, 2) < 0 ||
-        dup2(ready_w, 3) < 0 || syscall(VG_NR_close_range, 4, ~0u, 0) < 0)
+    if (user < 0 || net < 0 || null < 0 || place_fds(null, err_w, ready_w, user, net) < 0)
         _exit(127);
     sigset_t none;
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, NULL);
     signal(SIGPIPE, SIG_DFL);
-    char pidfile[] = "/dev/fd/3", target[PID_LINE];
-    snprintf(target, sizeof target, "%d", (int)init);
+    char pidfile[] = "/dev/fd/3";
     const char *av[40];
-    pasta_argv(av, VG_ARRAY_LEN(av), pidfile, target);
+    pasta_argv(av, VG_ARRAY_LEN(av), pidfile);
     char *const env[] = {"PATH=/usr/sbin:/usr/bin:/sbin:/bin", NULL};
     execve(pasta_path(), (char *const *)av, env);
     _exit(127);
@@ -182,16 +229,64 @@ void vg_egress_stop(struct vg_egress *eg)
     eg->pid = 0;
 }
 
-static int spawn(struct vg_egress *eg, pid_t init, int ready[2], int errp[2], struct vg_err *err)
+/* A kept pasta (vg_egress_start's owner): its keeper is pid 1 of a pid
+ * namespace of its own, holding pasta as its one child.  The keeper joins
+ * nothing, so it keeps its parent-death signal: when vigil dies, so does
+ * the keeper, and the kernel kills what is left in its namespace.  It
+ * holds no descriptor of the pipes (pasta's ready pipe must reach EOF when
+ * pasta fails) and ends as pasta does, so vigil's pidfd of the keeper is
+ * one of pasta.  A raw clone's child of a threaded vigil: only calls that
+ * take no lock of libc's, here and in pasta_child. */
+static _Noreturn void keeper(const struct vg_egress *eg, int ready_w, int err_w, pid_t init,
+                             int vigil_pidfd)
+{
+    struct pollfd vigil = {.fd = vigil_pidfd, .events = POLLIN};
+    if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 || poll(&vigil, 1, 0) != 0)
+        _exit(127);
+    pid_t pasta = (pid_t)syscall(VG_NR_clone, SIGCHLD, NULL, NULL, NULL, NULL);
+    if (pasta == 0)
+        pasta_child(eg, ready_w, err_w, init, KEEPER_PID);
+    if (pasta < 0 || syscall(VG_NR_close_range, 0, ~0u, 0) < 0)
+        _exit(127);
+    for (;;) {
+        int st;
+        pid_t w = (pid_t)syscall(VG_NR_wait4, -1, &st, 0, NULL);
+        if (w == pasta)
+            _exit(WIFEXITED(st) ? WEXITSTATUS(st) : KILLED_BASE + WTERMSIG(st));
+        if (w < 0 && errno != EINTR)
+            _exit(127);
+    }
+}
+
+static pid_t fork_pasta(const struct vg_egress *eg, pid_t init, int ready[2], int errp[2])
 {
     pid_t vigil = getpid();
-    pid_t pid = fork();
+    if (!eg->kept) {
+        pid_t pid = fork();
+        if (pid == 0)
+            pasta_child(eg, ready[1], errp[1], init, vigil);
+        return pid;
+    }
+    int vigil_pidfd = (int)syscall(VG_NR_pidfd_open, vigil, 0);
+    if (vigil_pidfd < 0)
+        return -1;
+    /* CLONE_NEWPID: root may (a kept pasta is root's --host-uid only) */
+    pid_t pid = (pid_t)syscall(VG_NR_clone, CLONE_NEWPID | SIGCHLD, NULL, NULL, NULL, NULL);
+    if (pid == 0)
+        keeper(eg, ready[1], errp[1], init, vigil_pidfd);
+    int saved = errno;
+    close(vigil_pidfd);
+    errno = saved;
+    return pid;
+}
+
+static int spawn(struct vg_egress *eg, pid_t init, int ready[2], int errp[2], struct vg_err *err)
+{
+    pid_t pid = fork_pasta(eg, init, ready, errp);
     if (pid < 0) {
         vg_errf(err, "start pasta: %s", strerror(errno));
         return -1;
     }
-    if (pid == 0)
-        pasta_child(eg, ready[1], errp[1], init, vigil);
     eg->pid = pid;
     eg->pidfd = (int)syscall(VG_NR_pidfd_open, pid, 0);
     if (eg->pidfd < 0) {
@@ -210,11 +305,12 @@ void vg_egress_init(struct vg_egress *eg)
                              .ready_fd = -1};
 }
 
-int vg_egress_start(struct vg_egress *eg, pid_t init, int (*bill_self)(void),
+int vg_egress_start(struct vg_egress *eg, pid_t init, uid_t owner, int (*bill_self)(void),
                     struct vg_err *err)
 {
     vg_egress_init(eg);
     eg->bill_self = bill_self;
+    eg->kept = owner != geteuid();
     int ready[2] = {-1, -1}, errp[2] = {-1, -1};
     eg->t0 = vg_now_mono_ns();
     if (pipe2(ready, O_CLOEXEC) < 0 || pipe2(errp, O_CLOEXEC) < 0) {

@@ -38,6 +38,7 @@ struct vg_egress {
     atomic_uint_fast64_t died_mono_ns; /* pasta ended before the sandbox: when; 0 if not */
     char last_err[160];     /* pasta's last line on stderr (the watcher's) */
     int (*bill_self)(void); /* see vg_egress_start */
+    bool kept;              /* pid is pasta's keeper (vg_egress_start) */
 };
 
 /* No pasta yet: vg_egress_stop does nothing. */
@@ -46,10 +47,13 @@ void vg_egress_init(struct vg_egress *eg);
  * that needs egress fails with one line (fail closed: no egress, no run). */
 int vg_egress_check(struct vg_err *err);
 /* Start pasta on the sandbox whose pid 1 is init (host pid): it sets up
- * the namespace while pid 1 builds the mounts.  bill_self (the launcher's
+ * the namespace while pid 1 builds the mounts.  owner: the uid that owns
+ * the sandbox's user namespace; when it is not vigil's own (root's
+ * --host-uid), pasta's join of it clears its parent-death signal, so pasta
+ * runs under a keeper that dies with vigil and takes it along.  bill_self (the launcher's
  * vg_cgroup_bill_self, handed down: net/ is below it; NULL: none) moves
  * pasta into the group that pays for the run before its exec.  -1 with err. */
-int vg_egress_start(struct vg_egress *eg, pid_t init, int (*bill_self)(void),
+int vg_egress_start(struct vg_egress *eg, pid_t init, uid_t owner, int (*bill_self)(void),
                     struct vg_err *err);
 /* Wait until pasta has configured the namespace (before the candidate
  * may start), and watch it from then on.  -1 with err (pasta's own

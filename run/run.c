@@ -165,20 +165,6 @@ static void warn_cputotal(struct run *r)
                 (unsigned long long)s);
 }
 
-/* pasta enters the sandbox's user namespace, which --host-uid makes the
- * run's uid's: as root it may not, and as that uid it would outlive a
- * killed vigil (its change of uid clears its death signal).  Refused,
- * before anything starts, rather than leave a way out behind. */
-static int egress_own_uid(struct run *r)
-{
-    if (!r->plan.net.egress || !r->plan.userns_owner)
-        return 0;
-    vg_errf(&r->err, "--host-uid %u: the policy allows network beyond the sandbox, and its "
-                     "relay (pasta) cannot yet enter a namespace the run's uid owns; run such "
-                     "a policy without --host-uid", (unsigned)r->plan.userns_owner);
-    return -1;
-}
-
 static int build_sandbox(struct run *r)
 {
     struct vg_enforce_in how = {.pid = getpid(), .host_workdir = !r->plan.private_workdir,
@@ -192,7 +178,7 @@ static int build_sandbox(struct run *r)
     r->plan.artifact_dst = r->artifact_paths;
     r->plan.nartifacts = r->nartifacts;
     if (vg_plan_build(&r->plan, r->o, r->pol, r->workdir, &r->err) < 0 ||
-        (r->plan.net.egress && vg_egress_check(&r->err) < 0) || egress_own_uid(r) < 0)
+        (r->plan.net.egress && vg_egress_check(&r->err) < 0))
         return -1;
     int abi = vg_landlock_abi();
     if (abi <= 0 && !r->o->allow_no_landlock) {

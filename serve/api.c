@@ -186,11 +186,6 @@ static void admit(struct vg_serve *d, const struct vg_api_req *q, struct vg_api_
     vg_usage_prune(&u->quota, &u->usage, now_ms);
     if (d->stopping) {
         vg_api_error(a, HTTP_UNAVAILABLE, "the daemon is stopping");
-    } else if (sq->egress && d->uid_busy) {
-        /* refused rather than run without a uid of its own (docs/SERVE.md) */
-        vg_api_error(a, HTTP_BAD, "policy: it allows network beyond the sandbox, and vigil "
-                                  "serve gives every run a host uid of its own, whose "
-                                  "namespace pasta (the way out) cannot enter yet: not served");
     } else if (!vg_quota_admit(&u->quota, &u->usage, now_ms, vg_sreq_want_cpu_ms(sq),
                                vg_sreq_want_wall_ms(sq), &g)) {
         refusal(d, q, a, &g);

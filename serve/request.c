@@ -175,19 +175,6 @@ static int parse_env(struct vg_sreq *q, const struct vg_jv *v, struct vg_err *er
  * policy (the parser's own rules, policy/parse.c, so that no spelling of
  * either gets past: a check of its own here missed "include\r/etc/shadow"),
  * nor a shipped one that binds. */
-static int check_policy_text(const char *text, struct vg_err *err)
-{
-    struct vg_policy *p = vg_policy_parse_untrusted("policy_text", text, err);
-    if (!p)
-        return -1;
-    uint32_t nb = vg_policy_nbinds(p);
-    vg_policy_free(p);
-    if (nb)
-        return vg_errf(err, "policy_text: a policy sent to vigil serve may not bind host paths "
-                            "(an included policy binds %u)", nb), -1;
-    return 0;
-}
-
 static int member(struct vg_sreq *q, const char *key, const struct vg_jv *v, struct vg_err *err)
 {
     if (!strcmp(key, "argv")) {
@@ -228,8 +215,10 @@ static int parse_stdin(struct vg_sreq *q, const struct vg_jv *root, struct vg_er
     return bytes_of(root, "stdin", "stdin_base64", "stdin", &q->stdin_data, &q->stdin_len, err);
 }
 
-/* Whether the policy lets the sandbox reach beyond it (pasta, net/). */
-static int needs_egress(const struct vg_sreq *q, bool *egress, struct vg_err *err)
+/* The run's policy, parsed once at acceptance so that a bad one is a 400
+ * and not a failed run: it parses, its network rules make a plan, and one
+ * sent as text binds no host path. */
+static int check_policy(const struct vg_sreq *q, struct vg_err *err)
 {
     struct vg_policy *p = NULL;
     if (q->policy_text) {
@@ -243,11 +232,14 @@ static int needs_egress(const struct vg_sreq *q, bool *egress, struct vg_err *er
     }
     if (!p)
         return -1;
+    uint32_t nb = q->policy_text ? vg_policy_nbinds(p) : 0;
     struct vg_net_plan plan = {0};
     int rc = vg_net_plan_build(&plan, p, err);
-    *egress = rc == 0 && plan.egress;
     vg_net_plan_free(&plan);
     vg_policy_free(p);
+    if (rc == 0 && nb)
+        return vg_errf(err, "policy_text: a policy sent to vigil serve may not bind host paths "
+                            "(an included policy binds %u)", nb), -1;
     return rc;
 }
 
@@ -264,9 +256,7 @@ static int check_whole(struct vg_sreq *q, struct vg_err *err)
                            q->policy), -1;
         free(path);
     }
-    if (q->policy_text && check_policy_text(q->policy_text, err) < 0)
-        return -1;
-    return needs_egress(q, &q->egress, err);
+    return check_policy(q, err);
 }
 
 int vg_sreq_parse(struct vg_sreq *q, const char *body, size_t len, struct vg_err *err)

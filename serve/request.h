@@ -52,7 +52,6 @@ struct vg_sreq {
     char **env;                  /* NAME=VALUE */
     unsigned nenv;
     char *task_id;
-    bool egress;                 /* its policy reaches beyond the sandbox (pasta) */
 };
 
 /* Parses body; -1 with err naming the member and what is wrong. */

@@ -109,6 +109,15 @@ def tun_for_nobody():
         os.chmod(TUN, mode)
 
 
+def ppid(pid):
+    """The parent of a host process, -1 once it is gone."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return int(f.read().rsplit(")", 1)[1].split()[1])
+    except OSError:
+        return -1
+
+
 def pasta_pids():
     """pids of every pasta on the host (the binary runs as passt.avx2 or passt)."""
     out = []

@@ -16,7 +16,7 @@ import pytest
 
 from helpers import (Listener, Run, UdpListener, caller, nobody_caller,  # noqa: F401
                      root_caller, syscalls)
-from outside import outside, pasta_pids, tun_for_nobody  # noqa: F401
+from outside import outside, pasta_pids, ppid, tun_for_nobody  # noqa: F401
 
 PROBE = "netns_probe.py"
 
@@ -179,14 +179,6 @@ def test_an_autobound_listener_is_not_reachable_from_the_host(net_caller):
 
 def vigil_children(pid):
     return [c for c in pasta_pids() if ppid(c) == pid]
-
-
-def ppid(pid):
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return int(f.read().rsplit(")", 1)[1].split()[1])
-    except OSError:
-        return -1
 
 
 def left_behind(before):

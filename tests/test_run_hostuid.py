@@ -14,7 +14,8 @@ import time
 
 import pytest
 
-from helpers import nobody_caller, root_caller  # noqa: F401
+from helpers import Listener, nobody_caller, root_caller  # noqa: F401
+from outside import outside, pasta_pids, ppid  # noqa: F401
 
 # Far above any account's uid, as vigil serve's range is (docs/SERVE.md).
 UID_BASE = 2_000_000_000
@@ -243,15 +244,42 @@ def test_a_host_uid_that_is_not_the_runs_own_is_refused(root_caller, nobody_call
     assert "needs vigil to run as root" in refused(nobody_caller, str(uid))
 
 
-def test_a_policy_with_a_way_out_is_refused_with_a_host_uid(root_caller):
-    """pasta, the relay beyond the sandbox, cannot enter a namespace the
-    run's uid owns without outliving a killed vigil: refused, one line,
-    before anything starts (and no process of that uid is left)."""
+def test_a_run_with_a_host_uid_has_its_way_out_and_takes_pasta_along(root_caller, outside):
+    """pasta, the relay beyond the sandbox, enters a namespace the run's
+    uid owns (vigil hands it the namespaces, opened as root): the allowed
+    address is reached and the other is not, as without --host-uid; and a
+    vigil killed with SIGKILL takes its pasta along (pasta stays uid 0, so
+    keeps its parent-death signal), leaving no process of the run's uid."""
     uid, = free_uids(1)
+    ok, other, tok = Listener(outside), Listener(outside), "vigil-hostuid-" + str(uid)
     pol = os.path.join(root_caller.dir("pol"), "out.policy")
     with open(pol, "w") as f:
-        f.write("version 1\nallow read /**\nallow exec /usr/bin/**\n"
-                "allow connect tcp 192.0.2.1:80\n")
+        f.write(f"version 1\nallow connect tcp {outside.addr}:{ok.port}\n"
+                "env set PYTHONUNBUFFERED=1\ninclude <default>\n")
     os.chmod(pol, 0o644)
-    assert "relay (pasta)" in refused(root_caller, str(uid), "-p", pol)
-    assert pids_of(uid) == []
+    steps = [f"connect:{outside.addr}:{ok.port}:{tok}", f"connect:{outside.addr}:{other.port}:{tok}",
+             "sleep:30"]
+    before = set(pasta_pids())
+    p = root_caller.popen(["run", "-q", "--host-uid", str(uid), "-p", pol, "--", "python3",
+                           root_caller.cand("netns_probe.py"), *steps],
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        lines = [p.stdout.readline().strip() for _ in steps[:2]]
+        got = ok.data(want=1)
+        # pasta under its keeper, vigil's child (net/egress.c)
+        mine = [c for c in set(pasta_pids()) - before if ppid(ppid(c)) == p.pid]
+        assert pids_of(uid), "the candidate runs as the run's uid"
+    finally:
+        p.kill()
+        p.wait()
+        ok.close()
+        other.close()
+    assert lines[0] == f"connect {outside.addr} {ok.port} ok", (lines, p.stderr.read())
+    assert lines[1].endswith("errno 111"), lines
+    assert got == [tok.encode()] and other.accepted == [], got
+    assert len(mine) == 1, mine
+    deadline = time.monotonic() + WAIT_S
+    while (os.path.exists(f"/proc/{mine[0]}") or pids_of(uid)) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not os.path.exists(f"/proc/{mine[0]}") and pids_of(uid) == []
+

@@ -186,7 +186,7 @@ def test_each_running_candidate_has_a_host_uid_of_its_own(serve_dir):
     """Two runs at once: their candidates are two uids of the range, which
     own what they write (on the host), so that even a kernel-layer mistake
     that let one see the other's files or processes would meet the uid
-    check."""
+    check; one of them has a way out (pasta), and runs all the same."""
     d = Daemon("--workers", "2")
     try:
         got = as_user(USERS[0], d.sock, "pair")
@@ -206,8 +206,6 @@ def test_hostile_requests_get_a_clear_error_and_the_others_are_served(serve_dir)
         for what, (status, error) in hostile.items():
             assert status in (400, 403, 404, 405, 413), (what, status, error)
             assert error and "\n" not in error, (what, error)
-        # a policy with a way out cannot have a uid of its own yet: refused, saying so
-        assert hostile["egress_policy"][0] == 400 and "pasta" in hostile["egress_policy"][1]
         # a user holding hundreds of connections open, and another sending
         # a request one byte a second, do not keep a third from being served
         hogs = [socket.socket(socket.AF_UNIX) for _ in range(300)]
