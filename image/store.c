@@ -40,7 +40,7 @@ static int mkdir_open(int dirfd, const char *name, bool create)
 int vg_store_open(struct vg_store *s, bool create, struct vg_err *err)
 {
     *s = (struct vg_store){.fd = -1, .lockfd = -1};
-    char *state = vg_state_dir(create, err);
+    char *state = vg_state_dir(create, "image store", "vigil image import", err);
     if (!state)
         return -1;
     s->dir = vg_xasprintf("%s/" STORE_DIR, state);

@@ -124,7 +124,7 @@ static int choose_log_path(struct run *r)
         r->log_path = vg_xstrdup(r->o->log_path);
         return 0;
     }
-    char *dir = vg_state_dir(true, &r->err);
+    char *dir = vg_state_dir(true, "run log", "", &r->err);
     if (!dir)
         return -1;
     /* Room for this run's log among the ones kept.  A log that could not

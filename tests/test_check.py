@@ -43,11 +43,21 @@ INTENDED["image-c.policy"] = INTENDED["c.policy"]
 # makes: where this store lacks it, check says so (and its paths are
 # checked on the host's trees).  On a machine that has never imported an
 # image there is no store at all, and check says that instead.
-NO_IMAGE = ("warning: no image named ", "warning: no image store at ")
+NO_IMAGE = ("warning: no image named ", "warning: no image store ")
 
 
 def says_no_image(line):
     return any(x in line for x in NO_IMAGE)
+
+
+def test_an_image_policy_on_a_machine_that_never_ran_vigil(vigil, tmp_path):
+    """No state directory at all (a fresh machine, before any run): check
+    says there is no image store, not that there is no run log."""
+    r = vigil("check", os.path.join(HERE, "..", "policies", "image-c.policy"),
+              env={**os.environ, "HOME": str(tmp_path), "XDG_STATE_HOME": ""})
+    first = r.stderr.splitlines()[0]
+    assert says_no_image(first) and "yet (vigil image import)" in first, r.stderr
+    assert os.listdir(tmp_path) == [], "check made no state directory"
 
 
 @pytest.mark.parametrize("path", SHIPPED, ids=[os.path.basename(p) for p in SHIPPED])

@@ -49,7 +49,7 @@ static bool owned(int fd)
     return fstat(fd, &st) == 0 && st.st_uid == geteuid();
 }
 
-char *vg_state_dir(bool create, struct vg_err *err)
+char *vg_state_dir(bool create, const char *what, const char *hint, struct vg_err *err)
 {
     const char *const *below;
     const char *base = state_base(&below);
@@ -76,7 +76,7 @@ char *vg_state_dir(bool create, struct vg_err *err)
         if (next < 0 && e == ENOENT && !create) {
             for (const char *const *rest = c + 1; *rest; rest++)
                 vg_buf_printf(&path, "/%s", *rest);
-            vg_errf(err, "no run log in %s yet (give a FILE)", path.data);
+            vg_errf(err, "no %s in %s yet (%s)", what, path.data, hint);
             vg_buf_free(&path);
             return NULL;
         }
@@ -174,7 +174,7 @@ static DIR *open_dir(const char *dir)
 
 char *vg_state_latest_log(struct vg_err *err)
 {
-    char *dir = vg_state_dir(false, err);
+    char *dir = vg_state_dir(false, "run log", "give a FILE", err);
     if (!dir)
         return NULL;
     DIR *d = open_dir(dir);

@@ -13,8 +13,10 @@
  * symlink) when create is set.  The base ($XDG_STATE_HOME or $HOME) must
  * be an absolute path to a directory the caller owns; every component
  * below it vigil creates or finds must be a real directory, and the last
- * one the caller's.  malloc'd, or NULL with err set. */
-char *vg_state_dir(bool create, struct vg_err *err);
+ * one the caller's.  malloc'd, or NULL with err set; when it is missing
+ * (and not to be created), err says "no WHAT in DIR yet (HINT)": what
+ * the caller looked for there, and how to get one. */
+char *vg_state_dir(bool create, const char *what, const char *hint, struct vg_err *err);
 
 /* A fresh log name in it: vigil-DATE-TIME-PID.msgpack.  malloc'd. */
 char *vg_state_log_name(const char *dir);
