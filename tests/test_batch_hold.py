@@ -10,10 +10,11 @@ import json
 import os
 import signal
 import subprocess
+import threading
 import time
 
-from helpers import marker, root_caller, wait_gone  # noqa: F401
-from test_batch import comparable, results, write_tasks
+from helpers import VIGIL, marker, root_caller, wait_gone  # noqa: F401
+from test_batch import comparable, results, vigil_py, write_tasks
 from test_run_hold import mounts_of, vigil_cgroups
 
 DEADLINE = 60
@@ -85,6 +86,42 @@ def test_the_next_tasks_sandbox_is_prepared_while_one_runs(root_caller):
         _, err = p.communicate(timeout=DEADLINE)
         assert p.returncode == 0 and "runs cold" not in err.decode(), err.decode()
         assert [r["status"] for r in results(os.path.join(out, "results.jsonl"))] == ["ok"] * 4
+
+
+def batch_child():
+    """The `vigil batch` this process started (vigil.batch's)."""
+    for d in os.listdir("/proc"):
+        try:
+            with open("/proc/%s/stat" % d) as f:
+                ppid = int(f.read().rsplit(")", 1)[1].split()[1])
+            with open("/proc/%s/cmdline" % d, "rb") as f:
+                argv = f.read().split(b"\0")
+        except (OSError, ValueError, IndexError):
+            continue
+        if ppid == os.getpid() and argv[1:2] == [b"batch"]:
+            return int(d)
+    return None
+
+
+def test_the_python_package_prepares_as_many_as_asked(root_caller):
+    """vigil.batch(prepare=K): K sandboxes wait while the slow task runs."""
+    mark = marker()
+    d = root_caller.dir("py")
+    tasks = slow_then_quick(mark, 3, sleep="2")
+    for k in (2, 0):
+        out, got = os.path.join(d, "out-%d" % k), []
+        th = threading.Thread(target=lambda: got.append(vigil_py.batch(
+            tasks, out=out, jobs=1, prepare=k, vigil=VIGIL)))
+        th.start()
+        try:
+            assert wait_for(lambda: os.path.exists(os.path.join(out, "tasks", "slow",
+                                                                "run.msgpack")))
+            time.sleep(0.5)
+            held = held_vigils(out, batch_child())
+        finally:
+            th.join(DEADLINE)
+        assert len(held) == k and "slow" not in held, (k, held)
+        assert [str(r.status) for r in got[0]] == ["ok"] * 4, got
 
 
 def stdin_and_input_tasks(d):

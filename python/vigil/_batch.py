@@ -180,7 +180,7 @@ _RERUN = (None, "changed", "failed", "all")
 def batch(tasks: Union[Iterable[Task], PathArg], out: PathArg, *, jobs: int = 1,
           shard: Optional[Tuple[int, int]] = None, policy: Optional[PathArg] = None,
           image: Optional[str] = None, progress: Optional[Progress] = None, rerun: Optional[str] = None,
-          vigil: Optional[PathArg] = None) -> List[Result]:
+          prepare: Optional[int] = None, vigil: Optional[PathArg] = None) -> List[Result]:
     """Run tasks with `vigil batch` into the directory ``out``; return the
     records of out/results.jsonl (or of the shard's file), in task order.
 
@@ -193,7 +193,9 @@ def batch(tasks: Union[Iterable[Task], PathArg], out: PathArg, *, jobs: int = 1,
     (I, N) runs shard I of N (`shard_of` says which tasks), None every
     task, whatever SLURM_ARRAY_* or JOB_COMPLETION_INDEX in the
     environment say; ``policy`` is the policy of tasks that name none,
-    ``image`` their image (else their policy's).
+    ``image`` their image (else their policy's).  ``prepare`` is how many
+    sandboxes are prepared ahead for the tasks that run next (--prepare:
+    None, vigil's default, as many as ``jobs``; 0 none, every run cold).
 
     ``progress(result)`` is called once per task as its result appears
     (tasks done by an earlier batch included), in this thread, while the
@@ -214,6 +216,10 @@ def batch(tasks: Union[Iterable[Task], PathArg], out: PathArg, *, jobs: int = 1,
     if rerun not in _RERUN:
         raise ValueError("vigil.batch: rerun= is one of %s, not %r"
                          % (", ".join(repr(x) for x in _RERUN), rerun))
+    if prepare is not None and (isinstance(prepare, bool) or not isinstance(prepare, int)
+                                or prepare < 0):
+        raise ValueError("vigil.batch: prepare= is a number of sandboxes prepared ahead "
+                         "(0 or more), not %r" % (prepare,))
     if progress is not None and not callable(progress):
         raise TypeError("vigil.batch: progress= is a callable taking a Result")
     given_file = isinstance(tasks, (str, os.PathLike))
@@ -233,6 +239,8 @@ def batch(tasks: Union[Iterable[Task], PathArg], out: PathArg, *, jobs: int = 1,
         args += ["--image", image]
     if rerun is not None:
         args += ["--rerun", rerun]
+    if prepare is not None:
+        args += ["--prepare", str(prepare)]
     name = "results-%d-of-%d.jsonl" % (index, count) if count > 1 else "results.jsonl"
     results = os.path.join(outdir, name)
     ids = [t for t in ids if count == 1 or shard_of(t, count) == index]
