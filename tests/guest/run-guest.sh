@@ -234,6 +234,15 @@ cat >"$ROOT/init" <<INIT
 # the tree, run /cmd.sh, print its status as a marker line, power off.
 /bin/busybox --install -s /bin
 export PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root
+# The initramfs is the kernel's rootfs, which pivot_root(2) refuses (EINVAL),
+# and sandboxes such as vigil's pivot into a new root: move everything to a
+# tmpfs and make that the root first.
+if [ "\$1" != on-tmpfs ]; then
+    mkdir /newroot
+    mount -t tmpfs -o mode=755 tmpfs /newroot
+    for d in /*; do [ "\$d" = /newroot ] || cp -a "\$d" /newroot/; done
+    exec switch_root /newroot /init on-tmpfs
+fi
 mount -t proc proc /proc
 mount -t sysfs sysfs /sys
 mount -t devtmpfs devtmpfs /dev
@@ -244,6 +253,8 @@ mount -t bpf bpf /sys/fs/bpf
 mount -t cgroup2 cgroup2 /sys/fs/cgroup
 mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
 mount -t tracefs tracefs /sys/kernel/tracing 2>/dev/null
+# A line of its own: the firmware's last line has no newline.
+echo
 echo "$MARK-INIT uptime \$(cut -d' ' -f1 /proc/uptime) lsm \$(cat /sys/kernel/security/lsm)"
 rc=$EXIT_HARNESS
 if ! { modprobe -a $MODULES && mount -t 9p -o $SHARE_OPTS vigiltree $TREE; }; then
