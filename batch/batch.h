@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "launcher/uidrange.h"
 #include "util/util.h"
 
 /* Exit statuses of `vigil batch`, also its contract with job schedulers. */
@@ -85,6 +86,8 @@ struct vg_batch_opts {
     bool merge;              /* only join the results, run nothing */
     int rerun;               /* enum vg_batch_rerun */
     bool progress;           /* a progress bar (a terminal) rather than lines */
+    const char *uid_range;   /* --uid-range FIRST-LAST (root), else NULL */
+    struct vg_uid_range *uids; /* its uids, one per live run's vigil; NULL: none */
 };
 
 /* Which tasks with a result of their own key run again (--rerun). */

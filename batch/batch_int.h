@@ -39,13 +39,16 @@ struct vg_taskrun_env {
     sigset_t child_mask;
     pid_t parent;
 };
-/* A cold run: `vigil run OPTIONS -- ARGV` of the task.  Its pid, or -1 with err. */
+/* A cold run: `vigil run OPTIONS -- ARGV` of the task; host_uid (0: none)
+ * its --host-uid, which then owns the task's work dir.  Its pid, or -1
+ * with err. */
 pid_t vg_taskrun_cold(const struct vg_taskrun_env *e, const struct vg_batch_task *t,
-                    struct vg_err *err);
+                      uid_t host_uid, struct vg_err *err);
 /* A prepared sandbox: `vigil run --hold FD OPTIONS` of the task, *sock the
- * batch's end of its socket (close-on-exec).  Its pid, or -1 with err. */
-pid_t vg_taskrun_held(const struct vg_taskrun_env *e, const struct vg_batch_task *t, int *sock,
-                    struct vg_err *err);
+ * batch's end of its socket (close-on-exec); host_uid as for a cold run.
+ * Its pid, or -1 with err. */
+pid_t vg_taskrun_held(const struct vg_taskrun_env *e, const struct vg_batch_task *t,
+                      uid_t host_uid, int *sock, struct vg_err *err);
 /* Reads what a prepared sandbox said: 1 ready, 0 not yet, -1 its socket
  * closed (the vigil is ending), -2 anything else (err). */
 int vg_taskrun_ready(int sock, struct vg_err *err);

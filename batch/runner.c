@@ -63,8 +63,16 @@ struct job {
     char why[sizeof(struct vg_err) + WHY_EXTRA]; /* why its preparation failed */
 };
 
+/* A --uid-range uid and the vigil that has it until it is reaped. */
+struct uid_hold {
+    pid_t pid;
+    uid_t uid;
+};
+
 struct runner {
     const struct vg_batch_opts *o;
+    struct uid_hold *holds;  /* the live vigils' uids (--uid-range) */
+    unsigned nholds, cap_holds;
     struct vg_taskrun_env env;
     sigset_t wait_mask;      /* what ppoll lets in: the batch's signals */
     struct job *jobs;
@@ -79,6 +87,41 @@ struct queue {
     const struct vg_batch_task **t;
     unsigned n, next;
 };
+
+/* A uid for a vigil about to start: 0 without --uid-range, VG_UIDS_NONE
+ * while every one is a live vigil's. */
+static uid_t take_uid(struct runner *r)
+{
+    return r->o->uids ? vg_uid_range_take(r->o->uids) : 0;
+}
+
+/* The vigil started as pid (< 0: none started) has uid until it is reaped. */
+static void hold_uid(struct runner *r, pid_t pid, uid_t uid)
+{
+    if (!uid)
+        return;
+    if (pid < 0) {
+        vg_uid_range_give(r->o->uids, uid);
+        return;
+    }
+    if (r->nholds == r->cap_holds) {
+        r->cap_holds = r->cap_holds ? 2 * r->cap_holds : r->njobs;
+        r->holds = vg_xrealloc(r->holds, r->cap_holds * sizeof *r->holds);
+    }
+    r->holds[r->nholds++] = (struct uid_hold){.pid = pid, .uid = uid};
+}
+
+/* pid was reaped: its uid is free (no process of it is left: vigil run
+ * ends after its sandbox). */
+static void give_uid(struct runner *r, pid_t pid)
+{
+    for (unsigned i = 0; i < r->nholds; i++)
+        if (r->holds[i].pid == pid) {
+            vg_uid_range_give(r->o->uids, r->holds[i].uid);
+            r->holds[i] = r->holds[--r->nholds];
+            return;
+        }
+}
 
 static struct job *new_job(struct runner *r, const struct vg_batch_task *t, unsigned seq)
 {
@@ -151,9 +194,11 @@ static int prepare_next(struct runner *r, struct queue *q, bool held)
         return -1;
     }
     j->state = JOB_COLD;
-    if (!held)
+    uid_t uid = held ? take_uid(r) : VG_UIDS_NONE;
+    if (uid == VG_UIDS_NONE) /* not held, or every uid is a live vigil's: cold later */
         return 0;
-    j->pid = vg_taskrun_held(&r->env, t, &j->sock, &err);
+    j->pid = vg_taskrun_held(&r->env, t, uid, &j->sock, &err);
+    hold_uid(r, j->pid, uid);
     if (j->pid < 0) {
         char *why = vg_xasprintf("its sandbox could not be prepared (%s)", err.msg);
         fall_back(r, j, why);
@@ -176,7 +221,8 @@ static struct job *first_startable(struct runner *r)
     return best;
 }
 
-/* The job's candidate starts: its request, or its cold run. */
+/* The job's candidate starts: its request, or its cold run.  0; 1: not
+ * now (every uid is a live vigil's until one ends); -1: the batch stops. */
 static int launch(struct runner *r, struct job *j)
 {
     struct vg_err err;
@@ -188,7 +234,11 @@ static int launch(struct runner *r, struct job *j)
         }
         close_sock(j); /* not used again: the run goes on to its end */
     } else {
-        j->pid = vg_taskrun_cold(&r->env, j->task, &err);
+        uid_t uid = take_uid(r);
+        if (uid == VG_UIDS_NONE)
+            return 1;
+        j->pid = vg_taskrun_cold(&r->env, j->task, uid, &err);
+        hold_uid(r, j->pid, uid);
         if (j->pid < 0) {
             vg_say(stderr, "vigil batch: %s", err.msg);
             return -1;
@@ -214,8 +264,11 @@ static int schedule(struct runner *r, struct queue *q)
         }
         if (!j)
             break;
-        if (launch(r, j) < 0)
+        int rc = launch(r, j);
+        if (rc < 0)
             return -1;
+        if (rc > 0)
+            break;
     }
     while (ahead && r->pending < ahead && q->next < q->n)
         if (prepare_next(r, q, true) < 0)
@@ -257,6 +310,7 @@ static void describe_exit(char *buf, size_t cap, int status)
 /* One of the batch's children ended. */
 static void ended(struct runner *r, pid_t pid, int status)
 {
+    give_uid(r, pid);
     struct job *j = job_of(r, pid);
     if (!j)
         return;
@@ -327,6 +381,8 @@ static void stop_all(struct runner *r)
         pid_t pid = waitpid(-1, &status, 0);
         if (pid < 0 && errno != EINTR)
             break; /* ECHILD: all are gone */
+        if (pid > 0)
+            give_uid(r, pid);
         struct job *j = pid > 0 ? job_of(r, pid) : NULL;
         if (j)
             j->pid = -1;
@@ -494,6 +550,7 @@ int vg_batch_run(const struct vg_batch_opts *o, const struct vg_batch_tasks *ts)
                "(each one's vigil.stderr says why)", r.cold_after_failure);
     sigprocmask(SIG_SETMASK, &old, NULL);
     free(r.jobs);
+    free(r.holds);
     free(q.t);
     return finish(o, ts, stop_signal || rc < 0, r.task_error);
 }

@@ -24,8 +24,8 @@
 
 /* The words of a task's `vigil run` besides its flags and command: vigil
  * run -q -o LOG --result R --task-id ID --workdir W (11), --hold FD, -p FILE,
- * --image DIGEST, "--" and the final NULL. */
-#define RUN_ARGV_FIXED 19
+ * --image DIGEST, --host-uid UID, "--" and the final NULL. */
+#define RUN_ARGV_FIXED 21
 
 static const char *const *command(const struct vg_batch_task *t)
 {
@@ -33,8 +33,10 @@ static const char *const *command(const struct vg_batch_task *t)
 }
 
 /* The `vigil run` command line of a task (NULL-terminated, malloc'd);
- * hold >= 0: the prepared sandbox's, without what its request gives. */
-static char **run_argv(const struct vg_batch_opts *o, const struct vg_batch_task *t, int hold)
+ * hold >= 0: the prepared sandbox's, without what its request gives;
+ * host_uid: its candidate's (0: vigil's default). */
+static char **run_argv(const struct vg_batch_opts *o, const struct vg_batch_task *t, int hold,
+                       uid_t host_uid)
 {
     char *dir = vg_batch_task_dir(o->out, t);
     unsigned argc = 0;
@@ -62,6 +64,10 @@ static char **run_argv(const struct vg_batch_opts *o, const struct vg_batch_task
     if (t->policy_file) { /* absolute: the run works in its own directory */
         v[n++] = vg_xstrdup("-p");
         v[n++] = vg_xstrdup(t->policy_file);
+    }
+    if (host_uid) {
+        v[n++] = vg_xstrdup("--host-uid");
+        v[n++] = vg_xasprintf("%u", (unsigned)host_uid);
     }
     if (t->image_digest) { /* the digest found when the batch started, not a name */
         v[n++] = vg_xstrdup("--image");
@@ -122,11 +128,18 @@ static void close_streams(struct streams *s)
 }
 
 /* Forks argv with the streams as 0, 1, 2, in the task's work dir, dying
- * with the batch; keep (>= 0) is an fd it inherits. */
+ * with the batch; keep (>= 0) is an fd it inherits.  With a host uid of
+ * its own the candidate owns its work dir (the batch made it: attempt.c),
+ * as it would be host nobody's. */
 static pid_t fork_run(const struct vg_taskrun_env *e, const struct vg_batch_task *t, char **argv,
-                      struct streams *s, int keep, struct vg_err *err)
+                      struct streams *s, int keep, uid_t host_uid, struct vg_err *err)
 {
     char *work = vg_xasprintf("%s/tasks/%s/work", e->o->out, t->id);
+    if (host_uid && lchown(work, host_uid, host_uid) < 0) {
+        vg_errf(err, "task %s: chown %s: %s", t->id, work, strerror(errno));
+        free(work);
+        return -1;
+    }
     pid_t pid = fork();
     if (pid == 0) {
         if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != e->parent ||
@@ -146,22 +159,22 @@ static pid_t fork_run(const struct vg_taskrun_env *e, const struct vg_batch_task
 }
 
 pid_t vg_taskrun_cold(const struct vg_taskrun_env *e, const struct vg_batch_task *t,
-                    struct vg_err *err)
+                    uid_t host_uid, struct vg_err *err)
 {
     struct streams s = {-1, -1, -1};
     if (open_streams(e->o, t, true, &s, err) < 0) {
         close_streams(&s);
         return -1;
     }
-    char **argv = run_argv(e->o, t, -1);
-    pid_t pid = fork_run(e, t, argv, &s, -1, err);
+    char **argv = run_argv(e->o, t, -1, host_uid);
+    pid_t pid = fork_run(e, t, argv, &s, -1, host_uid, err);
     free_argv(argv);
     close_streams(&s);
     return pid;
 }
 
-pid_t vg_taskrun_held(const struct vg_taskrun_env *e, const struct vg_batch_task *t, int *sock,
-                    struct vg_err *err)
+pid_t vg_taskrun_held(const struct vg_taskrun_env *e, const struct vg_batch_task *t,
+                      uid_t host_uid, int *sock, struct vg_err *err)
 {
     int sv[2];
     /* both ends close-on-exec: only this run gets its end (fork_run
@@ -174,8 +187,8 @@ pid_t vg_taskrun_held(const struct vg_taskrun_env *e, const struct vg_batch_task
     struct streams s = {-1, -1, -1};
     pid_t pid = -1;
     if (open_streams(e->o, t, false, &s, err) == 0) {
-        char **argv = run_argv(e->o, t, sv[1]);
-        pid = fork_run(e, t, argv, &s, sv[1], err);
+        char **argv = run_argv(e->o, t, sv[1], host_uid);
+        pid = fork_run(e, t, argv, &s, sv[1], host_uid, err);
         free_argv(argv);
     }
     close_streams(&s);

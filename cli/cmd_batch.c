@@ -70,6 +70,9 @@ static const struct vg_opt rows[] = {
      .seen = VG_OPT_SEEN(struct batch_args, o.prepare_set)},
     {"no-prepare", 0, NULL, "prepare nothing: every task's run is cold\n(--prepare 0)",
      .kind = VG_OPT_FLAG, .off = AT(o.no_prepare)},
+    {"uid-range", 0, "FIRST-LAST", "each task's run a host uid of its own from\n"
+     "this range while it lives (root; vigil run\n--host-uid)",
+     .kind = VG_OPT_STRING, .off = AT(o.uid_range)},
     {"shard", 0, "I/N", "run only shard I of N (0-based)", .def_text =
      "from SLURM_ARRAY_TASK_ID/_COUNT/_MIN, or\nJOB_COMPLETION_INDEX with --shards N (or VIGIL_SHARDS)",
      .kind = VG_OPT_STRING, .off = AT(shard)},
@@ -113,6 +116,29 @@ static int usage_error(const char *fmt, const char *arg)
     vg_say(stderr, "vigil batch: %s (try 'vigil batch --help')", what);
     free(what);
     return VG_BATCH_CONFIG;
+}
+
+/* --uid-range: root's, and wide enough that no two live runs share a uid
+ * (two per run at once: a task's refusing held vigil may still be ending
+ * when its cold run starts).  o->uids set; 0, or a usage error said. */
+static int uid_range(struct vg_batch_opts *o, struct vg_uid_range *uids)
+{
+    struct vg_err err;
+    if (!o->uid_range || o->merge)
+        return 0;
+    if (geteuid() != 0)
+        return usage_error("--uid-range %s: needs vigil to run as root (an unprivileged "
+                           "batch's candidates are the caller)", o->uid_range);
+    if (vg_uid_range_parse(uids, o->uid_range, "--uid-range", &err) < 0)
+        return usage_error("%s", err.msg);
+    unsigned long need = 2ul * (o->jobs + o->prepare);
+    if (vg_uid_range_size(uids) < need) {
+        vg_errf(&err, "--uid-range %s: %lu uids at least for -j %u --prepare %u (two per run "
+                      "at once)", o->uid_range, need, o->jobs, o->prepare);
+        return usage_error("%s", err.msg);
+    }
+    o->uids = uids;
+    return 0;
 }
 
 static bool parse_uint(const char *s, unsigned max, unsigned *out)
@@ -216,8 +242,12 @@ int vg_cmd_batch(int argc, char **argv)
         free(out);
         return VG_BATCH_CONFIG;
     }
+    struct vg_uid_range uids = {0};
+    rc = uid_range(&o, &uids);
     /* every policy and file checked, and the keys made, before anything runs */
-    if (vg_batch_check(&o, &ts, &err) < 0) {
+    if (rc) {
+        /* said */
+    } else if (vg_batch_check(&o, &ts, &err) < 0) {
         vg_say(stderr, "vigil batch: %s", err.msg);
         rc = VG_BATCH_CONFIG;
     } else {
@@ -225,5 +255,6 @@ int vg_cmd_batch(int argc, char **argv)
     }
     vg_batch_free(&ts);
     free(out);
+    vg_uid_range_free(&uids);
     return rc;
 }

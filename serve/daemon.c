@@ -99,17 +99,10 @@ static int step_uids(struct daemon *m, struct vg_err *err)
     }
     if (geteuid() != 0)
         return 0;
-    unsigned long a, b;
-    char tail;
-    if (sscanf(d->o->uid_range, "%lu-%lu%c", &a, &b, &tail) != 2 || a < 1000 || b < a ||
-        b >= 0xfffffffful)
-        return vg_errf(err, "--uid-range %s: expected FIRST-LAST, from 1000 up",
-                       d->o->uid_range), -1;
-    d->uid_first = (uid_t)a;
-    d->uid_last = (uid_t)b;
-    d->uid_busy = vg_xcalloc(b - a + 1, sizeof *d->uid_busy);
-    if (b - a + 1 < d->workers)
-        d->workers = (unsigned)(b - a + 1);
+    if (vg_uid_range_parse(&d->uids, d->o->uid_range, "--uid-range", err) < 0)
+        return -1;
+    if (vg_uid_range_size(&d->uids) < d->workers)
+        d->workers = (unsigned)vg_uid_range_size(&d->uids);
     return 0;
 }
 
@@ -306,7 +299,7 @@ static void teardown(struct daemon *m)
         free(d->users[i]);
     }
     free(d->users);
-    free(d->uid_busy);
+    vg_uid_range_free(&d->uids);
     vg_serve_conf_free(&d->conf);
     free(d->runs_dir);
     free(d->users_dir);

@@ -154,7 +154,7 @@ char *vg_pool_box(struct vg_pool *p, uid_t uid, struct vg_err *err)
 static int prepare(struct vg_pool *p, struct slot *s)
 {
     uid_t uid = vg_sched_take_uid(p->d);
-    if (uid == (uid_t)-1)
+    if (uid == VG_UIDS_NONE)
         return -1; /* every uid is a run's: no slot now */
     int sv[2];
     struct vg_err err;

@@ -57,27 +57,19 @@ static struct vg_suser *next_user(struct vg_serve *d)
 
 uid_t vg_sched_take_uid(struct vg_serve *d)
 {
-    if (!d->uid_busy)
-        return 0;
-    for (uid_t u = d->uid_first; u <= d->uid_last; u++)
-        if (!d->uid_busy[u - d->uid_first]) {
-            d->uid_busy[u - d->uid_first] = true;
-            return u;
-        }
-    return (uid_t)-1;
+    return vg_uid_range_take(&d->uids);
 }
 
 void vg_sched_give_uid(struct vg_serve *d, uid_t uid)
 {
-    if (d->uid_busy && uid >= d->uid_first && uid <= d->uid_last)
-        d->uid_busy[uid - d->uid_first] = false;
+    vg_uid_range_give(&d->uids, uid);
 }
 
 void vg_sched_run_ready(struct vg_serve *d)
 {
     while (!d->stopping && d->running < d->workers) {
         uid_t host = vg_sched_take_uid(d);
-        if (host == (uid_t)-1)
+        if (host == VG_UIDS_NONE)
             return; /* every uid of the range is running: wait for one */
         struct vg_suser *u = next_user(d);
         if (!u) {

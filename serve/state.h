@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "launcher/uidrange.h"
 #include "serve/conf.h"
 #include "serve/quota.h"
 #include "serve/serve.h"
@@ -71,8 +72,7 @@ struct vg_serve {
     size_t nruns;
     size_t rr;               /* the user whose turn is next (round robin) */
     unsigned workers, running;
-    uid_t uid_first, uid_last;
-    bool *uid_busy;          /* [uid - uid_first] */
+    struct vg_uid_range uids;   /* the candidates' (root), one per live run */
     struct vg_svclog *log;
     int kick_fd;             /* eventfd: the main loop has something to do */
     char *runs_dir, *users_dir, *svc_dir;

@@ -13,7 +13,7 @@ import subprocess
 import threading
 import time
 
-from helpers import VIGIL, marker, root_caller, wait_gone  # noqa: F401
+from helpers import VIGIL, marker, nobody_caller, root_caller, wait_gone  # noqa: F401
 from test_batch import comparable, results, vigil_py, write_tasks
 from test_run_hold import mounts_of, vigil_cgroups
 
@@ -297,3 +297,43 @@ def test_a_request_the_held_sandbox_refuses_runs_cold(root_caller):
     with open(os.path.join(held, "tasks", "abs", "vigil.stderr")) as f:
         said = f.read()
     assert "is not in the held sandbox" in said and "it runs cold" in said, said
+
+
+def test_uid_range_gives_each_live_run_a_uid_of_its_own(root_caller, nobody_caller):
+    """--uid-range: at -j 2 (two held sandboxes ahead) the runs alive at
+    once are different host users, each owning its work dir and what its
+    candidate wrote there (seen on the host), the result naming the uid; a
+    uid is handed again once its vigil is gone.  Bad ranges and a caller
+    who is not root: one line, nothing run."""
+    from test_run_hostuid import free_uids, pids_of
+    base = min(free_uids(1)[0], 4_000_000_000)
+    rng = "%d-%d" % (base, base + 7)
+    d = root_caller.dir("uids")
+    tasks = [{"id": "t%d" % i, "argv": ["sh", "-c", "sleep 1; echo x > mark"]} for i in range(6)]
+    write_tasks(os.path.join(d, "tasks.jsonl"), tasks)
+    out = os.path.join(d, "out")
+    p = root_caller.vigil_raw("batch", "tasks.jsonl", "--out", out, "-j", "2",
+                              "--uid-range", rng, cwd=d, timeout=DEADLINE)
+    assert p.returncode == 0, p.stderr
+    uids = {}
+    for t in tasks:
+        res = json.load(open(os.path.join(out, "tasks", t["id"], "result.json")))
+        assert res["status"] == "ok", res
+        mark = os.stat(os.path.join(out, "tasks", t["id"], "work", "mark"))
+        assert mark.st_uid == res["host_uid"] and base <= mark.st_uid <= base + 7, (t, res)
+        uids[t["id"]] = mark.st_uid
+    assert uids["t0"] != uids["t1"], uids      # the first two run at once
+    assert len(set(uids.values())) < len(tasks), uids   # and uids come back
+    assert all(pids_of(u) == [] for u in range(base, base + 8))
+    for who, args, words in (
+            (root_caller, ["--uid-range", "%d-%d" % (base, base + 2)], "uids at least"),
+            (root_caller, ["--uid-range", "10-20"], "from 1000 up"),
+            (root_caller, ["--uid-range", "%d-%d" % (base, base + 70000)], "at most 65536"),
+            (nobody_caller, ["--uid-range", rng], "needs vigil to run as root")):
+        d2 = who.dir("bad")
+        write_tasks(os.path.join(d2, "tasks.jsonl"), tasks)
+        out2 = os.path.join(d2, "out")
+        r = who.vigil_raw("batch", "tasks.jsonl", "--out", out2, "-j", "2", *args, cwd=d2)
+        lines = r.stderr.strip().splitlines()
+        assert r.returncode == 2 and len(lines) == 1 and words in lines[0], r.stderr
+        assert not os.path.exists(out2)
