@@ -13,24 +13,21 @@ CFLAGS      ?= -O2 -g
 BPF_CLANG   ?= clang
 BPFTOOL     ?= $(firstword $(wildcard /usr/sbin/bpftool) bpftool)
 LSM_BTF     ?= /sys/kernel/btf/vmlinux
-LSM_DEPS    := clang bpftool libbpf-dev
 LSM_OUT     := $(BUILD)/lsm
 LSM_CFLAGS  := -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE -I. -I$(LSM_OUT) $(shell pkg-config --cflags libbpf 2>/dev/null)
 LSM_LDLIBS  := $(or $(shell pkg-config --libs libbpf 2>/dev/null),-lbpf)
 # -g: BTF for the program itself, which CO-RE and the skeleton need.
 BPF_CFLAGS  := -g -O2 -target bpf -D__TARGET_ARCH_x86 -Wall -Werror -I. -I$(LSM_OUT)
-LSM_HOSTSRC := lsm/probe.c lsm/probe_cgroup.c
+LSM_HOSTSRC := lsm/lsm_probe.c lsm/probe_cgroup.c
 
 .PHONY: lsm-probe lsm-deps lsm-clean
 
 lsm-probe: $(LSM_OUT)/probe
 
-# Only the missing packages are installed; none missing, apt is not run.
+# Only the missing packages are installed (the project's own script);
+# none missing, apt is not run.
 lsm-deps:
-	@missing=""; for p in $(LSM_DEPS); do \
-	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
-	done; \
-	if [ -n "$$missing" ]; then apt-get install -y --no-install-recommends $$missing; fi
+	@sh scripts/install-deps.sh lsm
 
 $(LSM_OUT)/vmlinux.h: $(LSM_BTF)
 	@mkdir -p $(@D)

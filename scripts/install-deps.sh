@@ -32,7 +32,10 @@ case "${1:-build}" in
   test)  want="$BUILD $TEST" ;;
   bench) want="$BUILD $TEST bubblewrap firejail hyperfine slirp4netns" ;;
   fuzz)  want="$BUILD clang libclang-rt-14-dev" ;;
-  *) echo "usage: $0 build|test|bench|fuzz" >&2; exit 2 ;;
+  # the kernel engine's BPF programs (libbpf CO-RE, a skeleton) and the
+  # qemu guest that runs them on Debian's own kernel (make test-lsm)
+  lsm)   want="$BUILD clang bpftool libbpf-dev qemu-system-x86 busybox-static xz-utils" ;;
+  *) echo "usage: $0 build|test|bench|fuzz|lsm" >&2; exit 2 ;;
 esac
 
 missing=""

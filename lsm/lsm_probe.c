@@ -1,4 +1,4 @@
-/* probe.c: load lsm/probe.bpf.c and check, on the running kernel, what the
+/* lsm_probe.c: load lsm/probe.bpf.c and check, on the running kernel, what the
  * kernel engine (--engine lsm) relies on: a BPF LSM program attaches to
  * file_open, sees only the tasks of one cgroup, records the opened path in
  * a ring buffer, and its refusal reaches open(2) as EPERM.
