@@ -104,24 +104,32 @@ def batch_child():
 
 
 def test_the_python_package_prepares_as_many_as_asked(root_caller):
-    """vigil.batch(prepare=K): K sandboxes wait while the slow task runs."""
+    """vigil.batch(prepare=K): K sandboxes wait while the slow task runs;
+    uid_range= gives the runs uids of that range."""
+    from test_run_hostuid import free_uids
+    base = min(free_uids(1)[0], 4_000_000_000)
     mark = marker()
     d = root_caller.dir("py")
     tasks = slow_then_quick(mark, 3, sleep="2")
     for k in (2, 0):
         out, got = os.path.join(d, "out-%d" % k), []
         th = threading.Thread(target=lambda: got.append(vigil_py.batch(
-            tasks, out=out, jobs=1, prepare=k, vigil=VIGIL)))
+            tasks, out=out, jobs=1, prepare=k, uid_range=(base, base + 5), vigil=VIGIL)))
         th.start()
         try:
             assert wait_for(lambda: os.path.exists(os.path.join(out, "tasks", "slow",
                                                                 "run.msgpack")))
-            time.sleep(0.5)
-            held = held_vigils(out, batch_child())
+            # k are prepared while the slow task runs (2 s): waited for, not timed
+            def enough():
+                got_now = held_vigils(out, batch_child())
+                return got_now if len(got_now) >= k else None
+            held = wait_for(enough, within=1.5) or held_vigils(out, batch_child())
         finally:
             th.join(DEADLINE)
         assert len(held) == k and "slow" not in held, (k, held)
         assert [str(r.status) for r in got[0]] == ["ok"] * 4, got
+        assert all(base <= json.load(open(os.path.join(out, "tasks", t["id"], "result.json")))
+                   ["host_uid"] <= base + 5 for t in tasks)
 
 
 def stdin_and_input_tasks(d):

@@ -259,6 +259,7 @@ def test_inputs_are_copied_in_and_the_work_dir_removed(tmp_path, monkeypatch):
     (lambda: vigil_py.run(["true"], cpuz=1), TypeError, "cpuz"),
     (lambda: vigil_py.batch([], out="x", jobs=0), ValueError, "jobs="),
     (lambda: vigil_py.batch([], out="x", prepare=-1), ValueError, "prepare= is a number"),
+    (lambda: vigil_py.batch([], out="x", uid_range=(1,)), ValueError, "uid_range= is (FIRST"),
     (lambda: vigil_py.batch(["t"], out="x"), TypeError, "task 0 is a mapping"),
 ])
 def test_misuse_is_a_clear_python_error(call, exc, words):

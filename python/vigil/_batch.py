@@ -180,7 +180,8 @@ _RERUN = (None, "changed", "failed", "all")
 def batch(tasks: Union[Iterable[Task], PathArg], out: PathArg, *, jobs: int = 1,
           shard: Optional[Tuple[int, int]] = None, policy: Optional[PathArg] = None,
           image: Optional[str] = None, progress: Optional[Progress] = None, rerun: Optional[str] = None,
-          prepare: Optional[int] = None, vigil: Optional[PathArg] = None) -> List[Result]:
+          prepare: Optional[int] = None, uid_range: Optional[Tuple[int, int]] = None,
+          vigil: Optional[PathArg] = None) -> List[Result]:
     """Run tasks with `vigil batch` into the directory ``out``; return the
     records of out/results.jsonl (or of the shard's file), in task order.
 
@@ -196,6 +197,8 @@ def batch(tasks: Union[Iterable[Task], PathArg], out: PathArg, *, jobs: int = 1,
     ``image`` their image (else their policy's).  ``prepare`` is how many
     sandboxes are prepared ahead for the tasks that run next (--prepare:
     None, vigil's default, as many as ``jobs``; 0 none, every run cold).
+    ``uid_range`` (FIRST, LAST), as root, gives each live run a host uid of
+    its own from that range (--uid-range).
 
     ``progress(result)`` is called once per task as its result appears
     (tasks done by an earlier batch included), in this thread, while the
@@ -220,6 +223,10 @@ def batch(tasks: Union[Iterable[Task], PathArg], out: PathArg, *, jobs: int = 1,
                                 or prepare < 0):
         raise ValueError("vigil.batch: prepare= is a number of sandboxes prepared ahead "
                          "(0 or more), not %r" % (prepare,))
+    if uid_range is not None and (len(uid_range) != 2 or not all(
+            isinstance(u, int) and not isinstance(u, bool) for u in uid_range)):
+        raise ValueError("vigil.batch: uid_range= is (FIRST, LAST), two uids, not %r"
+                         % (uid_range,))
     if progress is not None and not callable(progress):
         raise TypeError("vigil.batch: progress= is a callable taking a Result")
     given_file = isinstance(tasks, (str, os.PathLike))
@@ -241,6 +248,8 @@ def batch(tasks: Union[Iterable[Task], PathArg], out: PathArg, *, jobs: int = 1,
         args += ["--rerun", rerun]
     if prepare is not None:
         args += ["--prepare", str(prepare)]
+    if uid_range is not None:
+        args += ["--uid-range", "%d-%d" % tuple(uid_range)]
     name = "results-%d-of-%d.jsonl" % (index, count) if count > 1 else "results.jsonl"
     results = os.path.join(outdir, name)
     ids = [t for t in ids if count == 1 or shard_of(t, count) == index]
