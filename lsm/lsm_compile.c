@@ -1,0 +1,498 @@
+/* lsm_compile.c: see lsm_compile.h.  The trie is a deterministic automaton
+ * over path components, made by the subset construction: a node is the
+ * set of places the policy's patterns can be at after the components that
+ * lead to it, so one walk from the root, one child per component, finds
+ * every rule that matches, and the verdicts each node keeps say which of
+ * them comes first.  Nothing here asks the kernel: the loader puts what
+ * this makes into the maps.
+ *
+ * This is the one file outside policy/ that reads policy_int.h: the trie
+ * needs each rule's compiled globs, class lists and defaults, which the
+ * public interface (policy.h) only ever consults for one path.  Until
+ * policy/ offers a walk over its path rules, the reading stays here. */
+#include "lsm/lsm_compile.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "policy/policy_int.h"
+
+enum comp_kind { LIT, STAR, DSTAR };
+
+struct pcomp {
+    enum comp_kind kind;
+    uint32_t len;       /* LIT: the component, unescaped */
+    char *name;
+};
+
+/* One pattern: an alternative of a file rule, as components. */
+struct pat {
+    uint32_t rule;      /* index in the policy's rules */
+    uint32_t n;
+    struct pcomp *c;
+};
+
+/* A place in a pattern: (pattern << 32) | position; a pattern used up
+ * there is END (matches the node's path) or SUB (a final slash-star-star:
+ * matches it and everything below). */
+#define POS_END 0xfffffffeu
+#define POS_SUB 0xfffffffdu
+#define ITEM(pat, pos) (((uint64_t)(pat) << 32) | (pos))
+#define ITEM_PAT(it) ((uint32_t)((it) >> 32))
+#define ITEM_POS(it) ((uint32_t)(it))
+
+struct iset {
+    uint64_t *v;
+    uint32_t n, cap;
+};
+
+struct state {
+    uint64_t *items;    /* sorted, unique */
+    uint32_t n;
+    uint32_t next;      /* the hash chain */
+};
+
+/* Power of two at least VG_LSM_MAX_NODES: chains stay short. */
+#define NBUCKETS 65536u
+#define FNV_OFFSET 1469598103934665603ull
+#define FNV_PRIME 1099511628211ull
+
+struct builder {
+    const struct vg_policy *p;
+    struct pat *pats;
+    uint32_t npats;
+    uint32_t *prio[VG_LSM_NCLS];    /* [class][rule]: place in the class's list */
+    struct state *st;
+    uint32_t nst, capst;
+    uint32_t *bucket;
+    uint32_t capedges;
+    struct vg_lsm_trie *t;
+    struct vg_err *err;
+};
+
+static void iset_push(struct iset *s, uint64_t it)
+{
+    if (s->n == s->cap) {
+        s->cap = s->cap ? s->cap * 2 : 16;
+        s->v = vg_xrealloc(s->v, s->cap * sizeof *s->v);
+    }
+    s->v[s->n++] = it;
+}
+
+/* Put pattern pat at position pos into s, with what an inner `**` there
+ * also allows (skipping it: zero components). */
+static void add_at(const struct builder *b, struct iset *s, uint32_t pat, uint32_t pos)
+{
+    const struct pat *pt = &b->pats[pat];
+    if (pos == pt->n) {
+        iset_push(s, ITEM(pat, POS_END));
+    } else if (pt->c[pos].kind == DSTAR && pos + 1 == pt->n) {
+        iset_push(s, ITEM(pat, POS_SUB));
+    } else {
+        iset_push(s, ITEM(pat, pos));
+        if (pt->c[pos].kind == DSTAR)
+            add_at(b, s, pat, pos + 1); /* never two `**` in a row (pat_of) */
+    }
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+static void iset_sort(struct iset *s)
+{
+    if (!s->n)
+        return;
+    qsort(s->v, s->n, sizeof *s->v, cmp_u64);
+    uint32_t k = 1;
+    for (uint32_t i = 1; i < s->n; i++)
+        if (s->v[i] != s->v[k - 1])
+            s->v[k++] = s->v[i];
+    s->n = k;
+}
+
+static uint32_t iset_hash(const struct iset *s)
+{
+    uint64_t h = FNV_OFFSET;
+    for (uint32_t i = 0; i < s->n; i++)
+        h = (h ^ s->v[i]) * FNV_PRIME;
+    return (uint32_t)(h ^ (h >> 32)) & (NBUCKETS - 1);
+}
+
+static void keep_best(struct vg_lsm_verdict *v, uint32_t prio, uint32_t rule, enum vg_action act)
+{
+    if (prio < v->prio)
+        *v = (struct vg_lsm_verdict){.prio = prio, .rule = rule, .action = (unsigned)act};
+}
+
+/* The node of a new state: each class's best rule among the patterns
+ * used up here. */
+static void fill_node(const struct builder *b, const struct state *s, struct vg_lsm_node *node)
+{
+    static const struct vg_lsm_verdict none = {.prio = VG_LSM_NONE, .rule = VG_LSM_NONE};
+    node->star = VG_LSM_NONE;
+    for (int c = 0; c < VG_LSM_NCLS; c++)
+        node->end[c] = node->sub[c] = none;
+    for (uint32_t i = 0; i < s->n; i++) {
+        uint32_t pos = ITEM_POS(s->items[i]), rule = b->pats[ITEM_PAT(s->items[i])].rule;
+        if (pos != POS_END && pos != POS_SUB)
+            continue;
+        for (int c = 0; c < VG_LSM_NCLS; c++)
+            if (b->prio[c][rule] != VG_LSM_NONE)
+                keep_best(pos == POS_END ? &node->end[c] : &node->sub[c], b->prio[c][rule],
+                          rule, b->p->rules[rule].act);
+    }
+}
+
+/* The node of the set s (sorted here), made if new; VG_LSM_NONE with
+ * err when the trie would be too big. */
+static uint32_t intern(struct builder *b, struct iset *s)
+{
+    iset_sort(s);
+    uint32_t h = iset_hash(s);
+    for (uint32_t i = b->bucket[h]; i != VG_LSM_NONE; i = b->st[i].next)
+        if (b->st[i].n == s->n && !memcmp(b->st[i].items, s->v, s->n * sizeof *s->v))
+            return i;
+    if (b->nst >= VG_LSM_MAX_NODES) {
+        vg_errf(b->err, "%s: the kernel engine's trie would need more than %u nodes",
+                b->p->path ? b->p->path : "policy", VG_LSM_MAX_NODES);
+        return VG_LSM_NONE;
+    }
+    if (b->nst == b->capst) {
+        b->capst = b->capst ? b->capst * 2 : 64;
+        b->st = vg_xrealloc(b->st, b->capst * sizeof *b->st);
+        b->t->nodes = vg_xrealloc(b->t->nodes, b->capst * sizeof *b->t->nodes);
+    }
+    uint32_t id = b->nst++;
+    struct state *st = &b->st[id];
+    st->n = s->n;
+    st->items = vg_xmalloc((s->n ? s->n : 1) * sizeof *s->v);
+    memcpy(st->items, s->v, s->n * sizeof *s->v);
+    st->next = b->bucket[h];
+    b->bucket[h] = id;
+    fill_node(b, st, &b->t->nodes[id]);
+    return id;
+}
+
+static const struct pcomp *live_comp(const struct builder *b, uint64_t it)
+{
+    uint32_t pos = ITEM_POS(it);
+    if (pos == POS_END || pos == POS_SUB)
+        return NULL;
+    return &b->pats[ITEM_PAT(it)].c[pos];
+}
+
+/* Where state from goes on a component: name (len bytes), or with name
+ * NULL any component no pattern there names. */
+static void step(const struct builder *b, uint32_t from, const char *name, uint32_t len,
+                 struct iset *out)
+{
+    out->n = 0;
+    for (uint32_t i = 0; i < b->st[from].n; i++) {
+        uint64_t it = b->st[from].items[i];
+        const struct pcomp *c = live_comp(b, it);
+        if (!c)
+            continue;
+        if (c->kind == DSTAR)
+            add_at(b, out, ITEM_PAT(it), ITEM_POS(it));   /* one more component */
+        else if (c->kind == STAR ||
+                 (name && c->len == len && !memcmp(c->name, name, len)))
+            add_at(b, out, ITEM_PAT(it), ITEM_POS(it) + 1);
+    }
+}
+
+static int cmp_comp(const void *a, const void *b)
+{
+    const struct pcomp *x = *(const struct pcomp *const *)a, *y = *(const struct pcomp *const *)b;
+    if (x->len != y->len)
+        return x->len < y->len ? -1 : 1;
+    return memcmp(x->name, y->name, x->len);
+}
+
+static int add_edge(struct builder *b, uint32_t parent, const struct pcomp *c, uint32_t child)
+{
+    struct vg_lsm_trie *t = b->t;
+    if (t->nedges >= VG_LSM_MAX_EDGES) {
+        vg_errf(b->err, "%s: the kernel engine's trie would need more than %u edges",
+                b->p->path ? b->p->path : "policy", VG_LSM_MAX_EDGES);
+        return -1;
+    }
+    if (t->nedges == b->capedges) {
+        b->capedges = b->capedges ? b->capedges * 2 : 64;
+        t->edges = vg_xrealloc(t->edges, b->capedges * sizeof *t->edges);
+    }
+    struct vg_lsm_edge *e = &t->edges[t->nedges++];
+    memset(e, 0, sizeof *e);
+    e->key.parent = parent;
+    e->key.len = c->len;
+    memcpy(e->key.name, c->name, c->len);
+    e->child = child;
+    return 0;
+}
+
+/* The children of one state: its star child, then an edge for each
+ * component a pattern there names that leads elsewhere. */
+static int expand(struct builder *b, uint32_t id, struct iset *tmp)
+{
+    step(b, id, NULL, 0, tmp);
+    uint32_t star = tmp->n ? intern(b, tmp) : VG_LSM_NONE;
+    if (tmp->n && star == VG_LSM_NONE)
+        return -1;
+    b->t->nodes[id].star = star;
+    uint32_t n = b->st[id].n, nl = 0;
+    const struct pcomp **lits = vg_xcalloc(n ? n : 1, sizeof *lits);
+    for (uint32_t i = 0; i < n; i++) {
+        const struct pcomp *c = live_comp(b, b->st[id].items[i]);
+        if (c && c->kind == LIT)
+            lits[nl++] = c;
+    }
+    qsort(lits, nl, sizeof *lits, cmp_comp);
+    int rc = 0;
+    for (uint32_t i = 0; i < nl && !rc; i++) {
+        if (i && !cmp_comp(&lits[i - 1], &lits[i]))
+            continue;
+        step(b, id, lits[i]->name, lits[i]->len, tmp);
+        uint32_t child = intern(b, tmp);     /* never empty: the name's own pattern */
+        if (child == VG_LSM_NONE)
+            rc = -1;
+        else if (child != star)
+            rc = add_edge(b, id, lits[i], child);
+    }
+    free(lits);
+    return rc;
+}
+
+/* Why a component of a glob cannot be an edge or a star: NULL when it can
+ * (then *out is it). */
+static const char *comp_of(const char *s, uint32_t len, struct pcomp *out)
+{
+    if (len == 1 && s[0] == '*') {
+        *out = (struct pcomp){.kind = STAR};
+        return NULL;
+    }
+    char *name = vg_xmalloc(len + 1);
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < len; i++) {
+        if (s[i] == '\\' && i + 1 < len) {
+            name[n++] = s[++i];     /* \c is c; a final lone \ is itself (glob.c) */
+        } else if (strchr("*?[", s[i])) {
+            free(name);
+            return "a wildcard inside a component (the kernel engine matches whole "
+                   "components, a whole `*` or `**`)";
+        } else {
+            name[n++] = s[i];
+        }
+    }
+    if (n > VG_LSM_NAME_MAX) {
+        free(name);
+        return "a component longer than NAME_MAX";
+    }
+    *out = (struct pcomp){.kind = LIT, .len = n, .name = name};
+    return NULL;
+}
+
+static void pat_free(struct pat *pt)
+{
+    for (uint32_t i = 0; i < pt->n; i++)
+        free(pt->c[i].name);
+    free(pt->c);
+}
+
+/* One compiled glob as a pattern of components, `**` runs made one. */
+static const char *pat_of(const struct vg_glob *g, uint32_t rule, struct pat *pt)
+{
+    *pt = (struct pat){.rule = rule, .c = vg_xcalloc(g->ncomps ? g->ncomps : 1, sizeof *pt->c)};
+    for (uint32_t i = 0; i < g->ncomps; i++) {
+        const struct vg_glob_comp *gc = &g->comps[i];
+        if (gc->dstar) {
+            if (!pt->n || pt->c[pt->n - 1].kind != DSTAR)
+                pt->c[pt->n++] = (struct pcomp){.kind = DSTAR};
+            continue;
+        }
+        const char *why = comp_of(g->text + gc->off, gc->len, &pt->c[pt->n]);
+        if (why) {
+            pat_free(pt);
+            return why;
+        }
+        pt->n++;
+    }
+    return NULL;
+}
+
+static bool file_rule(const struct vg_prule *r)
+{
+    uint32_t mask = VG_CLS_BIT(VG_CLASS_READ) | VG_CLS_BIT(VG_CLASS_WRITE) |
+                    VG_CLS_BIT(VG_CLASS_EXEC);
+    return !r->is_net && (r->classes & mask) && r->path.globs;
+}
+
+/* How much of a rule's text and pattern an error shows. */
+#define SHOWN 120
+
+/* Every alternative of every file rule as a pattern; -1 with err at the
+ * first that cannot be one. */
+static int collect(struct builder *b)
+{
+    const struct vg_policy *p = b->p;
+    for (uint32_t i = 0; i < p->nrules; i++) {
+        const struct vg_prule *r = &p->rules[i];
+        if (!file_rule(r))
+            continue;
+        for (uint32_t a = 0; a < r->path.nalts; a++) {
+            b->pats = vg_xrealloc(b->pats, (b->npats + 1) * sizeof *b->pats);
+            const char *why = pat_of(&r->path.globs[a], i, &b->pats[b->npats]);
+            if (why) {
+                /* the rule and pattern cut, so that the reason always fits */
+                vg_errf(b->err, "%s:%u: %.*s: pattern %.*s: %s",
+                        r->src.file ? r->src.file : "(built in)", r->src.line, SHOWN,
+                        r->src.text, SHOWN, r->path.globs[a].text, why);
+                return -1;
+            }
+            b->npats++;
+        }
+    }
+    return 0;
+}
+
+static void set_prio(struct builder *b)
+{
+    const struct vg_policy *p = b->p;
+    for (int c = 0; c < VG_LSM_NCLS; c++) {
+        b->prio[c] = vg_xmalloc((p->nrules ? p->nrules : 1) * sizeof **b->prio);
+        for (uint32_t i = 0; i < p->nrules; i++)
+            b->prio[c][i] = VG_LSM_NONE;
+        for (uint32_t i = 0; i < p->nlist[c]; i++)
+            b->prio[c][p->list[c][i]] = i;
+        b->t->def.action[c] = (unsigned)p->def[c];
+    }
+}
+
+static int build(struct builder *b)
+{
+    struct iset tmp = {0};
+    int rc = 0;
+    for (uint32_t i = 0; i < b->npats; i++)
+        add_at(b, &tmp, i, 0);
+    if (intern(b, &tmp) == VG_LSM_NONE)   /* the root, node 0, even with no rule */
+        rc = -1;
+    for (uint32_t id = 0; id < b->nst && !rc; id++)
+        rc = expand(b, id, &tmp);
+    free(tmp.v);
+    return rc;
+}
+
+static void builder_free(struct builder *b)
+{
+    for (uint32_t i = 0; i < b->npats; i++)
+        pat_free(&b->pats[i]);
+    free(b->pats);
+    for (int c = 0; c < VG_LSM_NCLS; c++)
+        free(b->prio[c]);
+    for (uint32_t i = 0; i < b->nst; i++)
+        free(b->st[i].items);
+    free(b->st);
+    free(b->bucket);
+}
+
+int vg_lsm_key_cmp(const void *a, const void *b)
+{
+    return memcmp(a, b, sizeof(struct vg_lsm_key));
+}
+
+int vg_lsm_compile(const struct vg_policy *p, struct vg_lsm_trie *t, struct vg_err *err)
+{
+    memset(t, 0, sizeof *t);
+    if (!p->compiled) {
+        vg_errf(err, "%s: not compiled", p->path ? p->path : "policy");
+        return -1;
+    }
+    struct builder b = {.p = p, .t = t, .err = err};
+    b.bucket = vg_xmalloc(NBUCKETS * sizeof *b.bucket);
+    memset(b.bucket, 0xff, NBUCKETS * sizeof *b.bucket); /* every chain VG_LSM_NONE */
+    set_prio(&b);
+    int rc = collect(&b);
+    if (!rc)
+        rc = build(&b);
+    t->nnodes = b.nst;
+    builder_free(&b);
+    if (rc) {
+        vg_lsm_trie_free(t);
+        return -1;
+    }
+    if (t->nedges)
+        qsort(t->edges, t->nedges, sizeof *t->edges, vg_lsm_key_cmp);
+    t->nrules = p->nrules;
+    t->rules = vg_xcalloc(p->nrules ? p->nrules : 1, sizeof *t->rules);
+    for (uint32_t i = 0; i < p->nrules; i++)
+        t->rules[i] = &p->rules[i].src;
+    return 0;
+}
+
+void vg_lsm_trie_free(struct vg_lsm_trie *t)
+{
+    free(t->nodes);
+    free(t->edges);
+    free(t->rules);
+    memset(t, 0, sizeof *t);
+}
+
+/* The edge map's lookup: the child of node for this component, or
+ * VG_LSM_NONE. */
+static uint32_t child_of(const struct vg_lsm_trie *t, uint32_t node, const char *name, size_t len)
+{
+    if (len > VG_LSM_NAME_MAX)
+        return VG_LSM_NONE;
+    struct vg_lsm_edge want;
+    memset(&want, 0, sizeof want);
+    want.key.parent = node;
+    want.key.len = (unsigned)len;
+    memcpy(want.key.name, name, len);
+    const struct vg_lsm_edge *e = t->nedges
+        ? bsearch(&want, t->edges, t->nedges, sizeof *t->edges, vg_lsm_key_cmp) : NULL;
+    return e ? e->child : VG_LSM_NONE;
+}
+
+static void better(struct vg_lsm_verdict *best, const struct vg_lsm_verdict *v)
+{
+    if (v->prio < best->prio)
+        *best = *v;
+}
+
+struct vg_verdict vg_lsm_trie_decide(const struct vg_lsm_trie *t, enum vg_class cls,
+                                     const char *path)
+{
+    static const struct vg_verdict refuse = {VG_ACT_DENY, NULL};
+    size_t len = path ? strlen(path) : 0;
+    if ((unsigned)cls >= VG_LSM_NCLS || !t->nnodes || !len || path[0] != '/' ||
+        len > VG_LSM_PATH_MAX)
+        return refuse;
+    struct vg_lsm_verdict best = {.prio = VG_LSM_NONE};
+    uint32_t node = 0;
+    bool whole = true;      /* the walk used up the path */
+    better(&best, &t->nodes[node].sub[cls]);
+    for (size_t i = 0; i < len;) {
+        while (i < len && path[i] == '/')
+            i++;
+        size_t start = i;
+        while (i < len && path[i] != '/')
+            i++;
+        if (i == start)
+            break;          /* only slashes were left */
+        uint32_t next = child_of(t, node, path + start, i - start);
+        if (next == VG_LSM_NONE)
+            next = t->nodes[node].star;
+        if (next == VG_LSM_NONE) {
+            whole = false;  /* no pattern goes on: only the subs seen count */
+            break;
+        }
+        node = next;
+        better(&best, &t->nodes[node].sub[cls]);
+    }
+    if (whole)
+        better(&best, &t->nodes[node].end[cls]);
+    if (best.prio == VG_LSM_NONE)
+        return (struct vg_verdict){(enum vg_action)t->def.action[cls], NULL};
+    return (struct vg_verdict){(enum vg_action)best.action, t->rules[best.rule]};
+}

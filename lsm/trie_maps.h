@@ -1,0 +1,62 @@
+/* trie_maps.h: the layout of a policy's file decisions as the kernel
+ * engine's BPF maps hold them (issue 27), shared by the BPF side and the
+ * host (lsm/lsm_compile.c fills them, vg_lsm_trie_decide walks them as the
+ * program does).  Plain fixed-size types only, so that the BPF target and
+ * the host agree on every offset, as in lsm/probe.h.
+ *
+ * A path is walked one component at a time from node 0 (the root "/"):
+ * the child of a node for a component is the edge map's entry keyed by
+ * (node, component), or else the node's star child (what any other
+ * component leads to); no child at all ends the walk.  Each node holds,
+ * per class, the best rule that matches a path ending exactly there (end)
+ * and the best that matches it and everything below it (sub: a final
+ * slash-star-star).  The verdict is the best of every visited node's sub
+ * and, when the walk used up the path, the last node's end; "best" is the
+ * lowest prio, the rule that comes first in the policy, since the first
+ * rule that matches decides (docs/POLICY.md, "Precedence").  No rule: the
+ * class's default. */
+#ifndef VIGIL_LSM_TRIE_MAPS_H
+#define VIGIL_LSM_TRIE_MAPS_H
+
+/* The classes a file hook decides, VG_CLASS_READ, _WRITE and _EXEC
+ * (event/event.h) in that order: read, write, exec. */
+#define VG_LSM_NCLS 3
+/* NAME_MAX: no file system hands the kernel a longer component, so a
+ * rule's longer component could never be an edge (compile refuses it). */
+#define VG_LSM_NAME_MAX 255
+/* bpf_d_path writes at most PATH_MAX bytes, the NUL included: a longer
+ * path cannot be walked and is refused. */
+#define VG_LSM_PATH_MAX 4095
+/* No node, no rule. */
+#define VG_LSM_NONE 0xffffffffu
+
+/* One class's verdict at a node.  prio: the rule's place among that
+ * class's rules (lower decides), VG_LSM_NONE when no rule; rule: its index
+ * in the policy (the identity a record carries back to vigil); action:
+ * enum vg_action. */
+struct vg_lsm_verdict {
+    unsigned int prio;
+    unsigned int rule;
+    unsigned int action;
+};
+
+/* A value of the node array map, indexed by node id. */
+struct vg_lsm_node {
+    unsigned int star;                     /* child for any other component */
+    struct vg_lsm_verdict end[VG_LSM_NCLS];
+    struct vg_lsm_verdict sub[VG_LSM_NCLS];
+};
+
+/* A key of the edge hash map; name is zero-padded past len so that equal
+ * components are equal keys byte for byte. */
+struct vg_lsm_key {
+    unsigned int parent;
+    unsigned int len;
+    char name[VG_LSM_NAME_MAX + 1];
+};
+
+/* The settings array map's one entry: each class's default action. */
+struct vg_lsm_defaults {
+    unsigned int action[VG_LSM_NCLS];
+};
+#endif
