@@ -508,12 +508,21 @@ void vg_cgroup_create(struct vg_cgroup *cg, const struct vg_limits *l, pid_t pid
     plan_free(&p);
 }
 
-int vg_cgroup_join(const struct vg_cgroup *cg, pid_t pid, struct vg_err *err)
+int vg_cgroup_v2_open(const struct vg_cgroup *cg)
+{
+    for (int c = 0; c < VG_CG_NCTRL; c++)
+        if (cg->dir[c] && cg->version[c] == 2)   /* one v2 group holds them all */
+            return open(cg->dir[c], O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    return -1;
+}
+
+int vg_cgroup_join(const struct vg_cgroup *cg, pid_t pid, bool born_in_v2, struct vg_err *err)
 {
     char s[32];
     snprintf(s, sizeof s, "%d", (int)pid);
     for (int c = 0; c < VG_CG_NCTRL; c++)
-        if (cg->dir[c] && put(cg->dir[c], "cgroup.procs", s) < 0) {
+        if (cg->dir[c] && !(born_in_v2 && cg->version[c] == 2) &&
+            put(cg->dir[c], "cgroup.procs", s) < 0) {
             vg_errf(err, "join the cgroup %s: %s", cg->dir[c], strerror(errno));
             return -1;
         }

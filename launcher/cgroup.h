@@ -42,9 +42,14 @@ struct vg_cg_usage {
  * the caller falls back to an rlimit; nothing is left behind for it.
  * Never fails: the worst case is no cgroup at all. */
 void vg_cgroup_create(struct vg_cgroup *cg, const struct vg_limits *l, pid_t pid);
+/* The run's cgroup v2 group, opened for clone3's CLONE_INTO_CGROUP (the
+ * sandbox's pid 1 is born in it: vg_clone_owned); -1 when the run has
+ * none (v1 only, or no groups).  Close-on-exec. */
+int vg_cgroup_v2_open(const struct vg_cgroup *cg);
 /* Move pid (the sandbox's pid 1, before it lets the candidate start) into
- * every group; its children inherit them.  -1 with err set. */
-int vg_cgroup_join(const struct vg_cgroup *cg, pid_t pid, struct vg_err *err);
+ * every group but, when born_in_v2, the v2 one; its children inherit them.
+ * -1 with err set. */
+int vg_cgroup_join(const struct vg_cgroup *cg, pid_t pid, bool born_in_v2, struct vg_err *err);
 /* The run pays for vigil's work for it: where the run has a cpu group of
  * cgroup v1 of its own (--cpus), the calling thread joins it (its quota
  * then covers the candidate and this thread, and the threads it starts,

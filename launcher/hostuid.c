@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <grp.h>
 #include <inttypes.h>
+#include <linux/sched.h>
 #include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -153,10 +154,21 @@ void vg_host_ids(const struct vg_run_opts *o, uid_t *uid, gid_t *gid)
     *gid = o->host_uid ? (gid_t)o->host_uid : VG_HOST_NOBODY;
 }
 
-pid_t vg_clone_owned(unsigned long flags, uid_t owner)
+/* The raw call (as a fork: no new stack), born in cgroup_fd's group when
+ * it is >= 0. */
+static pid_t raw_clone(unsigned long flags, int cgroup_fd)
+{
+    if (cgroup_fd < 0)
+        return (pid_t)syscall(VG_NR_clone, flags, NULL, NULL, NULL, NULL);
+    struct clone_args a = {.flags = (flags & ~(unsigned long)CSIGNAL) | CLONE_INTO_CGROUP,
+                           .exit_signal = flags & CSIGNAL, .cgroup = (uint64_t)cgroup_fd};
+    return (pid_t)syscall(VG_NR_clone3, &a, sizeof a);
+}
+
+pid_t vg_clone_owned(unsigned long flags, uid_t owner, int cgroup_fd)
 {
     if (!owner)
-        return (pid_t)syscall(VG_NR_clone, flags, NULL, NULL, NULL, NULL);
+        return raw_clone(flags, cgroup_fd);
     /* A change of effective uid makes the process undumpable and clears
      * its parent-death signal: put both back, so that vigil is seen as it
      * was before and still dies with whoever started it (vigil serve and
@@ -171,7 +183,7 @@ pid_t vg_clone_owned(unsigned long flags, uid_t owner)
         syscall(VG_NR_setresuid, NO_CHANGE, (long)owner, NO_CHANGE) < 0)
         return -1;
     pid_t pid = prctl(PR_SET_DUMPABLE, dumpable, 0, 0, 0) < 0
-                    ? -1 : (pid_t)syscall(VG_NR_clone, flags, NULL, NULL, NULL, NULL);
+                    ? -1 : raw_clone(flags, cgroup_fd);
     if (pid == 0)
         return 0;
     int saved = errno;

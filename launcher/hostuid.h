@@ -38,9 +38,14 @@ void vg_host_ids(const struct vg_run_opts *o, uid_t *uid, gid_t *gid);
  * thread changes its effective uid for the call (the raw setresuid, not
  * libc's, which would change every thread), and takes uid 0 back after
  * it.  The child starts with that effective uid and must take uid 0 back
- * itself (vg_host_uid_child) once its id maps are written.  As clone:
- * the pid, 0 in the child, -1 with errno. */
-pid_t vg_clone_owned(unsigned long flags, uid_t owner);
+ * itself (vg_host_uid_child) once its id maps are written.  cgroup_fd
+ * (>= 0): a cgroup v2 directory the child is born in (clone3's
+ * CLONE_INTO_CGROUP), so that it never moves there: a move takes the
+ * kernel's cgroup_threadgroup_rwsem for writing, which waits for an RCU
+ * grace period (bench/README.md, "The cgroup move").  As clone: the pid,
+ * 0 in the child, -1 with errno (with cgroup_fd, a kernel may refuse
+ * what a plain clone does: call again without it). */
+pid_t vg_clone_owned(unsigned long flags, uid_t owner, int cgroup_fd);
 /* In that child: uid 0 again (inside, host root), as a plain clone's child
  * is.  Only after the parent wrote the id maps.  -1 with errno. */
 int vg_host_uid_child(uid_t owner);

@@ -509,7 +509,15 @@ int vg_sandbox_start(const struct vg_plan *plan, const struct vg_bpf *cand,
     unsigned long flags = CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNS | CLONE_NEWIPC |
                           CLONE_NEWUTS | CLONE_NEWCGROUP | CLONE_NEWNET | SIGCHLD;
     fflush(NULL);
-    pid_t pid = vg_clone_owned(flags, plan->userns_owner);
+    /* Born in the run's v2 group where it has one (no move, no wait); a
+     * kernel that refuses that clone3 gets a plain clone and the move. */
+    int v2 = vg_cgroup_v2_open(&plan->enforce->cg);
+    pid_t pid = v2 >= 0 ? vg_clone_owned(flags, plan->userns_owner, v2) : -1;
+    bool born_in_v2 = pid >= 0;
+    if (pid < 0)
+        pid = vg_clone_owned(flags, plan->userns_owner, -1);
+    if (v2 >= 0)
+        close(v2);  /* in pid 1 too: nothing of it is the sandbox's */
     if (pid < 0) {
         int e = errno;
         vg_errf(err, "cannot create the sandbox's namespaces: %s%s", strerror(e), userns_hint(e));
@@ -549,7 +557,7 @@ int vg_sandbox_start(const struct vg_plan *plan, const struct vg_bpf *cand,
     /* While pid 1 sets up its mounts; it forks the candidate only after
      * the second byte, so nothing of the candidate runs outside its groups,
      * nor before its way out is there. */
-    if (vg_cgroup_join(&plan->enforce->cg, pid, err) < 0)
+    if (vg_cgroup_join(&plan->enforce->cg, pid, born_in_v2, err) < 0)
         goto kill;
     /* Before the candidate can ask: its first query finds the socket. */
     if (plan->dns && (sb->dns_fd = vg_dns_socket(pid, err)) < 0)
