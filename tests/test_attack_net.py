@@ -187,8 +187,10 @@ def test_unreadable_address_is_refused_in_a_dry_run_too(root_caller, outside):
     sends = sendto_records(r.log_path)
     unreadable = [x for x in sends if x[1] == "(unreadable)"]
     assert unreadable and {(d, e) for d, _, e, _ in unreadable} == {("deny", 14)}, out
+    # the readable ones (a loaded machine may give the flipper every try)
+    # are what the dry run lets through, recorded as what it would deny
     readable = [x for x in sends if x[1] != "(unreadable)"]
-    assert {d for d, _, _, _ in readable} == {"would-deny"}
+    assert {d for d, _, _, _ in readable} <= {"would-deny"}
     # every attempt has its record; what went out was released by the dry
     # run (a released one may still fault in the kernel on the flipped page)
     assert len(sends) == out["tries"] and len(denied.got) == out["sent"] <= len(readable)
