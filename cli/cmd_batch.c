@@ -11,6 +11,7 @@
 #include "cli/cli.h"
 #include "cli/options.h"
 #include "util/escape.h"
+#include "util/sharedir.h"
 
 #define MAX_JOBS 256
 
@@ -221,10 +222,8 @@ int vg_cmd_batch(int argc, char **argv)
         return VG_BATCH_CONFIG;
     }
     char self[PATH_MAX];
-    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-    if (n <= 0)
+    if (!vg_self_exe(self, sizeof self))
         return usage_error("%s", "cannot find the vigil binary (/proc/self/exe)");
-    self[n] = 0;
     o.vigil = self;
 
     /* Every run works in its own directory, so the batch's paths are made

@@ -9,6 +9,7 @@
 #include "cli/options.h"
 #include "serve/serve.h"
 #include "util/escape.h"
+#include "util/sharedir.h"
 
 #define EXIT_USAGE 2
 #define EXIT_FAILED 1
@@ -111,10 +112,8 @@ int vg_cmd_serve(int argc, char **argv)
     if (first < argc)
         return usage_error("it takes no operands");
     char self[PATH_MAX];
-    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-    if (n <= 0)
+    if (!vg_self_exe(self, sizeof self))
         return usage_error("cannot find the vigil binary (/proc/self/exe)");
-    self[n] = 0;
     a.o.vigil = self;
     char *state = a.o.state ? NULL : default_state();
     if (!a.o.state && !state)

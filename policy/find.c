@@ -15,12 +15,12 @@
 #include <unistd.h>
 
 #include "policy/policy.h"
+#include "util/sharedir.h"
 
 #ifndef VG_POLICY_DIR
 #define VG_POLICY_DIR "/usr/local/share/vigil/policies"
 #endif
 #define SUFFIX ".policy"
-#define MAX_DIRS 4
 
 static bool is_path(const char *arg)
 {
@@ -28,33 +28,7 @@ static bool is_path(const char *arg)
     return strchr(arg, '/') || (n > k && !strcmp(arg + n - k, SUFFIX));
 }
 
-/* The search directories, in order; each malloc'd.  Returns how many. */
-static unsigned search_dirs(char *dirs[MAX_DIRS])
-{
-    unsigned n = 0;
-    const char *env = getenv("VIGIL_POLICY_DIR");
-    if (env && env[0])
-        dirs[n++] = vg_xstrdup(env);
-    char exe[PATH_MAX];
-    ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (len > 0) {
-        exe[len] = 0;
-        char *slash = strrchr(exe, '/');
-        if (slash) {
-            *slash = 0;
-            dirs[n++] = vg_xasprintf("%s/policies", exe);
-            dirs[n++] = vg_xasprintf("%s/../policies", exe);
-        }
-    }
-    dirs[n++] = vg_xstrdup(VG_POLICY_DIR);
-    return n;
-}
 
-static void free_dirs(char *dirs[], unsigned n)
-{
-    for (unsigned i = 0; i < n; i++)
-        free(dirs[i]);
-}
 
 static bool valid_name(const char *name)
 {
@@ -70,15 +44,15 @@ char *vg_policy_find_shipped(const char *name)
 {
     if (!valid_name(name))
         return NULL;
-    char *dirs[MAX_DIRS], *real = NULL;
-    unsigned n = search_dirs(dirs);
-    for (unsigned i = 0; i < n && !real; i++) {
+    char *dirs[VG_SHARE_NDIRS], *real = NULL;
+    size_t n = vg_share_dirs("VIGIL_POLICY_DIR", "policies", VG_POLICY_DIR, dirs);
+    for (size_t i = 0; i < n && !real; i++) {
         char *path = vg_xasprintf("%s/%s%s", dirs[i], name, SUFFIX);
         if (access(path, R_OK) == 0)
             real = realpath(path, NULL);
         free(path);
     }
-    free_dirs(dirs, n);
+    vg_share_dirs_free(dirs, n);
     return real;
 }
 
@@ -127,11 +101,11 @@ static char **dir_names(const char *dir, unsigned *n)
 
 void vg_policy_list(void (*fn)(const char *name, const char *path, void *arg), void *arg)
 {
-    char *dirs[MAX_DIRS];
-    unsigned nd = search_dirs(dirs);
+    char *dirs[VG_SHARE_NDIRS];
+    size_t nd = vg_share_dirs("VIGIL_POLICY_DIR", "policies", VG_POLICY_DIR, dirs);
     char **seen = NULL;
     unsigned nseen = 0;
-    for (unsigned i = 0; i < nd; i++) {
+    for (size_t i = 0; i < nd; i++) {
         unsigned n;
         char **names = dir_names(dirs[i], &n);
         for (unsigned j = 0; j < n; j++) {
@@ -155,5 +129,5 @@ void vg_policy_list(void (*fn)(const char *name, const char *path, void *arg), v
     for (unsigned s = 0; s < nseen; s++)
         free(seen[s]);
     free(seen);
-    free_dirs(dirs, nd);
+    vg_share_dirs_free(dirs, nd);
 }

@@ -6,6 +6,15 @@
 
 #include "util/sharedir.h"
 
+bool vg_self_exe(char *buf, size_t cap)
+{
+    ssize_t len = cap ? readlink("/proc/self/exe", buf, cap - 1) : -1;
+    if (len <= 0 || (size_t)len >= cap - 1)
+        return false;   /* unreadable, or cut at cap: not the path */
+    buf[len] = '\0';
+    return true;
+}
+
 size_t vg_share_dirs(const char *env, const char *sub, const char *installed,
                      char *dirs[VG_SHARE_NDIRS])
 {
@@ -14,8 +23,7 @@ size_t vg_share_dirs(const char *env, const char *sub, const char *installed,
     if (own && own[0])
         dirs[n++] = vg_xstrdup(own);
     char exe[PATH_MAX];
-    ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    char *slash = len > 0 ? (exe[len] = '\0', strrchr(exe, '/')) : NULL;
+    char *slash = vg_self_exe(exe, sizeof exe) ? strrchr(exe, '/') : NULL;
     if (slash) {
         *slash = '\0';
         dirs[n++] = vg_xasprintf("%s/%s", exe, sub);

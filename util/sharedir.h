@@ -19,4 +19,8 @@
 size_t vg_share_dirs(const char *env, const char *sub, const char *installed,
                      char *dirs[VG_SHARE_NDIRS]);
 void vg_share_dirs_free(char *dirs[], size_t n);
+/* The running vigil binary's path (/proc/self/exe) into buf: the binary a
+ * batch's or a daemon's runs use, and where the shipped files are looked
+ * for.  false when it cannot be read or does not fit. */
+bool vg_self_exe(char *buf, size_t cap);
 #endif
