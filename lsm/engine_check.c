@@ -1,0 +1,267 @@
+/* engine_check.c: load lsm/engine.bpf.c with a policy's trie (lsm/lsm_compile.c
+ * into the maps), open the given files from a cgroup of this process's own,
+ * and hold each record the kernel wrote against vg_lsm_trie_decide and
+ * vg_policy_decide_path for the same path: the kernel's half of issue 27's
+ * differential test, run in a guest (tests/guest/lsm_engine.sh).
+ *
+ * usage: engine_check [-v] [--full] POLICY [r:|w:]PATH...   (r: read, the default; w: write)
+ * Exit 0: every open was recorded once, its record agrees with both
+ * deciders and the open's result with the record; with --full (a ring
+ * buffer of one page, too small for any record) every open was refused
+ * and nothing recorded.  1: a check failed.
+ * 2: BPF LSM unavailable, or the policy does not compile exactly (the
+ * engine's fallback to notify).  3: set-up failed. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <bpf/libbpf.h>
+
+#include "lsm/engine.h"
+#include "lsm/lsm_compile.h"
+#include "lsm/probe_cgroup.h"
+#include "engine.skel.h"
+
+enum { EXIT_PASS = 0, EXIT_CHECK = 1, EXIT_NO_LSM = 2, EXIT_SETUP = 3 };
+
+#define PROG "vigil-lsm-engine-check"
+#define CGROUP_ROOT "/sys/fs/cgroup"
+#define ERR_MAX 512
+#define MAX_OPENS 256
+
+struct one_open {
+    const char *path;
+    enum vg_class cls;
+    int err;            /* the open's errno, 0: it opened */
+    int records;        /* how many records named it */
+    bool agrees;        /* its record matched both deciders and err */
+};
+
+struct run {
+    const struct vg_policy *pol;
+    const struct vg_lsm_trie *trie;
+    struct one_open open[MAX_OPENS];
+    int nopen;
+    unsigned pid;
+    int records, foreign;
+    bool full;          /* --full: no record fits */
+};
+
+static int libbpf_say(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+    (void)level;
+    return vfprintf(stderr, fmt, ap);
+}
+
+/* The trie into the engine's maps, sized to it before load. */
+static int fill_maps(struct engine_bpf *skel, const struct vg_lsm_trie *t)
+{
+    for (uint32_t i = 0; i < t->nnodes; i++)
+        if (bpf_map__update_elem(skel->maps.nodes, &i, sizeof i, &t->nodes[i], sizeof t->nodes[i],
+                                 BPF_ANY))
+            return -1;
+    for (uint32_t i = 0; i < t->nedges; i++)
+        if (bpf_map__update_elem(skel->maps.edges, &t->edges[i].key, sizeof t->edges[i].key,
+                                 &t->edges[i].child, sizeof t->edges[i].child, BPF_NOEXIST))
+            return -1;
+    return 0;
+}
+
+static int set_watch(struct engine_bpf *skel, unsigned long long cgroup, const struct vg_lsm_trie *t)
+{
+    struct engine_settings cfg = {.cgroup_id = cgroup, .def = t->def};
+    unsigned key = 0;
+    return bpf_map__update_elem(skel->maps.settings, &key, sizeof key, &cfg, sizeof cfg, BPF_ANY);
+}
+
+static const char *action_name(unsigned a)
+{
+    return a == VG_ACT_ALLOW ? "allow" : a == VG_ACT_DENY ? "deny" : "kill";
+}
+
+static int on_record(void *ctx, void *data, size_t size)
+{
+    struct run *r = ctx;
+    const struct engine_record *e = data;
+    if (size < sizeof *e)
+        return 0;
+    r->records++;
+    if (e->pid != r->pid) {
+        r->foreign++;
+        return 0;
+    }
+    for (int i = 0; i < r->nopen; i++) {
+        struct one_open *o = &r->open[i];
+        if (e->path_len <= 0 || strcmp(e->path, o->path) || (unsigned)o->cls != e->cls)
+            continue;
+        o->records++;
+        struct vg_verdict trie = vg_lsm_trie_decide(r->trie, o->cls, o->path);
+        struct vg_verdict core = vg_policy_decide_path(r->pol, o->cls, o->path);
+        const struct vg_rule_src *rule = e->rule == VG_LSM_NONE ? NULL
+            : e->rule < r->trie->nrules ? r->trie->rules[e->rule] : (const void *)-1;
+        int want_err = e->action == VG_ACT_ALLOW ? 0 : EACCES;
+        o->agrees = (enum vg_action)e->action == trie.action && rule == trie.rule &&
+                    trie.action == core.action && trie.rule == core.rule && o->err == want_err &&
+                    e->ret == -want_err;
+        printf("%s %-5s %-48s kernel %-5s line %-3u trie %-5s line %-3u core %-5s line %-3u "
+               "open %s\n", o->agrees ? "ok  " : "DIFF", o->cls == VG_CLASS_WRITE ? "write" : "read",
+               o->path, action_name(e->action), rule && rule != (const void *)-1 ? rule->line : 0,
+               action_name(trie.action), trie.rule ? trie.rule->line : 0, action_name(core.action),
+               core.rule ? core.rule->line : 0, o->err ? strerror(o->err) : "opened");
+    }
+    return 0;
+}
+
+static int try_open(const char *path, enum vg_class cls)
+{
+    int fd = open(path, (cls == VG_CLASS_WRITE ? O_WRONLY : O_RDONLY) | O_CLOEXEC);
+    if (fd < 0)
+        return errno;
+    return close(fd) == 0 ? 0 : errno;
+}
+
+/* Open every file from a cgroup of its own, watched; then read the records. */
+static int run_opens(struct engine_bpf *skel, struct run *r, char *err, size_t errlen)
+{
+    struct probe_cgroup cg;
+    if (probe_cgroup_enter(&cg, CGROUP_ROOT, err, errlen) < 0)
+        return EXIT_SETUP;
+    int rc = EXIT_PASS;
+    if (set_watch(skel, cg.id, r->trie) != 0) {
+        snprintf(err, errlen, "settings map: %s", strerror(errno));
+        rc = EXIT_SETUP;
+    } else {
+        for (int i = 0; i < r->nopen; i++)
+            r->open[i].err = try_open(r->open[i].path, r->open[i].cls);
+        if (set_watch(skel, 0, r->trie) != 0) {
+            snprintf(err, errlen, "settings map: %s", strerror(errno));
+            rc = EXIT_SETUP;
+        }
+    }
+    char leave_err[ERR_MAX];
+    if (probe_cgroup_leave(&cg, leave_err, sizeof leave_err) < 0 && rc == EXIT_PASS) {
+        snprintf(err, errlen, "%s", leave_err);
+        rc = EXIT_SETUP;
+    }
+    if (rc != EXIT_PASS)
+        return rc;
+    struct ring_buffer *rb = ring_buffer__new(bpf_map__fd(skel->maps.records), on_record, r, NULL);
+    if (!rb) {
+        snprintf(err, errlen, "ring_buffer__new: %s", strerror(errno));
+        return EXIT_SETUP;
+    }
+    int n = ring_buffer__consume(rb);
+    ring_buffer__free(rb);
+    if (n < 0) {
+        snprintf(err, errlen, "ring_buffer__consume: %s", strerror(-n));
+        return EXIT_SETUP;
+    }
+    int bad = 0;
+    for (int i = 0; i < r->nopen && r->full; i++)
+        bad += r->open[i].err != EACCES;
+    for (int i = 0; i < r->nopen && !r->full; i++)
+        if (r->open[i].records != 1 || !r->open[i].agrees) {
+            if (!r->open[i].records)
+                printf("MISS %s: no record\n", r->open[i].path);
+            bad++;
+        }
+    bad += r->full && r->records;
+    printf("%s: %s: %d opens%s, %d records (%d of other processes), %d differ\n", PROG,
+           bad ? "FAIL" : "PASS", r->nopen, r->full ? " with a full ring buffer" : "", r->records,
+           r->foreign, bad);
+    return bad ? EXIT_CHECK : EXIT_PASS;
+}
+
+static int load_and_run(struct run *r, bool verbose)
+{
+    libbpf_set_print(verbose ? libbpf_say : NULL);
+    struct engine_bpf *skel = engine_bpf__open();
+    if (!skel) {
+        fprintf(stderr, "%s: open: %s\n", PROG, strerror(errno));
+        return EXIT_SETUP;
+    }
+    const struct vg_lsm_trie *t = r->trie;
+    int rc = EXIT_PASS;
+    if (bpf_map__set_max_entries(skel->maps.nodes, t->nnodes) ||
+        bpf_map__set_max_entries(skel->maps.edges, t->nedges ? t->nedges : 1) ||
+        (r->full && bpf_map__set_max_entries(skel->maps.records, (uint32_t)getpagesize()))) {
+        fprintf(stderr, "%s: size the maps: %s\n", PROG, strerror(errno));
+        rc = EXIT_SETUP;
+    } else if (engine_bpf__load(skel)) {
+        fprintf(stderr, "%s: BPF LSM unavailable: load: %s\n", PROG, strerror(errno));
+        rc = EXIT_NO_LSM;
+    } else if (fill_maps(skel, t)) {
+        fprintf(stderr, "%s: fill the maps: %s\n", PROG, strerror(errno));
+        rc = EXIT_SETUP;
+    } else if (engine_bpf__attach(skel)) {
+        fprintf(stderr, "%s: BPF LSM unavailable: attach lsm/file_open: %s\n", PROG, strerror(errno));
+        rc = EXIT_NO_LSM;
+    } else {
+        char err[ERR_MAX] = "";
+        rc = run_opens(skel, r, err, sizeof err);
+        if (rc == EXIT_SETUP)
+            fprintf(stderr, "%s: %s\n", PROG, err);
+    }
+    engine_bpf__destroy(skel);
+    return rc;
+}
+
+int main(int argc, char **argv)
+{
+    int a = 1;
+    bool verbose = false, full = false;
+    for (; a < argc && argv[a][0] == '-'; a++) {
+        if (!strcmp(argv[a], "-v"))
+            verbose = true;
+        else if (!strcmp(argv[a], "--full"))
+            full = true;
+        else
+            break;
+    }
+    if (argc - a < 2 || argc - a - 1 > MAX_OPENS) {
+        fprintf(stderr, "usage: %s [-v] [--full] POLICY [r:|w:]PATH...\n", PROG);
+        return EXIT_SETUP;
+    }
+    char cwd[4096];
+    if (!getcwd(cwd, sizeof cwd)) {
+        fprintf(stderr, "%s: getcwd: %s\n", PROG, strerror(errno));
+        return EXIT_SETUP;
+    }
+    const char *home = getenv("HOME");
+    struct vg_places places = {home && home[0] == '/' ? home : "/root", cwd, "/tmp"};
+    struct vg_err err = {{0}};
+    struct vg_policy *pol = vg_policy_load(argv[a], &err);
+    if (!pol || vg_policy_compile(pol, &places, &err)) {
+        fprintf(stderr, "%s: %s\n", PROG, err.msg);
+        vg_policy_free(pol);
+        return EXIT_SETUP;
+    }
+    struct vg_lsm_trie trie;
+    if (vg_lsm_compile(pol, &trie, &err)) {
+        fprintf(stderr, "%s: not exact in the kernel (the notify engine would run): %s\n", PROG, err.msg);
+        vg_policy_free(pol);
+        return EXIT_NO_LSM;
+    }
+    struct run *r = calloc(1, sizeof *r);
+    if (!r) {
+        vg_lsm_trie_free(&trie);
+        vg_policy_free(pol);
+        return EXIT_SETUP;
+    }
+    *r = (struct run){.pol = pol, .trie = &trie, .pid = (unsigned)getpid(), .full = full};
+    for (int i = a + 1; i < argc; i++) {
+        const char *s = argv[i];
+        enum vg_class cls = !strncmp(s, "w:", 2) ? VG_CLASS_WRITE : VG_CLASS_READ;
+        if (!strncmp(s, "w:", 2) || !strncmp(s, "r:", 2))
+            s += 2;
+        r->open[r->nopen++] = (struct one_open){.path = s, .cls = cls};
+    }
+    int rc = load_and_run(r, verbose);
+    free(r);
+    vg_lsm_trie_free(&trie);
+    vg_policy_free(pol);
+    return rc;
+}

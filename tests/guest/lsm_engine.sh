@@ -1,0 +1,51 @@
+#!/bin/sh
+# lsm_engine.sh: the kernel engine's file_open program against the
+# user-space deciders, in a guest whose kernel allows BPF LSM (issue 27):
+#   tests/guest/run-guest.sh --quiet --with build/lsm/engine_check tests/guest/lsm_engine.sh
+# (build it first: make -f lsm/engine.mk lsm-engine).  A policy over a
+# fresh tree in /tmp (each pattern kind, first match, deny and kill), the
+# files opened for read and write from a watched cgroup; every record must
+# agree with vg_lsm_trie_decide, vg_policy_decide_path and the open's own
+# result (lsm/engine_check.c); with a ring buffer too small for a record,
+# every open must be refused.  Then a policy with a glob inside a
+# component must be refused (exit 2: the engine's fallback to notify).
+set -u
+CHECK=${1:-build/lsm/engine_check}
+d=$(mktemp -d /tmp/lsm-engine.XXXXXX) || exit 3
+trap 'rm -rf "$d"' EXIT
+mkdir -p "$d/work/data/private" "$d/etc" "$d/usr/bin" "$d/home/.ssh" "$d/pub/a/b" "$d/pub/x/b" || exit 3
+files="work/a.py work/data/x.csv work/data/private/key etc/passwd etc/shadow usr/bin/tool
+       home/.ssh/id_rsa pub/a/b/c pub/x/b/c pub/top"
+for f in $files; do : >"$d/$f" || exit 3; done
+cat >"$d/t.policy" <<POLICY
+version 1
+default deny
+deny read $d/work/data/private/**
+kill read $d/home/.ssh/**
+allow read $d/work/** $d/etc/* $d/pub/** $d/usr/bin/tool
+deny read $d/etc/shadow
+allow write $d/work/**
+kill write $d/etc/shadow
+deny write $d/pub/*/b/**
+allow write $d/pub/**
+POLICY
+opens=
+for f in $files; do opens="$opens r:$d/$f w:$d/$f"; done
+# directories too: an open for reading (ls) is a read of the directory
+for f in work work/data/private etc pub/a/b home; do opens="$opens r:$d/$f"; done
+# shellcheck disable=SC2086 # one word per open
+"$CHECK" "$d/t.policy" $opens
+rc=$?
+[ $rc = 0 ] || exit $rc
+
+# a ring buffer with no room: every open refused, even an allowed one
+"$CHECK" --full "$d/t.policy" "r:$d/work/a.py" "r:$d/pub/top" || exit $?
+
+printf 'version 1\nallow read %s/work/*.py\n' "$d" >"$d/glob.policy"
+"$CHECK" "$d/glob.policy" "r:$d/work/a.py"
+rc=$?
+if [ $rc != 2 ]; then
+    echo "lsm_engine.sh: FAIL: a glob inside a component: exit $rc, not 2 (refused)" >&2
+    exit 1
+fi
+echo "lsm_engine.sh: PASS"
