@@ -4,7 +4,8 @@
  * vg_policy_decide_path for the same path: the kernel's half of issue 27's
  * differential test, run in a guest (tests/guest/lsm_engine.sh).
  *
- * usage: engine_check [-v] [--full] POLICY [r:|w:]PATH...   (r: read, the default; w: write)
+ * usage: engine_check [-v] [--full] POLICY [r:|w:]PATH... [@FILE]   (r: read, the default;
+ *        w: write; @FILE: one such word a line)
  * Exit 0: every open was recorded once, its record agrees with both
  * deciders and the open's result with the record; with --full (a ring
  * buffer of one page, too small for any record) every open was refused
@@ -30,7 +31,12 @@ enum { EXIT_PASS = 0, EXIT_CHECK = 1, EXIT_NO_LSM = 2, EXIT_SETUP = 3 };
 #define PROG "vigil-lsm-engine-check"
 #define CGROUP_ROOT "/sys/fs/cgroup"
 #define ERR_MAX 512
-#define MAX_OPENS 256
+#define MAX_OPENS 16384
+/* Opens between two reads of the ring buffer, which holds about 1,000. */
+#define CHUNK 128
+/* Up to this many opens, each is shown; past it only those that differ. */
+#define SHOW_ALL 64
+#define LIST_MAX (16 << 20)
 
 struct one_open {
     const char *path;
@@ -106,11 +112,13 @@ static int on_record(void *ctx, void *data, size_t size)
         o->agrees = (enum vg_action)e->action == trie.action && rule == trie.rule &&
                     trie.action == core.action && trie.rule == core.rule && o->err == want_err &&
                     e->ret == -want_err;
-        printf("%s %-5s %-48s kernel %-5s line %-3u trie %-5s line %-3u core %-5s line %-3u "
-               "open %s\n", o->agrees ? "ok  " : "DIFF", o->cls == VG_CLASS_WRITE ? "write" : "read",
-               o->path, action_name(e->action), rule && rule != (const void *)-1 ? rule->line : 0,
-               action_name(trie.action), trie.rule ? trie.rule->line : 0, action_name(core.action),
-               core.rule ? core.rule->line : 0, o->err ? strerror(o->err) : "opened");
+        if (!o->agrees || r->nopen <= SHOW_ALL)
+            printf("%s %-5s %-48s kernel %-5s line %-3u trie %-5s line %-3u core %-5s line %-3u "
+                   "open %s\n", o->agrees ? "ok  " : "DIFF",
+                   o->cls == VG_CLASS_WRITE ? "write" : "read", o->path, action_name(e->action),
+                   rule && rule != (const void *)-1 ? rule->line : 0, action_name(trie.action),
+                   trie.rule ? trie.rule->line : 0, action_name(core.action),
+                   core.rule ? core.rule->line : 0, o->err ? strerror(o->err) : "opened");
     }
     return 0;
 }
@@ -123,24 +131,44 @@ static int try_open(const char *path, enum vg_class cls)
     return close(fd) == 0 ? 0 : errno;
 }
 
-/* Open every file from a cgroup of its own, watched; then read the records. */
+/* The opens, between watch and unwatch, the records read every CHUNK
+ * opens (the ring buffer holds about 1,000); -1 with err. */
+static int open_all(struct engine_bpf *skel, struct run *r, struct ring_buffer *rb,
+                    unsigned long long cgroup, char *err, size_t errlen)
+{
+    if (set_watch(skel, cgroup, r->trie) != 0) {
+        snprintf(err, errlen, "settings map: %s", strerror(errno));
+        return -1;
+    }
+    int n = 0;
+    for (int i = 0; i < r->nopen && n >= 0; i++) {
+        r->open[i].err = try_open(r->open[i].path, r->open[i].cls);
+        if ((i + 1) % CHUNK == 0 || i + 1 == r->nopen)
+            n = ring_buffer__consume(rb);
+    }
+    if (set_watch(skel, 0, r->trie) != 0 || n < 0) {
+        snprintf(err, errlen, "%s: %s", n < 0 ? "ring_buffer__consume" : "settings map",
+                 strerror(n < 0 ? -n : errno));
+        return -1;
+    }
+    return 0;
+}
+
+/* Open every file from a cgroup of its own, watched, and judge the records. */
 static int run_opens(struct engine_bpf *skel, struct run *r, char *err, size_t errlen)
 {
-    struct probe_cgroup cg;
-    if (probe_cgroup_enter(&cg, CGROUP_ROOT, err, errlen) < 0)
+    struct ring_buffer *rb = ring_buffer__new(bpf_map__fd(skel->maps.records), on_record, r, NULL);
+    if (!rb) {
+        snprintf(err, errlen, "ring_buffer__new: %s", strerror(errno));
         return EXIT_SETUP;
-    int rc = EXIT_PASS;
-    if (set_watch(skel, cg.id, r->trie) != 0) {
-        snprintf(err, errlen, "settings map: %s", strerror(errno));
-        rc = EXIT_SETUP;
-    } else {
-        for (int i = 0; i < r->nopen; i++)
-            r->open[i].err = try_open(r->open[i].path, r->open[i].cls);
-        if (set_watch(skel, 0, r->trie) != 0) {
-            snprintf(err, errlen, "settings map: %s", strerror(errno));
-            rc = EXIT_SETUP;
-        }
     }
+    struct probe_cgroup cg;
+    if (probe_cgroup_enter(&cg, CGROUP_ROOT, err, errlen) < 0) {
+        ring_buffer__free(rb);
+        return EXIT_SETUP;
+    }
+    int rc = open_all(skel, r, rb, cg.id, err, errlen) ? EXIT_SETUP : EXIT_PASS;
+    ring_buffer__free(rb);
     char leave_err[ERR_MAX];
     if (probe_cgroup_leave(&cg, leave_err, sizeof leave_err) < 0 && rc == EXIT_PASS) {
         snprintf(err, errlen, "%s", leave_err);
@@ -148,17 +176,6 @@ static int run_opens(struct engine_bpf *skel, struct run *r, char *err, size_t e
     }
     if (rc != EXIT_PASS)
         return rc;
-    struct ring_buffer *rb = ring_buffer__new(bpf_map__fd(skel->maps.records), on_record, r, NULL);
-    if (!rb) {
-        snprintf(err, errlen, "ring_buffer__new: %s", strerror(errno));
-        return EXIT_SETUP;
-    }
-    int n = ring_buffer__consume(rb);
-    ring_buffer__free(rb);
-    if (n < 0) {
-        snprintf(err, errlen, "ring_buffer__consume: %s", strerror(-n));
-        return EXIT_SETUP;
-    }
     int bad = 0;
     for (int i = 0; i < r->nopen && r->full; i++)
         bad += r->open[i].err != EACCES;
@@ -169,9 +186,12 @@ static int run_opens(struct engine_bpf *skel, struct run *r, char *err, size_t e
             bad++;
         }
     bad += r->full && r->records;
-    printf("%s: %s: %d opens%s, %d records (%d of other processes), %d differ\n", PROG,
-           bad ? "FAIL" : "PASS", r->nopen, r->full ? " with a full ring buffer" : "", r->records,
-           r->foreign, bad);
+    int nread = 0;
+    for (int i = 0; i < r->nopen; i++)
+        nread += r->open[i].cls == VG_CLASS_READ;
+    printf("%s: %s: %d opens (%d read, %d write)%s, %d records (%d of other processes), "
+           "%d differ\n", PROG, bad ? "FAIL" : "PASS", r->nopen, nread, r->nopen - nread,
+           r->full ? " with a full ring buffer" : "", r->records, r->foreign, bad);
     return bad ? EXIT_CHECK : EXIT_PASS;
 }
 
@@ -209,6 +229,37 @@ static int load_and_run(struct run *r, bool verbose)
     return rc;
 }
 
+/* One [r:|w:]PATH word. */
+static int add_open(struct run *r, char *s)
+{
+    if (r->nopen >= MAX_OPENS) {
+        fprintf(stderr, "%s: more than %d opens\n", PROG, MAX_OPENS);
+        return EXIT_SETUP;
+    }
+    enum vg_class cls = !strncmp(s, "w:", 2) ? VG_CLASS_WRITE : VG_CLASS_READ;
+    if (!strncmp(s, "w:", 2) || !strncmp(s, "r:", 2))
+        s += 2;
+    r->open[r->nopen++] = (struct one_open){.path = s, .cls = cls};
+    return EXIT_PASS;
+}
+
+/* @FILE: one such word a line; *keep holds its text, which the opens
+ * point into, until the end. */
+static int add_list(struct run *r, const char *file, char **keep)
+{
+    struct vg_err err = {{0}};
+    char *s = *keep ? NULL : vg_read_file(file, LIST_MAX, NULL, &err);
+    if (!s) {
+        fprintf(stderr, "%s: %s\n", PROG, *keep ? "one @FILE only" : err.msg);
+        return EXIT_SETUP;
+    }
+    *keep = s;
+    int rc = EXIT_PASS;
+    for (char *save, *l = strtok_r(s, "\n", &save); l && rc == EXIT_PASS; l = strtok_r(NULL, "\n", &save))
+        rc = add_open(r, l);
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
     int a = 1;
@@ -221,8 +272,8 @@ int main(int argc, char **argv)
         else
             break;
     }
-    if (argc - a < 2 || argc - a - 1 > MAX_OPENS) {
-        fprintf(stderr, "usage: %s [-v] [--full] POLICY [r:|w:]PATH...\n", PROG);
+    if (argc - a < 2) {
+        fprintf(stderr, "usage: %s [-v] [--full] POLICY [r:|w:]PATH... [@FILE]\n", PROG);
         return EXIT_SETUP;
     }
     char cwd[4096];
@@ -252,14 +303,13 @@ int main(int argc, char **argv)
         return EXIT_SETUP;
     }
     *r = (struct run){.pol = pol, .trie = &trie, .pid = (unsigned)getpid(), .full = full};
-    for (int i = a + 1; i < argc; i++) {
-        const char *s = argv[i];
-        enum vg_class cls = !strncmp(s, "w:", 2) ? VG_CLASS_WRITE : VG_CLASS_READ;
-        if (!strncmp(s, "w:", 2) || !strncmp(s, "r:", 2))
-            s += 2;
-        r->open[r->nopen++] = (struct one_open){.path = s, .cls = cls};
-    }
-    int rc = load_and_run(r, verbose);
+    char *list = NULL;
+    int rc = EXIT_PASS;
+    for (int i = a + 1; i < argc && rc == EXIT_PASS; i++)
+        rc = argv[i][0] == '@' ? add_list(r, argv[i] + 1, &list) : add_open(r, argv[i]);
+    if (rc == EXIT_PASS)
+        rc = load_and_run(r, verbose);
+    free(list);
     free(r);
     vg_lsm_trie_free(&trie);
     vg_policy_free(pol);

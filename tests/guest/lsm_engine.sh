@@ -11,6 +11,7 @@
 # component must be refused (exit 2: the engine's fallback to notify).
 set -u
 CHECK=${1:-build/lsm/engine_check}
+TREE_ROOT=$(pwd)  # run-guest.sh runs the command in the tree's root
 d=$(mktemp -d /tmp/lsm-engine.XXXXXX) || exit 3
 trap 'rm -rf "$d"' EXIT
 mkdir -p "$d/work/data/private" "$d/etc" "$d/usr/bin" "$d/home/.ssh" "$d/pub/a/b" "$d/pub/x/b" || exit 3
@@ -37,6 +38,29 @@ for f in work work/data/private etc pub/a/b home; do opens="$opens r:$d/$f"; don
 "$CHECK" "$d/t.policy" $opens
 rc=$?
 [ $rc = 0 ] || exit $rc
+
+# The guest's own trees and the source tree (9p): every file and directory
+# (symlinks aside: a record names the file reached), a policy with `**`
+# inside and at the end, `*`, first match across overlaps; write opens of
+# the fresh tree's files and /etc's (a tmpfs here: opened, not changed).
+tree="$TREE_ROOT"
+cat >"$d/tree.policy" <<POLICY
+version 1
+default deny
+deny read $tree/tests/** $tree/*/README.md /etc/shadow
+deny read $tree/**/unit/** /usr/**/x86_64-linux-gnu/*
+kill read /root/**
+allow read /usr/** /lib/** /bin/* /sbin/* /etc/* $tree/** $d/**
+allow write $d/work/** /etc/passwd
+deny write $d/*/data/**
+allow write $d/**
+POLICY
+{
+    find /usr /lib /bin /sbin /etc "$d" -xdev \( -type f -o -type d \) 2>/dev/null
+    find "$tree" -xdev -name .git -prune -o \( -type f -o -type d \) -print 2>/dev/null | head -n 6000
+} | sed 's/^/r:/' >"$d/opens"
+find "$d" /etc -xdev -type f 2>/dev/null | sed 's/^/w:/' >>"$d/opens"
+"$CHECK" "$d/tree.policy" "@$d/opens" || exit $?
 
 # a ring buffer with no room: every open refused, even an allowed one
 "$CHECK" --full "$d/t.policy" "r:$d/work/a.py" "r:$d/pub/top" || exit $?
