@@ -1,8 +1,6 @@
 /* usage.c: see usage.h. */
 #include "launcher/usage.h"
 
-#include <dirent.h>
-#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
@@ -10,26 +8,13 @@
 #include <sys/vfs.h>
 #include <unistd.h>
 
-/* Deeper trees are not walked: a directory below this depth makes the
- * walk blind (its size cannot be known, so the limit counts as passed) */
-#define WALK_DEPTH 64
-#define BLOCK_UNIT 512   /* st_blocks counts 512-byte units */
+#include "util/treesize.h"
+
 /* Walks one measurement may take before it is settled (see measure); past
  * them the workdir's filesystem is asked instead. */
 #define WALKS_MAX 4
-#define FNV_OFFSET 0xcbf29ce484222325ull
-#define FNV_PRIME 0x100000001b3ull
 
-/* One walk of the workdir: what it counted, and what says whether the
- * tree stood still meanwhile. */
-struct walk {
-    uint64_t bytes;
-    uint64_t shape;   /* hash of every directory met, in order: inode and times */
-    bool moved;       /* a name vanished or changed kind under the walk */
-    bool blind;       /* a directory could not be read (permissions) */
-};
-
-static void walk_tree(const char *dir, struct walk *w);
+static void walk_tree(const char *dir, struct vg_tree_size *w);
 
 static uint64_t fs_used(int fd)
 {
@@ -51,7 +36,7 @@ void vg_usage_init(struct vg_usage *u, const char *host_workdir, uint64_t disk_l
     u->wd_fd = open(host_workdir, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     u->fs_base = fs_used(u->wd_fd);
     /* what was there before counts against nothing */
-    struct walk w;
+    struct vg_tree_size w;
     walk_tree(host_workdir, &w);
     u->disk_base = u->disk_bytes = u->settled_bytes = w.bytes;
     u->settled_fs = u->fs_base;
@@ -67,91 +52,15 @@ void vg_usage_attach(struct vg_usage *u, pid_t init_pid)
     u->tmp_fd = open(path, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 }
 
-static void mix(uint64_t *h, uint64_t v)
+static void walk_tree(const char *dir, struct vg_tree_size *w)
 {
-    for (int i = 0; i < 8; i++, v >>= 8)
-        *h = (*h ^ (v & 0xff)) * FNV_PRIME;
-}
-
-/* A directory's identity and the times every change of its names moves
- * (a rename in or out, a create, an unlink); kernels with multigrain
- * timestamps give a change after this stat a time of its own. */
-static void mix_dir(struct walk *w, const struct stat *st)
-{
-    mix(&w->shape, (uint64_t)st->st_ino);
-    mix(&w->shape, (uint64_t)st->st_ctim.tv_sec);
-    mix(&w->shape, (uint64_t)st->st_ctim.tv_nsec);
-    mix(&w->shape, (uint64_t)st->st_mtim.tv_sec);
-    mix(&w->shape, (uint64_t)st->st_mtim.tv_nsec);
-}
-
-/* What an error met on a name the directory listed means: gone or
- * replaced meanwhile (a concurrent rename: the walk is not settled), or
- * unreadable (what cannot be measured is not under the limit). */
-static void name_failed(struct walk *w, int err)
-{
-    if (err == ENOENT || err == ESTALE || err == ENOTDIR || err == ELOOP)
-        w->moved = true;
-    else
-        w->blind = true;
-}
-
-/* Bytes allocated beneath the directory dirfd, never following a link
- * nor leaving its filesystem: the candidate owns this tree and may make
- * it point anywhere, so only metadata is read, relative to fds. */
-static void tree_bytes(int dirfd, dev_t dev, int depth, struct walk *w)
-{
-    struct stat self;
-    if (fstat(dirfd, &self) < 0) {
-        close(dirfd);
-        w->blind = true;
-        return;
-    }
-    mix_dir(w, &self);
-    DIR *d = fdopendir(dirfd);
-    if (!d) {
-        close(dirfd);
-        w->blind = true;
-        return;
-    }
-    struct dirent *e;
-    while ((e = readdir(d))) {
-        struct stat st;
-        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
-            continue;
-        if (fstatat(dirfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
-            name_failed(w, errno);
-            continue;
-        }
-        if (st.st_dev != dev)
-            continue;
-        w->bytes += (uint64_t)st.st_blocks * BLOCK_UNIT;
-        if (S_ISDIR(st.st_mode) && depth >= WALK_DEPTH) {
-            w->blind = true; /* a candidate's 70 levels once hid 16 MB under a 4M limit */
-        } else if (S_ISDIR(st.st_mode)) {
-            int sub = openat(dirfd, e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-            if (sub >= 0)
-                tree_bytes(sub, dev, depth + 1, w);
-            else
-                name_failed(w, errno);
-        }
-    }
-    closedir(d);
-}
-
-static void walk_tree(const char *dir, struct walk *w)
-{
-    memset(w, 0, sizeof *w);
-    w->shape = FNV_OFFSET;
     int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    struct stat st;
-    if (fd < 0 || fstat(fd, &st) < 0) {
-        if (fd >= 0)
-            close(fd);
+    if (fd < 0) {
+        memset(w, 0, sizeof *w);
         w->blind = true;
         return;
     }
-    tree_bytes(fd, st.st_dev, 0, w);
+    vg_tree_size(fd, UINT64_MAX, w);
 }
 
 /* A walk races the candidate's renames: a tree moved from a name not yet
@@ -167,7 +76,7 @@ static void walk_tree(const char *dir, struct walk *w)
  * renaming, and what the host writes there counts only while it churns. */
 static void measure_disk(struct vg_usage *u)
 {
-    struct walk w;
+    struct vg_tree_size w;
     bool settled = false;
     for (int i = 0; i < WALKS_MAX && !settled; i++) {
         walk_tree(u->host_workdir, &w);

@@ -23,11 +23,10 @@
 #include "util/escape.h"
 #include "util/json.h"
 #include "util/jsonr.h"
+#include "util/treesize.h"
 
 #define RECORD_MAX (4u << 20)
 #define TMP_SUFFIX ".tmp"
-/* deeper than a request can make (request.h), shallower than a stack */
-#define STORE_MAX_DEPTH 64
 
 /* Replaces path with text: written, renamed over it (whole, whatever kills
  * the daemon), and with durable fsync'd first, so that a crash of the
@@ -267,37 +266,10 @@ static struct vg_srun *load_run(const struct vg_serve *d, const char *dir, struc
 }
 
 /* A tree too deep to walk counts as this much: its user's stored quota
- * is full until the run is deleted (DELETE removes any depth). */
+ * is full until the run is deleted (DELETE removes any depth).  A walk
+ * stops there too. */
 #define UNMEASURED_BYTES (UINT64_C(1) << 50)
-
-/* Bytes (as blocks allocated) of the tree under dirfd, not following
- * symlinks nor crossing into other file systems. */
-static uint64_t tree_bytes(int dirfd, dev_t dev, unsigned depth)
-{
-    DIR *dd = fdopendir(dirfd);
-    if (!dd) {
-        close(dirfd);
-        return 0;
-    }
-    uint64_t sum = 0;
-    for (struct dirent *e; (e = readdir(dd));) {
-        struct stat st;
-        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..") ||
-            fstatat(dirfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 || st.st_dev != dev)
-            continue;
-        if (sum >= UNMEASURED_BYTES)
-            break;
-        sum += (uint64_t)st.st_blocks * 512;
-        if (S_ISDIR(st.st_mode) && depth >= STORE_MAX_DEPTH) {
-            sum += UNMEASURED_BYTES; /* what lies below is not known: it is not free */
-        } else if (S_ISDIR(st.st_mode)) {
-            int sub = openat(dirfd, e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-            sum += sub >= 0 ? tree_bytes(sub, dev, depth + 1) : UNMEASURED_BYTES;
-        }
-    }
-    closedir(dd);
-    return sum;
-}
+#define BLOCK_UNIT 512   /* st_blocks counts 512-byte units */
 
 uint64_t vg_srun_stored_bytes(const struct vg_srun *r)
 {
@@ -309,7 +281,11 @@ uint64_t vg_srun_stored_bytes(const struct vg_srun *r)
         close(fd);
         return 0;
     }
-    return (uint64_t)st.st_blocks * 512 + tree_bytes(fd, st.st_dev, 0);
+    /* a tree that cannot be measured is not free; nor is walking past the
+     * quota's worth of it */
+    struct vg_tree_size w;
+    vg_tree_size(fd, UNMEASURED_BYTES, &w);
+    return (uint64_t)st.st_blocks * BLOCK_UNIT + (w.blind ? UNMEASURED_BYTES : w.bytes);
 }
 
 /* A run the last daemon left: queued runs queue again; a running one is
