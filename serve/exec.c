@@ -141,22 +141,6 @@ int vg_exec_start(struct vg_serve *d, struct vg_srun *r, struct vg_err *err)
     return 0;
 }
 
-/* The result's text with each \u0000 escape (a NUL the candidate wrote,
- * in an output's tail) made U+FFFD: the JSON reader refuses NULs, which
- * would become C strings, and only the result's status and numbers are
- * read here. */
-static void defuse_nuls(char *text, size_t len)
-{
-    static const char nul[] = "\\u0000", repl[] = "\\ufffd";
-    for (size_t i = 0; i + 1 < len; i++) {
-        if (text[i] != '\\')
-            continue;
-        if (len - i >= sizeof nul - 1 && !memcmp(text + i, nul, sizeof nul - 1))
-            memcpy(text + i, repl, sizeof repl - 1);
-        i++; /* the escaped character is not the start of another escape */
-    }
-}
-
 /* What the run's result says, if it wrote one. */
 static bool read_result(struct vg_srun *r)
 {
@@ -165,9 +149,9 @@ static bool read_result(struct vg_srun *r)
     struct vg_err err;
     char *text = access(p, F_OK) == 0 ? vg_read_file(p, RESULT_MAX, &len, &err) : NULL;
     free(p);
-    if (text)
-        defuse_nuls(text, len);
-    struct vg_jv *v = text ? vg_jv_parse(text, len, &err) : NULL;
+    /* a NUL the candidate printed (escaped in an output's tail) must not
+     * make the whole result unreadable: only its status and numbers are read */
+    struct vg_jv *v = text ? vg_jv_parse_flags(text, len, VG_JV_NUL_AS_FFFD, &err) : NULL;
     free(text);
     if (!v)
         return false;

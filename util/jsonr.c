@@ -7,10 +7,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* U+FFFD, what VG_JV_NUL_AS_FFFD makes of an escaped NUL */
+#define REPLACEMENT_CHAR 0xfffd
+
 struct parser {
     const char *p, *start, *end;
     struct vg_err *err;
     bool failed;
+    unsigned flags;          /* VG_JV_* */
 };
 
 static void fail(struct parser *ps, const char *what)
@@ -116,6 +120,8 @@ static bool escape(struct parser *ps, struct vg_buf *b)
             return false;
         }
         cp = 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00);
+    } else if (cp == 0 && (ps->flags & VG_JV_NUL_AS_FFFD)) {
+        cp = REPLACEMENT_CHAR;
     } else if ((cp >= 0xdc00 && cp <= 0xdfff) || cp == 0) {
         fail(ps, cp ? "unpaired surrogate in string" : "NUL in string");
         return false;
@@ -311,7 +317,12 @@ void vg_jv_free(struct vg_jv *v)
 
 struct vg_jv *vg_jv_parse(const char *text, size_t len, struct vg_err *err)
 {
-    struct parser ps = {text, text, text + len, err, false};
+    return vg_jv_parse_flags(text, len, 0, err);
+}
+
+struct vg_jv *vg_jv_parse_flags(const char *text, size_t len, unsigned flags, struct vg_err *err)
+{
+    struct parser ps = {text, text, text + len, err, false, flags};
     struct vg_jv *v = vg_xcalloc(1, sizeof *v);
     /* JSON text is UTF-8 (RFC 8259); bytes that are not would reach argv
      * and paths as something no editor shows. */

@@ -29,6 +29,11 @@ struct vg_jv {
 /* Parses text[0..len) as exactly one JSON value (white space around it is
  * fine).  NULL with err ("byte N: ...") on anything else. */
 struct vg_jv *vg_jv_parse(const char *text, size_t len, struct vg_err *err);
+/* The same, with VG_JV_* flags. */
+#define VG_JV_NUL_AS_FFFD 1u   /* an escaped NUL (\u0000) is read as U+FFFD, not refused:
+                                * for vigil's own records, whose output tails may hold
+                                * one, where only other members are wanted */
+struct vg_jv *vg_jv_parse_flags(const char *text, size_t len, unsigned flags, struct vg_err *err);
 void vg_jv_free(struct vg_jv *v);
 
 /* The member key of an object, or NULL (also when v is not an object). */
