@@ -153,7 +153,7 @@ static uint32_t intern(struct builder *b, struct iset *s)
     iset_sort(s);
     uint32_t h = iset_hash(s);
     for (uint32_t i = b->bucket[h]; i != VG_LSM_NONE; i = b->st[i].next)
-        if (b->st[i].n == s->n && !memcmp(b->st[i].items, s->v, s->n * sizeof *s->v))
+        if (b->st[i].n == s->n && (!s->n || !memcmp(b->st[i].items, s->v, s->n * sizeof *s->v)))
             return i;
     if (b->nst >= VG_LSM_MAX_NODES) {
         vg_errf(b->err, "%s: the kernel engine's trie would need more than %u nodes",
@@ -169,7 +169,8 @@ static uint32_t intern(struct builder *b, struct iset *s)
     struct state *st = &b->st[id];
     st->n = s->n;
     st->items = vg_xmalloc((s->n ? s->n : 1) * sizeof *s->v);
-    memcpy(st->items, s->v, s->n * sizeof *s->v);
+    if (s->n) /* the root of a policy without file rules is empty (s->v NULL) */
+        memcpy(st->items, s->v, s->n * sizeof *s->v);
     st->next = b->bucket[h];
     b->bucket[h] = id;
     fill_node(b, st, &b->t->nodes[id]);
