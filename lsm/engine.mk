@@ -4,7 +4,10 @@
 # alone: make -f lsm/engine.mk lsm-engine.  Its guest test:
 # tests/guest/lsm_engine.sh.
 
+# The top Makefile includes lsm.mk first; alone, this file brings it.
+ifndef LSM_OUT
 include lsm/lsm.mk
+endif
 
 # The policy's parser and compiler come from their sources: the check is
 # built apart from the binary, as the probe is.
