@@ -50,6 +50,8 @@ struct pipes {
     unsigned long filter_flags;
     /* --host-uid only (else -1): pid 1 says "k" here once it is uid 0 again */
     int ids[2];
+    /* plan->dns only (else -1): pid 1 sends the resolver's socket here */
+    int dns[2];
 };
 
 /* ---- inside the sandbox ---- */
@@ -340,6 +342,11 @@ static _Noreturn void init_main(const struct vg_plan *plan, const struct vg_bpf 
         report_exit(rep, VG_EXIT_SETUP, "sethostname: %s", strerror(errno));
     if (vg_loopback_up() < 0)
         report_exit(rep, VG_EXIT_SETUP, "bring up loopback: %s", strerror(errno));
+    /* the resolver's socket, from here, where its namespace is ours */
+    if (p->dns[1] >= 0 && vg_dns_socket_send(p->dns[1], vg_dns_bind()) < 0)
+        _exit(VG_EXIT_SETUP);
+    if (p->dns[1] >= 0)
+        close(p->dns[1]);
     struct vg_err err = {{0}};
     /* Before pasta connects the namespace and before the candidate
      * exists: no packet leaves for the host unfiltered. */
@@ -453,9 +460,8 @@ static int notify_channels(struct pipes *p, struct vg_err *err)
 }
 
 /* pid 1 is dead (killed and reaped): a report it wrote before is the
- * cause of what failed here (the resolver cannot join the namespace of a
- * pid 1 that failed its setup and exited: ESRCH), and the message the user
- * needs. */
+ * cause of what failed here (no resolver socket comes from a pid 1 that
+ * failed its setup and exited), and the message the user needs. */
 static void own_report(int fd, struct vg_err *err)
 {
     struct pollfd pf = {.fd = fd, .events = POLLIN};
@@ -486,7 +492,7 @@ int vg_sandbox_start(const struct vg_plan *plan, const struct vg_bpf *cand,
                      struct vg_sandbox *sb, struct vg_err *err)
 {
     struct pipes p = {{-1, -1}, {-1, -1}, {-1, -1}, {-1, -1}, {-1, -1}, {-1, -1},
-                      sb->filter_flags, {-1, -1}};
+                      sb->filter_flags, {-1, -1}, {-1, -1}};
     sb->late_fd = -1;
     if (pipe2(p.out, O_CLOEXEC) < 0 || pipe2(p.err, O_CLOEXEC) < 0 ||
         pipe2(p.go, O_CLOEXEC) < 0 || pipe2(p.report, O_CLOEXEC) < 0) {
@@ -498,6 +504,10 @@ int vg_sandbox_start(const struct vg_plan *plan, const struct vg_bpf *cand,
         goto fail;
     if (plan->userns_owner && pipe2(p.ids, O_CLOEXEC) < 0) {
         vg_errf(err, "pipe: %s", strerror(errno));
+        goto fail;
+    }
+    if (plan->dns && socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, p.dns) < 0) {
+        vg_errf(err, "resolver socket: %s", strerror(errno));
         goto fail;
     }
     if (sb->hold && socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, p.late) < 0) {
@@ -531,6 +541,8 @@ int vg_sandbox_start(const struct vg_plan *plan, const struct vg_bpf *cand,
             close(p.late[0]);
         if (p.ids[0] >= 0)
             close(p.ids[0]);
+        if (p.dns[0] >= 0)
+            close(p.dns[0]);
         init_main(plan, cand, init, &p);
     }
     close(p.go[0]);
@@ -541,6 +553,9 @@ int vg_sandbox_start(const struct vg_plan *plan, const struct vg_bpf *cand,
     if (p.ids[1] >= 0)
         close(p.ids[1]);
     p.ids[1] = -1;
+    if (p.dns[1] >= 0)
+        close(p.dns[1]);
+    p.dns[1] = -1;
     if (write_id_maps(plan, pid, err) < 0 || root_again(&p, err) < 0)
         goto kill;
     if (attach(pid, err) < 0)
@@ -560,7 +575,7 @@ int vg_sandbox_start(const struct vg_plan *plan, const struct vg_bpf *cand,
     if (vg_cgroup_join(&plan->enforce->cg, pid, born_in_v2, err) < 0)
         goto kill;
     /* Before the candidate can ask: its first query finds the socket. */
-    if (plan->dns && (sb->dns_fd = vg_dns_socket(pid, err)) < 0)
+    if (plan->dns && (sb->dns_fd = vg_dns_socket_recv(p.dns[0], err)) < 0)
         goto kill;
     if (plan->net.egress && vg_egress_ready(&sb->egress, err) < 0)
         goto kill;
@@ -576,6 +591,7 @@ int vg_sandbox_start(const struct vg_plan *plan, const struct vg_bpf *cand,
         goto kill;
     }
     close_pair(p.go);
+    close_pair(p.dns);
     close(p.out[1]);
     close(p.err[1]);
     close(p.report[1]);
@@ -605,6 +621,7 @@ fail:
     close_pair(p.chan);
     close_pair(p.late);
     close_pair(p.ids);
+    close_pair(p.dns);
     return -1;
 }
 

@@ -43,18 +43,24 @@ int vg_dns_upstream_parse(struct vg_dns_upstream *u, const char *text, struct vg
 /* The nameservers of a resolv.conf file (the host's /etc/resolv.conf). */
 int vg_dns_upstream_from_file(struct vg_dns_upstream *u, const char *path, struct vg_err *err);
 
-/* A UDP socket bound to VG_DNS_ADDR:VG_DNS_PORT in the network namespace
- * of process pid (the sandbox's pid 1), made by a short child that joins
- * its user and network namespaces and passes the fd back.  Non-blocking,
- * close-on-exec.  -1 with err. */
-int vg_dns_socket(pid_t pid, struct vg_err *err);
+/* The resolver's socket (net/dns_sock.c): a UDP socket bound to
+ * VG_DNS_ADDR:VG_DNS_PORT in the calling process's network namespace,
+ * whose loopback is up (the sandbox's pid 1).  Non-blocking,
+ * close-on-exec.  The fd, or -errno. */
+int vg_dns_bind(void);
+/* pid 1: sends vg_dns_bind's answer (the fd, closed here, or -errno) to
+ * the supervisor over the unix socket chan.  0, or -1. */
+int vg_dns_socket_send(int chan, int fd);
+/* The supervisor: the socket pid 1 sent, or -1 with err (its errno, or
+ * EPROTO if pid 1 sent nothing). */
+int vg_dns_socket_recv(int chan, struct vg_err *err);
 
 struct vg_policy;
 struct vg_log;
 struct vg_dns_server;
 
 struct vg_dns_config {
-    int fd;                         /* from vg_dns_socket; the server owns it */
+    int fd;                         /* from vg_dns_socket_recv; the server owns it */
     const struct vg_policy *pol;
     struct vg_log *log;             /* shared with the engine (the writer locks) */
     struct vg_dns_table *table;
