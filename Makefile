@@ -240,16 +240,20 @@ test-hold: test-deps
 # Tests in a qemu guest booting Debian's own kernel (tests/guest/run-guest.sh),
 # for what this host's kernel cannot show: the kernel engine's BPF LSM probe
 # (issue 27, lsm/lsm.mk; on this host it must load or say in one line that
-# BPF LSM is refused, exit 2), and a run on cgroup v2 alone, as a stock
-# Debian 12 host has it (tests/guest/cgroup_v2.sh).  Part of .ci/run: one
-# boot, about 20 s under qemu's software CPU.
+# BPF LSM is refused, exit 2) and its file_open program, each record held
+# against the user-space deciders (lsm/engine.mk, tests/guest/lsm_engine.sh),
+# and a run on cgroup v2 alone, as a stock Debian 12 host has it
+# (tests/guest/cgroup_v2.sh).  Part of .ci/run: two boots, under a minute
+# under qemu's software CPU.
 include lsm/lsm.mk
+include lsm/engine.mk
 .PHONY: test-lsm
 test-lsm:
 	@sh scripts/install-deps.sh lsm
-	@$(MAKE) --no-print-directory vigil lsm-probe
+	@$(MAKE) --no-print-directory vigil lsm-probe lsm-engine
 	@rc=0; $(BUILD)/lsm/probe || rc=$$?; [ $$rc = 0 ] || [ $$rc = 2 ]
 	@tests/guest/run-guest.sh --quiet --with $(BUILD)/lsm/probe sh -c '$(BUILD)/lsm/probe && sh tests/guest/cgroup_v2.sh'
+	@tests/guest/run-guest.sh --quiet --with $(abspath $(BUILD))/lsm/engine_check tests/guest/lsm_engine.sh $(BUILD)/lsm/engine_check
 
 # make test's tests, with the supervisor and the unit tests built under ASan+UBSan.
 sanitize: test-deps
