@@ -71,8 +71,8 @@ static const struct vg_opt rows[] = {
      .seen = VG_OPT_SEEN(struct batch_args, o.prepare_set)},
     {"no-prepare", 0, NULL, "prepare nothing: every task's run is cold\n(--prepare 0)",
      .kind = VG_OPT_FLAG, .off = AT(o.no_prepare)},
-    {"uid-range", 0, "FIRST-LAST", "each task's run a host uid of its own from\n"
-     "this range while it lives (root; vigil run\n--host-uid)",
+    {"uid-range", 0, "A-B", "each task's run a host uid of its own from\n"
+     "uids A to B while it lives (root)",
      .kind = VG_OPT_STRING, .off = AT(o.uid_range)},
     {"shard", 0, "I/N", "run only shard I of N (0-based)", .def_text =
      "from SLURM_ARRAY_TASK_ID/_COUNT/_MIN, or\nJOB_COMPLETION_INDEX with --shards N (or VIGIL_SHARDS)",
