@@ -9,9 +9,11 @@ import ctypes
 import json
 import os
 import random
+import signal
 import subprocess
 import time
 
+import msgpack
 import pytest
 
 from helpers import Listener, nobody_caller, root_caller  # noqa: F401
@@ -283,3 +285,39 @@ def test_a_run_with_a_host_uid_has_its_way_out_and_takes_pasta_along(root_caller
         time.sleep(0.05)
     assert not os.path.exists(f"/proc/{mine[0]}") and pids_of(uid) == []
 
+
+def test_pasta_killed_under_its_keeper_is_noted_and_the_run_has_no_way_out(root_caller, outside):
+    """With --host-uid pasta runs under its keeper (net/egress.c): pasta
+    killed mid-run ends the keeper too, which vigil sees as pasta's end
+    (the log's network note), the next connect has no route, and the
+    keeper's namespace leaves nothing behind."""
+    uid, = free_uids(1)
+    ok, tok = Listener(outside), "vigil-keeper-" + str(uid)
+    pol = os.path.join(root_caller.dir("pol"), "out.policy")
+    with open(pol, "w") as f:
+        f.write(f"version 1\nallow connect tcp {outside.addr}:{ok.port}\n"
+                "env set PYTHONUNBUFFERED=1\ninclude <default>\n")
+    os.chmod(pol, 0o644)
+    step = f"connect:{outside.addr}:{ok.port}:{tok}"
+    log = os.path.join(root_caller.dir("run"), "run.msgpack")
+    before = set(pasta_pids())
+    p = root_caller.popen(["run", "-q", "--host-uid", str(uid), "-o", log, "-p", pol, "--",
+                           "python3", root_caller.cand("netns_probe.py"), step, "sleep:2", step],
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        first = p.stdout.readline()
+        mine = [c for c in set(pasta_pids()) - before if ppid(ppid(c)) == p.pid]
+        assert first.strip().endswith(" ok") and len(mine) == 1, (first, mine)
+        keeper = ppid(mine[0])
+        os.kill(mine[0], signal.SIGKILL)
+        out, err = p.communicate(timeout=WAIT_S)
+    finally:
+        ok.close()
+    assert p.returncode == 0, (out, err)
+    assert not out.strip().endswith(" ok"), out      # the second connect had no route
+    assert len(ok.accepted) == 1
+    with open(log, "rb") as f:
+        notes = [r["detail"] for r in msgpack.Unpacker(f, raw=False)
+                 if r.get("type") == "note" and r.get("what") == "network"]
+    assert [n for n in notes if n.startswith("pasta (the sandbox's egress) ended")], notes
+    assert not os.path.exists(f"/proc/{keeper}") and pids_of(uid) == []
