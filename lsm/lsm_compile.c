@@ -12,17 +12,20 @@
  * policy/ offers a walk over its path rules, the reading stays here. */
 #include "lsm/lsm_compile.h"
 
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "lsm/glob_step.h"
 #include "policy/policy_int.h"
 
-enum comp_kind { LIT, STAR, DSTAR };
+enum comp_kind { LIT, STAR, DSTAR, GLOB };
 
 struct pcomp {
     enum comp_kind kind;
     uint32_t len;       /* LIT: the component, unescaped */
     char *name;
+    uint32_t glob;      /* GLOB: its id in the trie's glob map */
 };
 
 /* One pattern: an alternative of a file rule, as components. */
@@ -51,6 +54,9 @@ struct state {
     uint32_t n;
     uint32_t next;      /* the hash chain */
 };
+
+/* How much of a rule's text and pattern an error shows. */
+#define SHOWN 120
 
 /* Power of two at least VG_LSM_MAX_NODES: chains stay short. */
 #define NBUCKETS 65536u
@@ -132,6 +138,7 @@ static void keep_best(struct vg_lsm_verdict *v, uint32_t prio, uint32_t rule, en
 static void fill_node(const struct builder *b, const struct state *s, struct vg_lsm_node *node)
 {
     static const struct vg_lsm_verdict none = {.prio = VG_LSM_NONE, .rule = VG_LSM_NONE};
+    memset(node, 0, sizeof *node);
     node->star = VG_LSM_NONE;
     for (int c = 0; c < VG_LSM_NCLS; c++)
         node->end[c] = node->sub[c] = none;
@@ -185,10 +192,18 @@ static const struct pcomp *live_comp(const struct builder *b, uint64_t it)
     return &b->pats[ITEM_PAT(it)].c[pos];
 }
 
-/* Where state from goes on a component: name (len bytes), or with name
- * NULL any component no pattern there names. */
+/* The globs live in a state, each once, by id (bit k of a mask is the
+ * k-th). */
+struct globset {
+    uint32_t n;
+    uint32_t id[VG_LSM_NODE_GLOBS];
+};
+
+/* Where state from goes on a component: name (len bytes), each glob
+ * matched against it; or, with name NULL, on a component no literal there
+ * names, of which the globs of gs in mask match and no other. */
 static void step(const struct builder *b, uint32_t from, const char *name, uint32_t len,
-                 struct iset *out)
+                 const struct globset *gs, uint32_t mask, struct iset *out)
 {
     out->n = 0;
     for (uint32_t i = 0; i < b->st[from].n; i++) {
@@ -196,12 +211,29 @@ static void step(const struct builder *b, uint32_t from, const char *name, uint3
         const struct pcomp *c = live_comp(b, it);
         if (!c)
             continue;
+        bool match = c->kind == STAR;
+        if (c->kind == LIT)
+            match = name && c->len == len && !memcmp(c->name, name, len);
+        if (c->kind == GLOB && name)
+            match = vg_lsm_glob_run(&b->t->globs[c->glob], name, 0, len) == 1;
+        for (uint32_t k = 0; c->kind == GLOB && !name && k < gs->n; k++)
+            match |= gs->id[k] == c->glob && (mask >> k & 1);
         if (c->kind == DSTAR)
             add_at(b, out, ITEM_PAT(it), ITEM_POS(it));   /* one more component */
-        else if (c->kind == STAR ||
-                 (name && c->len == len && !memcmp(c->name, name, len)))
+        else if (match)
             add_at(b, out, ITEM_PAT(it), ITEM_POS(it) + 1);
     }
+}
+
+/* The mask of the globs of gs that match a component. */
+static uint32_t mask_of(const struct builder *b, const struct globset *gs, const char *name,
+                        uint32_t len)
+{
+    uint32_t mask = 0;
+    for (uint32_t k = 0; k < gs->n; k++)
+        if (vg_lsm_glob_run(&b->t->globs[gs->id[k]], name, 0, len) == 1)
+            mask |= 1u << k;
+    return mask;
 }
 
 static int cmp_comp(const void *a, const void *b)
@@ -233,11 +265,71 @@ static int add_edge(struct builder *b, uint32_t parent, const struct pcomp *c, u
     return 0;
 }
 
-/* The children of one state: its star child, then an edge for each
- * component a pattern there names that leads elsewhere. */
+/* The globs live in state id, into its node; -1 with err when more
+ * than a node tries. */
+static int globs_of(struct builder *b, uint32_t id, struct globset *gs)
+{
+    gs->n = 0;
+    for (uint32_t i = 0; i < b->st[id].n; i++) {
+        const struct pcomp *c = live_comp(b, b->st[id].items[i]);
+        if (!c || c->kind != GLOB)
+            continue;
+        bool seen = false;
+        for (uint32_t k = 0; k < gs->n; k++)
+            seen |= gs->id[k] == c->glob;
+        if (seen)
+            continue;
+        if (gs->n == VG_LSM_NODE_GLOBS) {
+            const struct vg_rule_src *r = &b->p->rules[b->pats[ITEM_PAT(b->st[id].items[i])].rule].src;
+            vg_errf(b->err, "%s:%u: %.*s: more than %d different wildcard components at one "
+                    "place of the path (the kernel engine tries %d at each)",
+                    r->file ? r->file : "(built in)", r->line, SHOWN, r->text,
+                    VG_LSM_NODE_GLOBS, VG_LSM_NODE_GLOBS);
+            return -1;
+        }
+        gs->id[gs->n++] = c->glob;
+    }
+    struct vg_lsm_node *nd = &b->t->nodes[id];
+    nd->nglob = gs->n;
+    for (uint32_t k = 0; k < gs->n; k++)
+        nd->glob[k] = gs->id[k];
+    return 0;
+}
+
+/* The child of each mask of a node's globs but 0 (the star child), in
+ * the kids map from the node's kids on. */
+static int add_kids(struct builder *b, uint32_t id, const struct globset *gs, struct iset *tmp)
+{
+    struct vg_lsm_trie *t = b->t;
+    uint32_t nmask = (1u << gs->n) - 1;
+    if (t->nkids + nmask > VG_LSM_MAX_KIDS) {
+        vg_errf(b->err, "%s: the kernel engine's trie would need more than %u glob children",
+                b->p->path ? b->p->path : "policy", VG_LSM_MAX_KIDS);
+        return -1;
+    }
+    uint32_t base = t->nkids;
+    t->nkids += nmask;
+    t->kids = vg_xrealloc(t->kids, (t->nkids ? t->nkids : 1) * sizeof *t->kids);
+    t->nodes[id].kids = base;
+    for (uint32_t m = 1; m <= nmask; m++) {
+        step(b, id, NULL, 0, gs, m, tmp);
+        uint32_t child = intern(b, tmp);    /* never empty: the globs' own patterns */
+        if (child == VG_LSM_NONE)
+            return -1;
+        t->kids[base + m - 1] = child;
+    }
+    return 0;
+}
+
+/* The children of one state: its star child, its globs' children, then
+ * an edge for each component a pattern there names that leads elsewhere
+ * than the globs and the star would take it. */
 static int expand(struct builder *b, uint32_t id, struct iset *tmp)
 {
-    step(b, id, NULL, 0, tmp);
+    struct globset gs;
+    if (globs_of(b, id, &gs) || add_kids(b, id, &gs, tmp))
+        return -1;
+    step(b, id, NULL, 0, &gs, 0, tmp);
     uint32_t star = tmp->n ? intern(b, tmp) : VG_LSM_NONE;
     if (tmp->n && star == VG_LSM_NONE)
         return -1;
@@ -254,20 +346,116 @@ static int expand(struct builder *b, uint32_t id, struct iset *tmp)
     for (uint32_t i = 0; i < nl && !rc; i++) {
         if (i && !cmp_comp(&lits[i - 1], &lits[i]))
             continue;
-        step(b, id, lits[i]->name, lits[i]->len, tmp);
+        step(b, id, lits[i]->name, lits[i]->len, &gs, 0, tmp);
         uint32_t child = intern(b, tmp);     /* never empty: the name's own pattern */
+        uint32_t mask = mask_of(b, &gs, lits[i]->name, lits[i]->len);
+        uint32_t without = mask ? b->t->kids[b->t->nodes[id].kids + mask - 1] : star;
         if (child == VG_LSM_NONE)
             rc = -1;
-        else if (child != star)
+        else if (child != without)
             rc = add_edge(b, id, lits[i], child);
     }
     free(lits);
     return rc;
 }
 
-/* Why a component of a glob cannot be an edge or a star: NULL when it can
- * (then *out is it). */
-static const char *comp_of(const char *s, uint32_t len, struct pcomp *out)
+/* Index just past the ']' closing the class opening at s[i], or 0 if
+ * unclosed: policy/glob.c's reading, within one component. */
+static uint32_t class_end(const char *s, uint32_t i, uint32_t len)
+{
+    uint32_t j = i + 1;
+    if (j < len && (s[j] == '!' || s[j] == '^'))
+        j++;
+    if (j < len && s[j] == ']')
+        j++;
+    for (; j < len; j++)
+        if (s[j] == ']')
+            return j + 1;
+    return 0;
+}
+
+static void set_add(struct vg_lsm_gop *op, unsigned lo, unsigned hi)
+{
+    for (unsigned c = lo; c <= hi; c++)
+        op->set[c >> 3] |= (unsigned char)(1u << (c & 7));
+}
+
+/* The class s[i, end) as a set of bytes, as policy/glob.c's set_has
+ * reads it: `!` or `^` first negates, a `]` first is itself, a-z a range
+ * (a `-` first or last is itself). */
+static void class_of(const char *s, uint32_t i, uint32_t end, struct vg_lsm_gop *op)
+{
+    uint32_t j = i + 1;
+    bool neg = s[j] == '!' || s[j] == '^';
+    j += neg;
+    for (bool first = true; j < end - 1; first = false) {
+        unsigned char lo = (unsigned char)s[j], hi = lo;
+        if (lo == ']' && !first)
+            break;
+        if (j + 2 < end - 1 && s[j + 1] == '-') {
+            hi = (unsigned char)s[j + 2];
+            j += 3;
+        } else {
+            j++;
+        }
+        if (lo <= hi)
+            set_add(op, lo, hi);
+    }
+    for (unsigned k = 0; neg && k < VG_LSM_SET_BYTES; k++)
+        op->set[k] = (unsigned char)~op->set[k];
+}
+
+/* A component with a wildcard inside as a glob: each element as
+ * policy/glob.c's one_matches reads it.  NULL, or why it cannot be one. */
+static const char *glob_of(const char *s, uint32_t len, struct vg_lsm_glob *g)
+{
+    memset(g, 0, sizeof *g);
+    for (uint32_t i = 0, end; i < len;) {
+        if (g->nops == VG_LSM_GLOB_OPS)
+            return "a wildcard component of more than 64 elements (the kernel engine's "
+                   "matcher holds 64)";
+        struct vg_lsm_gop *op = &g->op[g->nops++];
+        unsigned char c = (unsigned char)s[i];
+        if (c == '*') {
+            op->star = 1;
+            i++;
+        } else if (c == '?') {
+            set_add(op, 0, UCHAR_MAX);
+            i++;
+        } else if (c == '[' && (end = class_end(s, i, len))) {
+            class_of(s, i, end, op);
+            i = end;
+        } else if (c == '\\' && i + 1 < len) {
+            set_add(op, (unsigned char)s[i + 1], (unsigned char)s[i + 1]);
+            i += 2;
+        } else {
+            set_add(op, c, c);      /* an unclosed '[' and a final lone \ are themselves */
+            i++;
+        }
+    }
+    return NULL;
+}
+
+/* The id of glob g in the trie's glob map, added if new. */
+static int glob_id(struct builder *b, const struct vg_lsm_glob *g, uint32_t *id)
+{
+    struct vg_lsm_trie *t = b->t;
+    for (uint32_t i = 0; i < t->nglobs; i++)
+        if (!memcmp(&t->globs[i], g, sizeof *g)) {
+            *id = i;
+            return 0;
+        }
+    if (t->nglobs >= VG_LSM_MAX_GLOBS)
+        return -1;
+    t->globs = vg_xrealloc(t->globs, (t->nglobs + 1) * sizeof *t->globs);
+    t->globs[t->nglobs] = *g;
+    *id = t->nglobs++;
+    return 0;
+}
+
+/* Why a component of a glob cannot be an edge, a star or a glob: NULL
+ * when it can (then *out is it). */
+static const char *comp_of(struct builder *b, const char *s, uint32_t len, struct pcomp *out)
 {
     if (len == 1 && s[0] == '*') {
         *out = (struct pcomp){.kind = STAR};
@@ -280,8 +468,13 @@ static const char *comp_of(const char *s, uint32_t len, struct pcomp *out)
             name[n++] = s[++i];     /* \c is c; a final lone \ is itself (glob.c) */
         } else if (strchr("*?[", s[i])) {
             free(name);
-            return "a wildcard inside a component (the kernel engine matches whole "
-                   "components, a whole `*` or `**`)";
+            struct vg_lsm_glob g;
+            const char *why = glob_of(s, len, &g);
+            if (why)
+                return why;
+            *out = (struct pcomp){.kind = GLOB};
+            return glob_id(b, &g, &out->glob) ? "more wildcard components than the kernel "
+                   "engine's glob map holds" : NULL;
         } else {
             name[n++] = s[i];
         }
@@ -302,7 +495,8 @@ static void pat_free(struct pat *pt)
 }
 
 /* One compiled glob as a pattern of components, `**` runs made one. */
-static const char *pat_of(const struct vg_glob *g, uint32_t rule, struct pat *pt)
+static const char *pat_of(struct builder *b, const struct vg_glob *g, uint32_t rule,
+                          struct pat *pt)
 {
     *pt = (struct pat){.rule = rule, .c = vg_xcalloc(g->ncomps ? g->ncomps : 1, sizeof *pt->c)};
     for (uint32_t i = 0; i < g->ncomps; i++) {
@@ -312,7 +506,7 @@ static const char *pat_of(const struct vg_glob *g, uint32_t rule, struct pat *pt
                 pt->c[pt->n++] = (struct pcomp){.kind = DSTAR};
             continue;
         }
-        const char *why = comp_of(g->text + gc->off, gc->len, &pt->c[pt->n]);
+        const char *why = comp_of(b, g->text + gc->off, gc->len, &pt->c[pt->n]);
         if (why) {
             pat_free(pt);
             return why;
@@ -329,9 +523,6 @@ static bool file_rule(const struct vg_prule *r)
     return !r->is_net && (r->classes & mask) && r->path.globs;
 }
 
-/* How much of a rule's text and pattern an error shows. */
-#define SHOWN 120
-
 /* Every alternative of every file rule as a pattern; -1 with err at the
  * first that cannot be one. */
 static int collect(struct builder *b)
@@ -343,7 +534,7 @@ static int collect(struct builder *b)
             continue;
         for (uint32_t a = 0; a < r->path.nalts; a++) {
             b->pats = vg_xrealloc(b->pats, (b->npats + 1) * sizeof *b->pats);
-            const char *why = pat_of(&r->path.globs[a], i, &b->pats[b->npats]);
+            const char *why = pat_of(b, &r->path.globs[a], i, &b->pats[b->npats]);
             if (why) {
                 /* the rule and pattern cut, so that the reason always fits */
                 vg_errf(b->err, "%s:%u: %.*s: pattern %.*s: %s",
@@ -435,6 +626,8 @@ void vg_lsm_trie_free(struct vg_lsm_trie *t)
 {
     free(t->nodes);
     free(t->edges);
+    free(t->globs);
+    free(t->kids);
     free(t->rules);
     memset(t, 0, sizeof *t);
 }
@@ -453,6 +646,35 @@ static uint32_t child_of(const struct vg_lsm_trie *t, uint32_t node, const char 
     const struct vg_lsm_edge *e = t->nedges
         ? bsearch(&want, t->edges, t->nedges, sizeof *t->edges, vg_lsm_key_cmp) : NULL;
     return e ? e->child : VG_LSM_NONE;
+}
+
+int vg_lsm_glob_run(const struct vg_lsm_glob *g, const char *path, uint32_t start, uint32_t len)
+{
+    struct vg_lsm_gm m;
+    vg_lsm_gm_init(&m, start, len);
+    uint64_t turns = VG_LSM_GM_TURNS((uint64_t)len, (uint64_t)g->nops);
+    for (uint64_t i = 0; i < turns; i++)
+        if (vg_lsm_gm_step(&m, g, path))
+            return m.done == 1;
+    return -1;
+}
+
+/* The child of node for the component path[start, start + len) when no
+ * edge names it: the kid of the mask of its globs that match, or its star;
+ * false when a match broke its bound (refuse). */
+static bool glob_child(const struct vg_lsm_trie *t, uint32_t node, const char *path,
+                       uint32_t start, uint32_t len, uint32_t *next)
+{
+    const struct vg_lsm_node *n = &t->nodes[node];
+    uint32_t mask = 0;
+    for (uint32_t k = 0; k < n->nglob && k < VG_LSM_NODE_GLOBS; k++) {
+        int r = vg_lsm_glob_run(&t->globs[n->glob[k]], path, start, len);
+        if (r < 0)
+            return false;
+        mask |= (uint32_t)r << k;
+    }
+    *next = mask ? t->kids[n->kids + mask - 1] : n->star;
+    return true;
 }
 
 static void better(struct vg_lsm_verdict *best, const struct vg_lsm_verdict *v)
@@ -482,8 +704,9 @@ struct vg_verdict vg_lsm_trie_decide(const struct vg_lsm_trie *t, enum vg_class 
         if (i == start)
             break;          /* only slashes were left */
         uint32_t next = child_of(t, node, path + start, i - start);
-        if (next == VG_LSM_NONE)
-            next = t->nodes[node].star;
+        if (next == VG_LSM_NONE &&
+            !glob_child(t, node, path, (uint32_t)start, (uint32_t)(i - start), &next))
+            return refuse;
         if (next == VG_LSM_NONE) {
             whole = false;  /* no pattern goes on: only the subs seen count */
             break;

@@ -6,11 +6,14 @@
  * Exact or refused: a rule whose patterns the trie cannot decide exactly
  * as vg_policy_decide_path does makes vg_lsm_compile fail naming the rule
  * (file:line), and the run falls back to the notify engine.  Compiled
- * exactly: literal components, a whole-component `*`, and `**` anywhere
- * (a final one is the node's sub verdict, an inner one a node that loops
- * to itself).  Refused: a wildcard inside a component (`*.py`, `?`,
- * `[0-9]`), a component longer than NAME_MAX, and a policy whose trie
- * would pass VG_LSM_MAX_NODES nodes or VG_LSM_MAX_EDGES edges. */
+ * exactly: literal components, a whole-component `*`, `**` anywhere (a
+ * final one is the node's sub verdict, an inner one a node that loops to
+ * itself), and a wildcard inside a component (`*.py`, `x?`, `[0-9]`,
+ * `[!a-z]`: a glob, matched by lsm/glob_step.h in the kernel and here).
+ * Refused: a component longer than NAME_MAX, a glob of more than
+ * VG_LSM_GLOB_OPS elements, a node where more than VG_LSM_NODE_GLOBS
+ * different globs are live, and a policy whose trie would pass the maps'
+ * sizes below. */
 #ifndef VIGIL_LSM_COMPILE_H
 #define VIGIL_LSM_COMPILE_H
 #include <stdint.h>
@@ -21,6 +24,8 @@
 /* The maps' sizes the loader asks the kernel for, at most. */
 #define VG_LSM_MAX_NODES 65536u
 #define VG_LSM_MAX_EDGES 262144u
+#define VG_LSM_MAX_GLOBS 4096u
+#define VG_LSM_MAX_KIDS 262144u
 
 /* An entry of the edge hash map. */
 struct vg_lsm_edge {
@@ -33,6 +38,10 @@ struct vg_lsm_trie {
     uint32_t nnodes;
     struct vg_lsm_edge *edges;      /* sorted by key (vg_lsm_key_cmp) */
     uint32_t nedges;
+    struct vg_lsm_glob *globs;      /* the glob map, by id */
+    uint32_t nglobs;
+    uint32_t *kids;                 /* the kids map (trie_maps.h) */
+    uint32_t nkids;
     struct vg_lsm_defaults def;
     /* rules[i]: the identity of the policy's rule i (a verdict's rule),
      * pointing into the policy, which must outlive the trie */
@@ -51,6 +60,11 @@ void vg_lsm_trie_free(struct vg_lsm_trie *t);
  * not absolute, or a class of no file hook: DENY with no rule. */
 struct vg_verdict vg_lsm_trie_decide(const struct vg_lsm_trie *t, enum vg_class cls,
                                      const char *path);
+
+/* Does glob g match path[start, start + len)?  1 yes, 0 no, -1 the
+ * match did not end within its bound (a broken invariant: refuse).  The
+ * loop the BPF program runs, on the same step. */
+int vg_lsm_glob_run(const struct vg_lsm_glob *g, const char *path, uint32_t start, uint32_t len);
 
 /* The edge map's key order (memcmp of the whole key). */
 int vg_lsm_key_cmp(const void *a, const void *b);

@@ -6,8 +6,16 @@
  *
  * A path is walked one component at a time from node 0 (the root "/"):
  * the child of a node for a component is the edge map's entry keyed by
- * (node, component), or else the node's star child (what any other
- * component leads to); no child at all ends the walk.  Each node holds,
+ * (node, component); else, when the node has globs (component patterns
+ * with a wildcard inside, `python3.[0-9]*`), each is matched against the
+ * component (lsm/glob_step.h) and the set of those that match, a mask of
+ * the node's up to VG_LSM_NODE_GLOBS, picks the child in the kids array
+ * map (mask m at kids + m - 1); else, or when none matches, the node's
+ * star child (what any other component leads to); no child at all ends
+ * the walk.  The trie is deterministic (lsm/lsm_compile.c): every child
+ * already holds all that its component matched, the literal, the globs
+ * and `*` alike, so no order among the kinds is kept here; the rules'
+ * order is in the verdicts.  Each node holds,
  * per class, the best rule that matches a path ending exactly there (end)
  * and the best that matches it and everything below it (sub: a final
  * slash-star-star).  The verdict is the best of every visited node's sub
@@ -29,6 +37,13 @@
 #define VG_LSM_PATH_MAX 4095
 /* No node, no rule. */
 #define VG_LSM_NONE 0xffffffffu
+/* A glob's ops at most (a power of two: a mask that bounds an index for
+ * the verifier); a longer component pattern is refused. */
+#define VG_LSM_GLOB_OPS 64
+/* The globs one node tries at most: its kids are 2^this - 1 (masks). */
+#define VG_LSM_NODE_GLOBS 8
+/* A set of bytes: one bit each. */
+#define VG_LSM_SET_BYTES 32
 
 /* One class's verdict at a node.  prio: the rule's place among that
  * class's rules (lower decides), VG_LSM_NONE when no rule; rule: its index
@@ -40,9 +55,26 @@ struct vg_lsm_verdict {
     unsigned int action;
 };
 
+/* One element of a glob: `*` (star set; any run of bytes), or one byte
+ * that must be in set (bit c % 8 of set[c / 8]): a letter, `?` (every
+ * byte) or a [...] class, its ranges and negation already applied. */
+struct vg_lsm_gop {
+    unsigned int star;
+    unsigned char set[VG_LSM_SET_BYTES];
+};
+
+/* A value of the glob array map: a component pattern as ops. */
+struct vg_lsm_glob {
+    unsigned int nops;
+    struct vg_lsm_gop op[VG_LSM_GLOB_OPS];
+};
+
 /* A value of the node array map, indexed by node id. */
 struct vg_lsm_node {
     unsigned int star;                     /* child for any other component */
+    unsigned int nglob;                    /* globs tried, at most VG_LSM_NODE_GLOBS */
+    unsigned int glob[VG_LSM_NODE_GLOBS];  /* their ids in the glob map; bit k of the mask */
+    unsigned int kids;                     /* mask m's child: the kids map's kids + m - 1 */
     struct vg_lsm_verdict end[VG_LSM_NCLS];
     struct vg_lsm_verdict sub[VG_LSM_NCLS];
 };
