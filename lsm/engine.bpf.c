@@ -6,13 +6,17 @@
  * record can be reserved the open is refused (nothing allowed unrecorded).
  *
  * The walk is one bpf_loop over the path's bytes: at each '/' or at the
- * end, the component before it is looked up in the edge map.  A path
+ * end, the component before it is looked up in the edge map; when no edge
+ * names it, each of the node's globs is matched against it, a bpf_loop of
+ * lsm/glob_step.h's turns (the step vg_lsm_trie_decide runs too), and the
+ * mask of those that match picks the child.  A path
  * bpf_d_path cannot give whole is refused, as the notify engine refuses
  * what it cannot resolve. */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 #include "lsm/engine.h"
+#include "lsm/glob_step.h"
 
 /* vmlinux.h has no macros: the errno and the f_mode bit used here. */
 #define ENGINE_EACCES 13
@@ -25,6 +29,8 @@
 /* The loader sizes the trie's maps to the policy (bpf_map__set_max_entries). */
 #define ENGINE_MAX_NODES 65536
 #define ENGINE_MAX_EDGES 262144
+#define ENGINE_MAX_GLOBS 4096
+#define ENGINE_MAX_KIDS 262144
 #define CLS_READ 0
 #define CLS_WRITE 1
 
@@ -54,6 +60,20 @@ struct {
     __type(key, struct vg_lsm_key);
     __type(value, __u32);
 } edges SEC(".maps");
+
+struct {
+    __uint(type, BPF_MAP_TYPE_ARRAY);
+    __uint(max_entries, ENGINE_MAX_GLOBS);
+    __type(key, __u32);
+    __type(value, struct vg_lsm_glob);
+} globs SEC(".maps");
+
+struct {
+    __uint(type, BPF_MAP_TYPE_ARRAY);
+    __uint(max_entries, ENGINE_MAX_KIDS);
+    __type(key, __u32);
+    __type(value, __u32);
+} kids SEC(".maps");
 
 /* Per CPU: the resolved path and the key being looked up, too big for
  * the 512-byte stack. */
@@ -96,7 +116,63 @@ static void better(struct vg_lsm_verdict *best, const struct vg_lsm_verdict *v)
         *best = *v;
 }
 
-/* The child of w->node for the component [w->start, end), or its star. */
+/* One glob's match against the current component, the context of its
+ * bpf_loop. */
+struct glob_match {
+    struct vg_lsm_gm m;
+    __u32 id;           /* the glob's */
+    bool broken;
+};
+
+static long glob_turn(__u32 i, void *ctx)
+{
+    struct glob_match *g = ctx;
+    __u32 zero = 0;
+    struct scratch *s = bpf_map_lookup_elem(&scratch, &zero);
+    struct vg_lsm_glob *pat = bpf_map_lookup_elem(&globs, &g->id);
+    (void)i;
+    if (!s || !pat) {
+        g->broken = true;
+        return 1;
+    }
+    return vg_lsm_gm_step(&g->m, pat, s->path);
+}
+
+/* The child of node n (id) for the component [w->start, end) that no
+ * edge names: the kid of the mask of its globs that match, or its star. */
+static __u32 glob_child(struct walk *w, const struct vg_lsm_node *n, __u32 end)
+{
+    __u32 mask = 0, clen = end - w->start;
+    for (__u32 k = 0; k < VG_LSM_NODE_GLOBS; k++) {
+        if (k >= n->nglob)
+            break;
+        struct glob_match g = {.id = n->glob[k]};
+        struct vg_lsm_glob *pat = bpf_map_lookup_elem(&globs, &g.id);
+        if (!pat) {
+            w->broken = true;
+            return VG_LSM_NONE;
+        }
+        vg_lsm_gm_init(&g.m, w->start, clen);
+        bpf_loop(VG_LSM_GM_TURNS(clen, pat->nops), glob_turn, &g, 0);
+        if (g.broken || g.m.done == 0) {
+            w->broken = true;   /* not ended within its bound: refuse */
+            return VG_LSM_NONE;
+        }
+        mask |= (__u32)(g.m.done == 1) << k;
+    }
+    if (!mask)
+        return n->star;
+    __u32 at = n->kids + mask - 1;
+    __u32 *kid = bpf_map_lookup_elem(&kids, &at);
+    if (!kid) {
+        w->broken = true;
+        return VG_LSM_NONE;
+    }
+    return *kid;
+}
+
+/* The child of w->node for the component [w->start, end): its edge, or
+ * what its globs or its star say. */
 static __u32 child(struct walk *w, struct scratch *s, __u32 end)
 {
     __u32 clen = end - w->start, next = VG_LSM_NONE, id = w->node;
@@ -120,7 +196,7 @@ static __u32 child(struct walk *w, struct scratch *s, __u32 end)
             w->broken = true;
             return VG_LSM_NONE;
         }
-        next = n->star;
+        next = glob_child(w, n, end);
     }
     return next;
 }

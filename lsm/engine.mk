@@ -13,14 +13,14 @@ endif
 # built apart from the binary, as the probe is.
 ENGINE_HOSTSRC := lsm/engine_check.c lsm/lsm_compile.c lsm/probe_cgroup.c \
                   $(wildcard util/*.c) $(wildcard policy/*.c)
-ENGINE_HDRS    := lsm/engine.h lsm/trie_maps.h lsm/lsm_compile.h lsm/probe_cgroup.h
+ENGINE_HDRS    := lsm/engine.h lsm/trie_maps.h lsm/glob_step.h lsm/lsm_compile.h lsm/probe_cgroup.h
 # util/'s SHA-256 (the policy's digest)
 ENGINE_LIBS    := $(or $(shell pkg-config --libs libcrypto 2>/dev/null),-lcrypto)
 
 .PHONY: lsm-engine
 lsm-engine: $(LSM_OUT)/engine_check
 
-$(LSM_OUT)/engine.bpf.o: lsm/engine.bpf.c lsm/engine.h lsm/trie_maps.h $(LSM_OUT)/vmlinux.h
+$(LSM_OUT)/engine.bpf.o: lsm/engine.bpf.c lsm/engine.h lsm/trie_maps.h lsm/glob_step.h $(LSM_OUT)/vmlinux.h
 	$(BPF_CLANG) $(BPF_CFLAGS) -c $< -o $@
 
 $(LSM_OUT)/engine.skel.h: $(LSM_OUT)/engine.bpf.o

@@ -7,8 +7,11 @@
 # files opened for read and write from a watched cgroup; every record must
 # agree with vg_lsm_trie_decide, vg_policy_decide_path and the open's own
 # result (lsm/engine_check.c); with a ring buffer too small for a record,
-# every open must be refused.  Then a policy with a glob inside a
-# component must be refused (exit 2: the engine's fallback to notify).
+# every open must be refused.  Then wildcards inside components (each
+# element and its meeting with literal, `*` and `**` rules), the shipped
+# default and c policies over the guest's trees, and a policy the kernel
+# cannot hold exactly (nine different globs at one place) refused: exit 2,
+# the engine's fallback to notify.
 set -u
 CHECK=${1:-build/lsm/engine_check}
 TREE_ROOT=$(pwd)  # run-guest.sh runs the command in the tree's root
@@ -65,11 +68,61 @@ find "$d" /etc -xdev -type f 2>/dev/null | sed 's/^/w:/' >>"$d/opens"
 # a ring buffer with no room: every open refused, even an allowed one
 "$CHECK" --full "$d/t.policy" "r:$d/work/a.py" "r:$d/pub/top" || exit $?
 
-printf 'version 1\nallow read %s/work/*.py\n' "$d" >"$d/glob.policy"
-"$CHECK" "$d/glob.policy" "r:$d/work/a.py"
+# Wildcards inside components, over a fresh tree of names each element
+# takes or misses (the names hold wildcards: no pathname expansion from
+# here on).
+set -f
+g="$d/g"
+mkdir -p "$g/d" "$g/lib/py3" "$g/lib/pyc" || exit 3
+gfiles="abc axc a.c 1x a.txt y.txt x.txt 7 ab9 *lit qlit ]b ab d/xay d/x-y d/xzy d/]q d/xq
+        d/q1 d/abc lib/py3/m.pyc lib/py3/m.pyo lib/pyc/libz.so.1 lib/pyc/libz.so.10 d/.hidden
+        d/..x"
+for f in $gfiles; do : >"$g/$f" || exit 3; done
+cat >"$d/glob.policy" <<POLICY
+version 1
+default deny
+deny read $g/a?c $g/[!x-z]*.txt $g/[^0-9]?
+allow read $g/abc $g/*.txt $g/d/x[a-c-]y $g/[]a]b
+kill read $g/**/*.pyo
+allow read $g/\\*lit $g/d/.[!.]* $g/d/..?*
+allow read $g/lib/**/*.py[co] $g/lib/**/lib*.so.[0-9]
+deny read $g/lib/**/*.so*
+allow read $g/* $g/**
+allow write $g/*[0-9] $g/d/[!]]q $g/d/??
+deny write $g/d/*
+allow write $g/**
+POLICY
+opens=
+for f in $gfiles; do opens="$opens r:$g/$f w:$g/$f"; done
+# shellcheck disable=SC2086 # one word per open
+"$CHECK" "$d/glob.policy" $opens r:"$g" r:"$g/d" r:"$g/lib" || exit $?
+
+# The shipped policies with globs inside components (python3.[0-9]*,
+# x86_64-linux-gnu-*, llvm-*, java's /etc/java-*/** for reading), as a run
+# in the source tree has them (\$WORK the tree, ~ /root), over the guest's
+# trees, a few /etc/java* names (/etc is a tmpfs here) and the source
+# tree: read every file and directory, write the fresh tree's.
+mkdir -p /etc/java-17/security /etc/java /etc/javax-1 || exit 3
+: >/etc/java-17/security/java.security && : >/etc/java-x && : >/etc/java/y || exit 3
+{
+    find /usr /lib /bin /sbin /etc "$d" -xdev \( -type f -o -type d \) 2>/dev/null
+    find "$TREE_ROOT" -xdev -name .git -prune -o \( -type f -o -type d \) -print 2>/dev/null |
+        head -n 2000
+} | sed 's/^/r:/' >"$d/sys-opens"
+find "$d" -xdev -type f 2>/dev/null | sed 's/^/w:/' >>"$d/sys-opens"
+for pol in default c java; do
+    VIGIL_POLICY_DIR="$TREE_ROOT/policies" "$CHECK" "$TREE_ROOT/policies/$pol.policy" "@$d/sys-opens" ||
+        exit $?
+done
+
+{
+    echo "version 1"
+    for i in 0 1 2 3 4 5 6 7 8; do echo "allow read $d/work/$i*"; done
+} >"$d/toomany.policy"
+"$CHECK" "$d/toomany.policy" "r:$d/work/a.py"
 rc=$?
 if [ $rc != 2 ]; then
-    echo "lsm_engine.sh: FAIL: a glob inside a component: exit $rc, not 2 (refused)" >&2
+    echo "lsm_engine.sh: FAIL: nine globs at one place: exit $rc, not 2 (refused)" >&2
     exit 1
 fi
 echo "lsm_engine.sh: PASS"
