@@ -163,8 +163,11 @@ def test_two_runs_are_two_users_of_the_host(root_caller):
             assert as_uid(u, host[n], trace=False) == {"kill": "ok", "environ": "ok"}
         # From inside, the other candidate is not even there to be named.
         for n, other in zip(names, reversed(names)):
-            with open(os.path.join(shared, n + ".peer"), "w") as f:
+            # whole or not there: the candidate reads it once it exists
+            peer = os.path.join(shared, n + ".peer")
+            with open(peer + ".tmp", "w") as f:
                 f.write(str(host[other]))
+            os.rename(peer + ".tmp", peer)
         for n in names:
             tried = json.loads(wait_file(os.path.join(shared, n + ".tried"), procs))
             # no such process in its pid namespace; its /proc is not there, or

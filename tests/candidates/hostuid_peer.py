@@ -21,6 +21,13 @@ def wait_for(path, within=60):
         time.sleep(0.02)
 
 
+def put(path, text):
+    """Whole or not there: the test reads a file as soon as it exists."""
+    with open(path + ".tmp", "w") as f:
+        f.write(text)
+    os.rename(path + ".tmp", path)
+
+
 def outcome(fn):
     try:
         fn()
@@ -31,8 +38,7 @@ def outcome(fn):
 
 with open("mine", "w") as f:
     f.write(name)
-with open(os.path.join(shared, name + ".ready"), "w") as f:
-    f.write(str(os.getpid()))
+put(os.path.join(shared, name + ".ready"), str(os.getpid()))
 wait_for(os.path.join(shared, name + ".peer"))
 with open(os.path.join(shared, name + ".peer")) as f:
     peer = int(f.read())
@@ -47,6 +53,5 @@ def ptrace():
 tried = {"kill": outcome(lambda: os.kill(peer, 0)),
          "proc": outcome(lambda: open(f"/proc/{peer}/status").close()),
          "ptrace": outcome(ptrace)}
-with open(os.path.join(shared, name + ".tried"), "w") as f:
-    json.dump(tried, f)
+put(os.path.join(shared, name + ".tried"), json.dumps(tried))
 wait_for(os.path.join(shared, "done"))
