@@ -230,6 +230,19 @@ static long step(__u32 i, void *ctx)
     return i >= w->len;
 }
 
+/* Does the path (len bytes) end in VG_LSM_DELETED: a file unlinked since
+ * it was opened, reached again through /proc/PID/fd (trie_maps.h)? */
+static bool deleted(const struct scratch *s, __u32 len)
+{
+    static const char suffix[] = VG_LSM_DELETED;
+    if (len < VG_LSM_DELETED_LEN)
+        return false;
+    for (__u32 k = 0; k < VG_LSM_DELETED_LEN; k++)
+        if (s->path[(len - VG_LSM_DELETED_LEN + k) & VG_LSM_PATH_MAX] != suffix[k])
+            return false;
+    return true;
+}
+
 /* The walk of trie_maps.h; false when it could not be made. */
 static bool decide(struct walk *w, const struct engine_settings *cfg)
 {
@@ -274,7 +287,7 @@ int BPF_PROG(engine_file_open, struct file *file)
     bool ok = plen > 1 && plen <= ENGINE_PATH_BUF && s->path[0] == '/';
     if (ok) {
         w.len = (__u32)plen - 1;
-        ok = decide(&w, cfg);
+        ok = !deleted(s, w.len) && decide(&w, cfg);
     }
     if (!ok)
         w.best = (struct vg_lsm_verdict){.prio = VG_LSM_NONE, .rule = VG_LSM_NONE,

@@ -4,8 +4,10 @@
  * vg_policy_decide_path for the same path: the kernel's half of issue 27's
  * differential test, run in a guest (tests/guest/lsm_engine.sh).
  *
- * usage: engine_check [-v] [--full] POLICY [r:|w:]PATH... [@FILE]   (r: read, the default;
- *        w: write; @FILE: one such word a line)
+ * usage: engine_check [-v] [--full] POLICY [r:|w:|u:]PATH... [@FILE]   (r: read, the
+ *        default; w: write; u: the file opened, unlinked, then opened again
+ *        for reading through /proc/self/fd, which the engine must refuse:
+ *        d_path names it "PATH (deleted)"; @FILE: one such word a line)
  * Exit 0: every open was recorded once, its record agrees with both
  * deciders and the open's result with the record; with --full (a ring
  * buffer of one page, too small for any record) every open was refused
@@ -41,6 +43,8 @@ enum { EXIT_PASS = 0, EXIT_CHECK = 1, EXIT_NO_LSM = 2, EXIT_SETUP = 3 };
 
 struct one_open {
     const char *path;
+    char *deleted;      /* u: the path the record names, PATH (deleted) */
+    int fd;             /* u: the file, held open past its unlink */
     enum vg_class cls;
     int err;            /* the open's errno, 0: it opened */
     int records;        /* how many records named it */
@@ -110,11 +114,15 @@ static int on_record(void *ctx, void *data, size_t size)
     }
     for (int i = 0; i < r->nopen; i++) {
         struct one_open *o = &r->open[i];
-        if (e->path_len <= 0 || strcmp(e->path, o->path) || (unsigned)o->cls != e->cls)
+        const char *named = o->deleted ? o->deleted : o->path;
+        if (e->path_len <= 0 || strcmp(e->path, named) || (unsigned)o->cls != e->cls)
             continue;
         o->records++;
-        struct vg_verdict trie = vg_lsm_trie_decide(r->trie, o->cls, o->path);
-        struct vg_verdict core = vg_policy_decide_path(r->pol, o->cls, o->path);
+        struct vg_verdict trie = vg_lsm_trie_decide(r->trie, o->cls, named);
+        struct vg_verdict core = vg_policy_decide_path(r->pol, o->cls, named);
+        /* an unlinked file's: refused by both engines, whatever the rules */
+        if (o->deleted)
+            core = (struct vg_verdict){VG_ACT_DENY, NULL};
         const struct vg_rule_src *rule = e->rule == VG_LSM_NONE ? NULL
             : e->rule < r->trie->nrules ? r->trie->rules[e->rule] : (const void *)-1;
         int want_err = e->action == VG_ACT_ALLOW ? 0 : EACCES;
@@ -124,7 +132,7 @@ static int on_record(void *ctx, void *data, size_t size)
         if (!o->agrees || r->nopen <= SHOW_ALL)
             printf("%s %-5s %-48s kernel %-5s line %-3u trie %-5s line %-3u core %-5s line %-3u "
                    "open %s\n", o->agrees ? "ok  " : "DIFF",
-                   o->cls == VG_CLASS_WRITE ? "write" : "read", o->path, action_name(e->action),
+                   o->cls == VG_CLASS_WRITE ? "write" : "read", named, action_name(e->action),
                    rule && rule != (const void *)-1 ? rule->line : 0, action_name(trie.action),
                    trie.rule ? trie.rule->line : 0, action_name(core.action),
                    core.rule ? core.rule->line : 0, o->err ? strerror(o->err) : "opened");
@@ -132,9 +140,12 @@ static int on_record(void *ctx, void *data, size_t size)
     return 0;
 }
 
-static int try_open(const char *path, enum vg_class cls)
+static int try_open(const struct one_open *o)
 {
-    int fd = open(path, (cls == VG_CLASS_WRITE ? O_WRONLY : O_RDONLY) | O_CLOEXEC);
+    char fdpath[sizeof "/proc/self/fd/" + 3 * sizeof(int)];
+    snprintf(fdpath, sizeof fdpath, "/proc/self/fd/%d", o->fd);
+    const char *path = o->deleted ? fdpath : o->path;
+    int fd = open(path, (o->cls == VG_CLASS_WRITE ? O_WRONLY : O_RDONLY) | O_CLOEXEC);
     if (fd < 0)
         return errno;
     return close(fd) == 0 ? 0 : errno;
@@ -145,13 +156,20 @@ static int try_open(const char *path, enum vg_class cls)
 static int open_all(struct engine_bpf *skel, struct run *r, struct ring_buffer *rb,
                     unsigned long long cgroup, char *err, size_t errlen)
 {
+    for (int i = 0; i < r->nopen; i++) {
+        struct one_open *o = &r->open[i];
+        if (o->deleted && ((o->fd = open(o->path, O_RDONLY | O_CLOEXEC)) < 0 || unlink(o->path))) {
+            snprintf(err, errlen, "%s: open and unlink: %s", o->path, strerror(errno));
+            return -1;
+        }
+    }
     if (set_watch(skel, cgroup, r->trie) != 0) {
         snprintf(err, errlen, "settings map: %s", strerror(errno));
         return -1;
     }
     int n = 0;
     for (int i = 0; i < r->nopen && n >= 0; i++) {
-        r->open[i].err = try_open(r->open[i].path, r->open[i].cls);
+        r->open[i].err = try_open(&r->open[i]);
         if ((i + 1) % CHUNK == 0 || i + 1 == r->nopen)
             n = ring_buffer__consume(rb);
     }
@@ -260,9 +278,12 @@ static int add_open(struct run *r, char *s)
         return EXIT_SETUP;
     }
     enum vg_class cls = !strncmp(s, "w:", 2) ? VG_CLASS_WRITE : VG_CLASS_READ;
-    if (!strncmp(s, "w:", 2) || !strncmp(s, "r:", 2))
+    bool unlinked = !strncmp(s, "u:", 2);
+    if (!strncmp(s, "w:", 2) || !strncmp(s, "r:", 2) || unlinked)
         s += 2;
-    r->open[r->nopen++] = (struct one_open){.path = s, .cls = cls};
+    r->open[r->nopen++] = (struct one_open){
+        .path = s, .cls = cls, .fd = -1,
+        .deleted = unlinked ? vg_xasprintf("%s" VG_LSM_DELETED, s) : NULL};
     return EXIT_PASS;
 }
 
@@ -296,7 +317,7 @@ int main(int argc, char **argv)
             break;
     }
     if (argc - a < 2) {
-        fprintf(stderr, "usage: %s [-v] [--full] POLICY [r:|w:]PATH... [@FILE]\n", PROG);
+        fprintf(stderr, "usage: %s [-v] [--full] POLICY [r:|w:|u:]PATH... [@FILE]\n", PROG);
         return EXIT_SETUP;
     }
     char cwd[4096];
@@ -332,6 +353,11 @@ int main(int argc, char **argv)
         rc = argv[i][0] == '@' ? add_list(r, argv[i] + 1, &list) : add_open(r, argv[i]);
     if (rc == EXIT_PASS)
         rc = load_and_run(r, verbose);
+    for (int i = 0; i < r->nopen; i++) {
+        free(r->open[i].deleted);
+        if (r->open[i].fd >= 0)
+            close(r->open[i].fd);
+    }
     free(list);
     free(r);
     vg_lsm_trie_free(&trie);

@@ -648,6 +648,12 @@ static uint32_t child_of(const struct vg_lsm_trie *t, uint32_t node, const char 
     return e ? e->child : VG_LSM_NONE;
 }
 
+bool vg_lsm_deleted(const char *path, size_t len)
+{
+    return len >= VG_LSM_DELETED_LEN &&
+           !memcmp(path + len - VG_LSM_DELETED_LEN, VG_LSM_DELETED, VG_LSM_DELETED_LEN);
+}
+
 int vg_lsm_glob_run(const struct vg_lsm_glob *g, const char *path, uint32_t start, uint32_t len)
 {
     struct vg_lsm_gm m;
@@ -689,7 +695,7 @@ struct vg_verdict vg_lsm_trie_decide(const struct vg_lsm_trie *t, enum vg_class 
     static const struct vg_verdict refuse = {VG_ACT_DENY, NULL};
     size_t len = path ? strlen(path) : 0;
     if ((unsigned)cls >= VG_LSM_NCLS || !t->nnodes || !len || path[0] != '/' ||
-        len > VG_LSM_PATH_MAX)
+        len > VG_LSM_PATH_MAX || vg_lsm_deleted(path, len))
         return refuse;
     struct vg_lsm_verdict best = {.prio = VG_LSM_NONE};
     uint32_t node = 0;

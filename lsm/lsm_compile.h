@@ -61,6 +61,10 @@ void vg_lsm_trie_free(struct vg_lsm_trie *t);
 struct vg_verdict vg_lsm_trie_decide(const struct vg_lsm_trie *t, enum vg_class cls,
                                      const char *path);
 
+/* Does a path (len bytes) end as d_path ends an unlinked file's
+ * (VG_LSM_DELETED)?  Such a path is refused. */
+bool vg_lsm_deleted(const char *path, size_t len);
+
 /* Does glob g match path[start, start + len)?  1 yes, 0 no, -1 the
  * match did not end within its bound (a broken invariant: refuse).  The
  * loop the BPF program runs, on the same step. */

@@ -35,6 +35,12 @@
 /* bpf_d_path writes at most PATH_MAX bytes, the NUL included: a longer
  * path cannot be walked and is refused. */
 #define VG_LSM_PATH_MAX 4095
+/* What d_path puts after the path of a file unlinked since it was opened
+ * (a /proc/PID/fd link's target): no path of the tree, and not one a rule
+ * can be held against, so the engine refuses such a path, as the notify
+ * engine refuses what it cannot resolve (a file named so is refused too). */
+#define VG_LSM_DELETED " (deleted)"
+#define VG_LSM_DELETED_LEN 10
 /* No node, no rule. */
 #define VG_LSM_NONE 0xffffffffu
 /* A glob's ops at most (a power of two: a mask that bounds an index for
