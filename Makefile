@@ -129,6 +129,10 @@ $(BUILD)/tests/%: tests/unit/%.c $(LIBOBJS)
 	@mkdir -p $(dir $@)
 	$(call say,LD,$@)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
+# The kernel engine's differential test includes its compiler's source
+# (lsm/ is built apart from the binary): rebuilt when that changes.
+$(BUILD)/tests/test_lsm_compile: lsm/lsm_compile.c lsm/lsm_compile.h lsm/trie_maps.h lsm/glob_step.h
+
 $(BUILD)/bench/%: bench/%.c $(LIBOBJS)
 	@mkdir -p $(dir $@)
 	$(call say,LD,$@)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
