@@ -125,9 +125,11 @@ $(BUILD)/gen/default_policy.o: $(BUILD)/gen/default_policy.c
 $(DEPS):
 -include $(DEPS)
 
+# (the test's source and the layers' objects: a test may list other files
+# it depends on, below, which are not linked)
 $(BUILD)/tests/%: tests/unit/%.c $(LIBOBJS)
 	@mkdir -p $(dir $@)
-	$(call say,LD,$@)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+	$(call say,LD,$@)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LIBOBJS) $(LDLIBS)
 
 # The kernel engine's differential test includes its compiler's source
 # (lsm/ is built apart from the binary): rebuilt when that changes.

@@ -17,7 +17,10 @@
 #include <string.h>
 
 #include "lsm/glob_step.h"
+#include "policy/glob.h"
 #include "policy/policy_int.h"
+
+_Static_assert(VG_LSM_SET_BYTES == VG_GLOB_SET_BYTES, "a set is the same 256 bits in both");
 
 enum comp_kind { LIT, STAR, DSTAR, GLOB };
 
@@ -359,50 +362,10 @@ static int expand(struct builder *b, uint32_t id, struct iset *tmp)
     return rc;
 }
 
-/* Index just past the ']' closing the class opening at s[i], or 0 if
- * unclosed: policy/glob.c's reading, within one component. */
-static uint32_t class_end(const char *s, uint32_t i, uint32_t len)
-{
-    uint32_t j = i + 1;
-    if (j < len && (s[j] == '!' || s[j] == '^'))
-        j++;
-    if (j < len && s[j] == ']')
-        j++;
-    for (; j < len; j++)
-        if (s[j] == ']')
-            return j + 1;
-    return 0;
-}
-
 static void set_add(struct vg_lsm_gop *op, unsigned lo, unsigned hi)
 {
     for (unsigned c = lo; c <= hi; c++)
         op->set[c >> 3] |= (unsigned char)(1u << (c & 7));
-}
-
-/* The class s[i, end) as a set of bytes, as policy/glob.c's set_has
- * reads it: `!` or `^` first negates, a `]` first is itself, a-z a range
- * (a `-` first or last is itself). */
-static void class_of(const char *s, uint32_t i, uint32_t end, struct vg_lsm_gop *op)
-{
-    uint32_t j = i + 1;
-    bool neg = s[j] == '!' || s[j] == '^';
-    j += neg;
-    for (bool first = true; j < end - 1; first = false) {
-        unsigned char lo = (unsigned char)s[j], hi = lo;
-        if (lo == ']' && !first)
-            break;
-        if (j + 2 < end - 1 && s[j + 1] == '-') {
-            hi = (unsigned char)s[j + 2];
-            j += 3;
-        } else {
-            j++;
-        }
-        if (lo <= hi)
-            set_add(op, lo, hi);
-    }
-    for (unsigned k = 0; neg && k < VG_LSM_SET_BYTES; k++)
-        op->set[k] = (unsigned char)~op->set[k];
 }
 
 /* A component with a wildcard inside as a glob: each element as
@@ -422,8 +385,8 @@ static const char *glob_of(const char *s, uint32_t len, struct vg_lsm_glob *g)
         } else if (c == '?') {
             set_add(op, 0, UCHAR_MAX);
             i++;
-        } else if (c == '[' && (end = class_end(s, i, len))) {
-            class_of(s, i, end, op);
+        } else if (c == '[' && (end = (uint32_t)vg_glob_set_end(s, i, len))) {
+            vg_glob_set_bytes(s, i, end, op->set);
             i = end;
         } else if (c == '\\' && i + 1 < len) {
             set_add(op, (unsigned char)s[i + 1], (unsigned char)s[i + 1]);

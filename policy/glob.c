@@ -9,8 +9,7 @@
 
 #include "util/util.h"
 
-/* Index just past the ']' closing the set opening at i, or 0 if unclosed. */
-static size_t set_end(const char *p, size_t i, size_t len)
+size_t vg_glob_set_end(const char *p, size_t i, size_t len)
 {
     size_t j = i + 1;
     if (j < len && (p[j] == '!' || p[j] == '^'))
@@ -60,7 +59,7 @@ bool vg_glob_check(const char *p, size_t *bad, const char **msg)
             i += 2;
             break;
         case '[':
-            if (!(e = set_end(p, i, len)))
+            if (!(e = vg_glob_set_end(p, i, len)))
                 return fail(bad, msg, i, "unclosed '[' (or a '/' inside [...])");
             i = e;
             break;
@@ -95,7 +94,7 @@ static size_t skip_special(const char *p, size_t i, size_t len)
     if (p[i] == '\\' && i + 1 < len)
         return i + 2;
     if (p[i] == '[') {
-        size_t e = set_end(p, i, len);
+        size_t e = vg_glob_set_end(p, i, len);
         return e ? e : i + 1;
     }
     return i + 1;
@@ -212,30 +211,56 @@ bool vg_spath_split(struct vg_spath *sp, char *buf, const char *path)
     return true;
 }
 
+/* The next range [*lo, *hi] of the body of the set ending at end, from
+ * p[*j] (advanced past it): `]` first is itself, `a-z` a range, a `-`
+ * first or last itself.  false once the body is done. */
+static bool set_range(const char *p, size_t *j, size_t end, bool first, unsigned char *lo,
+                      unsigned char *hi)
+{
+    if (*j >= end - 1 || (p[*j] == ']' && !first))
+        return false;
+    *lo = *hi = (unsigned char)p[*j];
+    if (*j + 2 < end - 1 && p[*j + 1] == '-') {
+        *hi = (unsigned char)p[*j + 2];
+        *j += 3;
+    } else {
+        (*j)++;
+    }
+    return true;
+}
+
+static bool set_negated(const char *p, size_t *j)
+{
+    bool neg = p[*j] == '!' || p[*j] == '^';
+    *j += neg;
+    return neg;
+}
+
+void vg_glob_set_bytes(const char *p, size_t i, size_t end, unsigned char set[VG_GLOB_SET_BYTES])
+{
+    size_t j = i + 1;
+    bool neg = set_negated(p, &j);
+    unsigned char lo, hi;
+    memset(set, 0, VG_GLOB_SET_BYTES);
+    for (bool first = true; set_range(p, &j, end, first, &lo, &hi); first = false)
+        for (unsigned c = lo; c <= hi; c++)
+            set[c >> 3] |= (unsigned char)(1u << (c & 7));
+    for (unsigned k = 0; neg && k < VG_GLOB_SET_BYTES; k++)
+        set[k] = (unsigned char)~set[k];
+}
+
 /* Does the set at p[*i] (a '[') contain c?  Advances *i past the set. */
 static bool set_has(const char *p, size_t plen, size_t *i, char c)
 {
-    size_t j = *i + 1, end = set_end(p, *i, plen);
-    bool neg = false, in = false;
+    size_t j = *i + 1, end = vg_glob_set_end(p, *i, plen);
     if (!end) {             /* unchecked input: '[' is itself */
         (*i)++;
         return c == '[';
     }
-    if (p[j] == '!' || p[j] == '^')
-        neg = true, j++;
-    for (bool first = true; j < end - 1; first = false) {
-        unsigned char lo = (unsigned char)p[j], hi = lo;
-        if (lo == ']' && !first)
-            break;
-        if (j + 2 < end - 1 && p[j + 1] == '-') {
-            hi = (unsigned char)p[j + 2];
-            j += 3;
-        } else {
-            j++;
-        }
-        if ((unsigned char)c >= lo && (unsigned char)c <= hi)
-            in = true;
-    }
+    bool neg = set_negated(p, &j), in = false;
+    unsigned char lo, hi;
+    for (bool first = true; !in && set_range(p, &j, end, first, &lo, &hi); first = false)
+        in = (unsigned char)c >= lo && (unsigned char)c <= hi;
     *i = end;
     return in != neg;
 }

@@ -47,6 +47,15 @@ struct vg_spath {
 /* Syntax check of one pattern (braces included).  On error returns false,
  * *bad is the offset of the offending character and *msg says what. */
 bool vg_glob_check(const char *pat, size_t *bad, const char **msg);
+/* A set `[...]` of a pattern: the index just past the `]` closing the set
+ * that opens at p[i] (within its component), or 0 if unclosed (the `[` is
+ * then itself); and the bytes the set p[i, end) holds, bit c % 8 of
+ * set[c / 8] (`!` or `^` first negates, `]` first is itself, `a-z` a
+ * range, a `-` first or last itself): what matching answers a byte at a
+ * time, for a matcher of its own (the kernel engine's, lsm/). */
+#define VG_GLOB_SET_BYTES 32
+size_t vg_glob_set_end(const char *p, size_t i, size_t len);
+void vg_glob_set_bytes(const char *p, size_t i, size_t end, unsigned char set[VG_GLOB_SET_BYTES]);
 /* Expand braces of a checked pattern: malloc'd array of *n malloc'd strings.
  * False (and nothing allocated) when there would be too many. */
 bool vg_glob_expand(const char *pat, char ***out, uint32_t *n);
