@@ -140,7 +140,10 @@ def test_a_signal_interrupts_a_blocked_open(caller, engine):
     kernel does (tracer/notify/notify_call.c, restart_for_signal); before,
     the openers waited for the run's end."""
     got = swap(caller, engine)
-    assert got["intr"] > 50 and got["reg"] > 100, got
+    # Each opener is interrupted again and again, not once (before, they
+    # waited for the run's end: none); counts, not rates: a loaded machine
+    # gave 41 interruptions in the 3 s once, where a quiet one gives hundreds.
+    assert got["intr"] >= 10 and got["reg"] > 20, got
 
 
 @pytest.mark.parametrize("engine", ["notify", "ptrace"])
