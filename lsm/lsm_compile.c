@@ -137,22 +137,29 @@ static void keep_best(struct vg_lsm_verdict *v, uint32_t prio, uint32_t rule, en
 }
 
 /* The node of a new state: each class's best rule among the patterns
- * used up here. */
+ * used up here (end, sub), and among those that are not used up below
+ * (tree: what vg_glob_tree_relation calls SOME, a pattern still going on
+ * or ending exactly here). */
 static void fill_node(const struct builder *b, const struct state *s, struct vg_lsm_node *node)
 {
     static const struct vg_lsm_verdict none = {.prio = VG_LSM_NONE, .rule = VG_LSM_NONE};
     memset(node, 0, sizeof *node);
     node->star = VG_LSM_NONE;
     for (int c = 0; c < VG_LSM_NCLS; c++)
-        node->end[c] = node->sub[c] = none;
+        node->end[c] = node->sub[c] = node->tree[c] = none;
     for (uint32_t i = 0; i < s->n; i++) {
         uint32_t pos = ITEM_POS(s->items[i]), rule = b->pats[ITEM_PAT(s->items[i])].rule;
-        if (pos != POS_END && pos != POS_SUB)
-            continue;
-        for (int c = 0; c < VG_LSM_NCLS; c++)
-            if (b->prio[c][rule] != VG_LSM_NONE)
-                keep_best(pos == POS_END ? &node->end[c] : &node->sub[c], b->prio[c][rule],
-                          rule, b->p->rules[rule].act);
+        for (int c = 0; c < VG_LSM_NCLS; c++) {
+            if (b->prio[c][rule] == VG_LSM_NONE)
+                continue;
+            enum vg_action act = b->p->rules[rule].act;
+            if (pos == POS_SUB)
+                keep_best(&node->sub[c], b->prio[c][rule], rule, act);
+            else
+                keep_best(&node->tree[c], b->prio[c][rule], rule, act);
+            if (pos == POS_END)
+                keep_best(&node->end[c], b->prio[c][rule], rule, act);
+        }
     }
 }
 
@@ -652,18 +659,18 @@ static void better(struct vg_lsm_verdict *best, const struct vg_lsm_verdict *v)
         *best = *v;
 }
 
-struct vg_verdict vg_lsm_trie_decide(const struct vg_lsm_trie *t, enum vg_class cls,
-                                     const char *path)
+bool vg_lsm_trie_walk(const struct vg_lsm_trie *t, const char *path, struct vg_lsm_walk *w)
 {
-    static const struct vg_verdict refuse = {VG_ACT_DENY, NULL};
+    static const struct vg_lsm_verdict none = {.prio = VG_LSM_NONE, .rule = VG_LSM_NONE};
+    for (int c = 0; c < VG_LSM_NCLS; c++)
+        w->sub[c] = w->end[c] = w->tree[c] = none;
     size_t len = path ? strlen(path) : 0;
-    if ((unsigned)cls >= VG_LSM_NCLS || !t->nnodes || !len || path[0] != '/' ||
-        len > VG_LSM_PATH_MAX || vg_lsm_deleted(path, len))
-        return refuse;
-    struct vg_lsm_verdict best = {.prio = VG_LSM_NONE};
+    if (!t->nnodes || !len || path[0] != '/' || len > VG_LSM_PATH_MAX || vg_lsm_deleted(path, len))
+        return false;
     uint32_t node = 0;
     bool whole = true;      /* the walk used up the path */
-    better(&best, &t->nodes[node].sub[cls]);
+    for (int c = 0; c < VG_LSM_NCLS; c++)
+        better(&w->sub[c], &t->nodes[node].sub[c]);
     for (size_t i = 0; i < len;) {
         while (i < len && path[i] == '/')
             i++;
@@ -675,17 +682,102 @@ struct vg_verdict vg_lsm_trie_decide(const struct vg_lsm_trie *t, enum vg_class 
         uint32_t next = child_of(t, node, path + start, i - start);
         if (next == VG_LSM_NONE &&
             !glob_child(t, node, path, (uint32_t)start, (uint32_t)(i - start), &next))
-            return refuse;
+            return false;
         if (next == VG_LSM_NONE) {
             whole = false;  /* no pattern goes on: only the subs seen count */
             break;
         }
         node = next;
-        better(&best, &t->nodes[node].sub[cls]);
+        for (int c = 0; c < VG_LSM_NCLS; c++)
+            better(&w->sub[c], &t->nodes[node].sub[c]);
     }
-    if (whole)
-        better(&best, &t->nodes[node].end[cls]);
-    if (best.prio == VG_LSM_NONE)
+    for (int c = 0; c < VG_LSM_NCLS && whole; c++) {
+        w->end[c] = t->nodes[node].end[c];
+        w->tree[c] = t->nodes[node].tree[c];
+    }
+    return true;
+}
+
+/* A verdict of the maps as the deciders give it: the class's default
+ * when no rule. */
+static struct vg_verdict verdict_of(const struct vg_lsm_trie *t, enum vg_class cls,
+                                    const struct vg_lsm_verdict *v)
+{
+    if (v->prio == VG_LSM_NONE)
         return (struct vg_verdict){(enum vg_action)t->def.action[cls], NULL};
-    return (struct vg_verdict){(enum vg_action)best.action, t->rules[best.rule]};
+    return (struct vg_verdict){(enum vg_action)v->action, t->rules[v->rule]};
+}
+
+struct vg_verdict vg_lsm_walk_path(const struct vg_lsm_trie *t, const struct vg_lsm_walk *w,
+                                   enum vg_class cls)
+{
+    struct vg_lsm_verdict best = w->sub[cls];
+    better(&best, &w->end[cls]);
+    return verdict_of(t, cls, &best);
+}
+
+struct vg_verdict vg_lsm_walk_tree(const struct vg_lsm_trie *t, const struct vg_lsm_walk *w,
+                                   enum vg_class cls, bool *uniform)
+{
+    struct vg_lsm_verdict best = w->sub[cls];
+    *uniform = best.prio <= w->tree[cls].prio;  /* the first rule matches all of it */
+    better(&best, &w->tree[cls]);
+    return verdict_of(t, cls, &best);
+}
+
+struct vg_verdict vg_lsm_trie_decide(const struct vg_lsm_trie *t, enum vg_class cls,
+                                     const char *path)
+{
+    static const struct vg_verdict refuse = {VG_ACT_DENY, NULL};
+    struct vg_lsm_walk w;
+    if ((unsigned)cls >= VG_LSM_NCLS || !vg_lsm_trie_walk(t, path, &w))
+        return refuse;
+    return vg_lsm_walk_path(t, &w, cls);
+}
+
+static int strictness(enum vg_action a)
+{
+    return a == VG_ACT_KILL ? 2 : a == VG_ACT_DENY ? 1 : 0;
+}
+
+struct vg_verdict vg_lsm_move_decide(const struct vg_lsm_trie *t, const struct vg_lsm_walk *src,
+                                     const struct vg_lsm_walk *dst, bool tree)
+{
+    for (int c = 0; c < VG_LSM_NCLS; c++) {
+        bool su = true, du = true;
+        struct vg_verdict from = tree ? vg_lsm_walk_tree(t, src, (enum vg_class)c, &su)
+                                      : vg_lsm_walk_path(t, src, (enum vg_class)c);
+        struct vg_verdict to = tree ? vg_lsm_walk_tree(t, dst, (enum vg_class)c, &du)
+                                    : vg_lsm_walk_path(t, dst, (enum vg_class)c);
+        if (!su)
+            return (struct vg_verdict){VG_ACT_DENY, from.rule};
+        if (!du)
+            return (struct vg_verdict){VG_ACT_DENY, to.rule};
+        if (strictness(to.action) < strictness(from.action))
+            return (struct vg_verdict){VG_ACT_DENY, to.rule ? to.rule : from.rule};
+    }
+    return (struct vg_verdict){VG_ACT_ALLOW, NULL};
+}
+
+/* The more severe of two verdicts, the first when they are alike
+ * (core/decide.c's ask_policy over check_path and check_path2). */
+static struct vg_verdict worse(struct vg_verdict a, struct vg_verdict b)
+{
+    return strictness(b.action) > strictness(a.action) ? b : a;
+}
+
+struct vg_verdict vg_lsm_two_decide(const struct vg_lsm_trie *t, const struct vg_lsm_walk *src,
+                                    const struct vg_lsm_walk *dst, const struct vg_lsm_two *how,
+                                    bool *moved)
+{
+    struct vg_verdict v = worse(vg_lsm_walk_path(t, src, VG_CLASS_WRITE),
+                                vg_lsm_walk_path(t, dst, VG_CLASS_WRITE));
+    *moved = false;
+    if (v.action != VG_ACT_ALLOW)
+        return v;
+    v = vg_lsm_move_decide(t, src, dst, !how->link && how->src_dir);
+    if (v.action == VG_ACT_ALLOW && !how->link && how->exchange)
+        v = vg_lsm_move_decide(t, dst, src, how->dst_dir);
+    *moved = v.action != VG_ACT_ALLOW;
+    return v;
 }

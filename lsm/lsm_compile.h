@@ -61,6 +61,46 @@ void vg_lsm_trie_free(struct vg_lsm_trie *t);
 struct vg_verdict vg_lsm_trie_decide(const struct vg_lsm_trie *t, enum vg_class cls,
                                      const char *path);
 
+/* One walk of a path through the maps, every class at once: the best
+ * sub verdict of the nodes it went through, and the last node's end and
+ * tree verdicts when it used up the path (else none). */
+struct vg_lsm_walk {
+    struct vg_lsm_verdict sub[VG_LSM_NCLS];
+    struct vg_lsm_verdict end[VG_LSM_NCLS];
+    struct vg_lsm_verdict tree[VG_LSM_NCLS];
+};
+/* false: the path cannot be walked (the cases vg_lsm_trie_decide refuses). */
+bool vg_lsm_trie_walk(const struct vg_lsm_trie *t, const char *path, struct vg_lsm_walk *w);
+/* A walk's verdict for a path of class cls (what vg_policy_decide_path
+ * says). */
+struct vg_verdict vg_lsm_walk_path(const struct vg_lsm_trie *t, const struct vg_lsm_walk *w,
+                                   enum vg_class cls);
+/* Its verdict for the tree the path names (policy/move.c's decide_tree):
+ * the first rule that can match anything at or below it, and *uniform
+ * whether it matches all of it. */
+struct vg_verdict vg_lsm_walk_tree(const struct vg_lsm_trie *t, const struct vg_lsm_walk *w,
+                                   enum vg_class cls, bool *uniform);
+/* vg_policy_decide_move from two walks (src, dst; tree: src is a
+ * directory): the same verdict and rule, as the kernel engine's rename
+ * and link hooks decide it. */
+struct vg_verdict vg_lsm_move_decide(const struct vg_lsm_trie *t, const struct vg_lsm_walk *src,
+                                     const struct vg_lsm_walk *dst, bool tree);
+
+/* A rename (src to dst) or a hard link (dst a new name of src), as the
+ * kernel's path_rename and path_link hooks see it. */
+struct vg_lsm_two {
+    bool link;
+    bool exchange;      /* RENAME_EXCHANGE: both move */
+    bool src_dir, dst_dir;
+};
+/* vg_decide's verdict for such a call: write on both names, the more
+ * severe deciding (src's when alike), then, allowed, the move check (both
+ * ways for an exchange); *moved: the move check refused it (the record
+ * says "new name decided more leniently than" its rule). */
+struct vg_verdict vg_lsm_two_decide(const struct vg_lsm_trie *t, const struct vg_lsm_walk *src,
+                                    const struct vg_lsm_walk *dst, const struct vg_lsm_two *how,
+                                    bool *moved);
+
 /* Does a path (len bytes) end as d_path ends an unlinked file's
  * (VG_LSM_DELETED)?  Such a path is refused. */
 bool vg_lsm_deleted(const char *path, size_t len);

@@ -18,7 +18,11 @@
  * order is in the verdicts.  Each node holds,
  * per class, the best rule that matches a path ending exactly there (end)
  * and the best that matches it and everything below it (sub: a final
- * slash-star-star).  The verdict is the best of every visited node's sub
+ * slash-star-star), and the best that can still match the path or
+ * something below it (tree: a pattern not used up there, or used up
+ * exactly there), which a directory's rename needs (policy/move.c: the
+ * first rule that can match anything in the moved tree must match all of
+ * it, a sub seen on the way).  The verdict is the best of every visited node's sub
  * and, when the walk used up the path, the last node's end; "best" is the
  * lowest prio, the rule that comes first in the policy, since the first
  * rule that matches decides (docs/POLICY.md, "Precedence").  No rule: the
@@ -83,6 +87,7 @@ struct vg_lsm_node {
     unsigned int kids;                     /* mask m's child: the kids map's kids + m - 1 */
     struct vg_lsm_verdict end[VG_LSM_NCLS];
     struct vg_lsm_verdict sub[VG_LSM_NCLS];
+    struct vg_lsm_verdict tree[VG_LSM_NCLS];
 };
 
 /* A key of the edge hash map; name is zero-padded past len so that equal

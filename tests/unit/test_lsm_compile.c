@@ -7,10 +7,15 @@
  * a miss), the trie's walk must give what vg_policy_decide_path gives
  * (action and the very rule), and what vg_decide gives (decision and
  * rule) for the file calls whose hooks the engine will decide: open for
- * read and write, readlink, getxattr, unlink, mkdir, truncate, chmod and
- * exec.  Then the rules the trie cannot decide exactly are refused, each
+ * read and write, readlink, getxattr, unlink, rmdir, mkdir, mknod,
+ * symlink, truncate, chmod, chown and exec.  Pairs of paths hold the
+ * trie's move check (vg_lsm_move_decide, for a file and for a directory's
+ * tree) against vg_policy_decide_move, and the rename and link hooks'
+ * whole verdict (vg_lsm_two_decide) against vg_decide for renameat2
+ * (plain and RENAME_EXCHANGE, each side a file or a directory) and
+ * linkat.  Then the rules the trie cannot decide exactly are refused, each
  * named by its file and line, and mutants of the compiled globs (a
- * broken matcher) must make rows differ.
+ * broken matcher) and of the tree verdicts must make rows differ.
  *
  * lsm/ is not among the binary's layers yet (its probe needs libbpf), so
  * its one pure file is compiled into this test itself: the unit tests'
@@ -324,12 +329,20 @@ static void common_paths(struct paths *ps)
 /* Every file there (a file hook sees an existing one), or none (a mkdir
  * hook sees only a name that does not exist yet: the kernel answers
  * EEXIST before it asks). */
+struct fake_fs {
+    bool fresh;          /* nothing exists */
+    const char *dir;     /* this path is a directory (a rename's tree) */
+    const char *dir2;    /* and this one */
+};
+
 static int fake_stat(void *arg, const char *path, bool follow, struct vg_fs_node *out)
 {
-    (void)path, (void)follow;
-    if (*(const bool *)arg)
+    const struct fake_fs *f = arg;
+    (void)follow;
+    if (f->fresh)
         return ENOENT;
-    *out = (struct vg_fs_node){.dev = 1, .ino = 2};
+    bool dir = (f->dir && !strcmp(path, f->dir)) || (f->dir2 && !strcmp(path, f->dir2));
+    *out = (struct vg_fs_node){.dev = 1, .ino = 2, .dir = dir};
     return 0;
 }
 
@@ -343,7 +356,9 @@ static const struct call_kind calls[] = {
     {"getxattr", VG_CLASS_READ, false}, {"openat", VG_CLASS_WRITE, false},
     {"unlinkat", VG_CLASS_WRITE, false}, {"mkdirat", VG_CLASS_WRITE, true},
     {"truncate", VG_CLASS_WRITE, false}, {"fchmodat", VG_CLASS_WRITE, false},
-    {"execve", VG_CLASS_EXEC, false},
+    {"execve", VG_CLASS_EXEC, false}, {"rmdir", VG_CLASS_WRITE, false},
+    {"mknodat", VG_CLASS_WRITE, true}, {"symlinkat", VG_CLASS_WRITE, true},
+    {"fchownat", VG_CLASS_WRITE, false},
 };
 
 static enum vg_decision decision_of(enum vg_action a, bool dry)
@@ -361,8 +376,8 @@ static void decide_call(const struct vg_policy *p, const struct call_kind *k, co
                         bool dry, struct vg_call *c, struct vg_call_verdict *v)
 {
     static const bool audited[VG_CLASS_NCLASSES] = {true, true, true, true, true, true, true};
-    bool fresh = k->fresh;
-    struct vg_fs_view fs = {.stat = fake_stat, .arg = &fresh};
+    struct fake_fs ff = {.fresh = k->fresh};
+    struct vg_fs_view fs = {.stat = fake_stat, .arg = &ff};
     struct vg_decide_ctx d = {.pol = p, .dry_run = dry, .audited = audited, .fs = &fs};
     memset(c, 0, sizeof *c);
     c->ent = vg_sys_by_name(k->sys);
@@ -378,10 +393,35 @@ static void decide_call(const struct vg_policy *p, const struct call_kind *k, co
     vg_decide(&d, c, v);
 }
 
+#define RENAME_EXCHANGE_FLAG 2 /* linux/fs.h */
+
+/* A rename or link of src to dst as vg_decide sees it (renameat2 with
+ * flags, linkat), the fake view saying which is a directory. */
+static void decide_two(const struct vg_policy *p, const char *sys, const char *src,
+                       const char *dst, const struct vg_lsm_two *how, struct vg_call *c,
+                       struct vg_call_verdict *v)
+{
+    static const bool audited[VG_CLASS_NCLASSES] = {true, true, true, true, true, true, true};
+    struct fake_fs ff = {.dir = how->src_dir ? src : NULL, .dir2 = how->dst_dir ? dst : NULL};
+    struct vg_fs_view fs = {.stat = fake_stat, .arg = &ff};
+    struct vg_decide_ctx d = {.pol = p, .audited = audited, .fs = &fs};
+    memset(c, 0, sizeof *c);
+    c->ent = vg_sys_by_name(sys);
+    c->nr = c->ent ? c->ent->nr : -1;
+    c->name = sys;
+    c->cls = c->check_cls2 = VG_CLASS_WRITE;
+    c->deny_errno = c->ent ? c->ent->deny_errno : EACCES;
+    c->args.flags = how->exchange ? RENAME_EXCHANGE_FLAG : 0;
+    c->args.mode = c->args.port = -1;
+    c->check_path = c->args.resolved = src;
+    c->check_path2 = c->args.resolved2 = dst;
+    vg_decide(&d, c, v);
+}
+
 /* ---- the differential ---- */
 
 struct tally {
-    unsigned path_rows, call_rows, bad;
+    unsigned path_rows, call_rows, move_rows, two_rows, bad;
     bool quiet;         /* a mutant's: its rows are expected to differ */
 };
 
@@ -434,6 +474,70 @@ static void diff_path(struct tally *t, const char *name, const struct vg_policy 
         }
 }
 
+/* The same rule, or for a move the core's words about it: its file and
+ * line (a default's: none). */
+static bool same_move_rule(const struct vg_rule_src *trie, const struct vg_rule_src *core)
+{
+    if (!core)
+        return false;
+    if (!trie)
+        return !core->file && core->line == 0;
+    return core->file == trie->file && core->line == trie->line;
+}
+
+/* A pair of paths: vg_lsm_move_decide against vg_policy_decide_move (a
+ * file and a directory), and renameat2 (plain and RENAME_EXCHANGE, each
+ * side a file or a directory) and linkat against vg_decide. */
+static void diff_two(struct tally *t, const char *name, const struct vg_policy *p,
+                     const struct vg_lsm_trie *trie, const char *src, const char *dst)
+{
+    struct vg_lsm_walk ws, wd;
+    if (!vg_lsm_trie_walk(trie, src, &ws) || !vg_lsm_trie_walk(trie, dst, &wd))
+        return;     /* too long or unlinked: refused by the engine, never made by the decoder */
+    for (int tree = 0; tree < 2; tree++) {
+        struct vg_verdict want = vg_policy_decide_move(p, src, dst, tree);
+        struct vg_verdict got = vg_lsm_move_decide(trie, &ws, &wd, tree);
+        t->move_rows++;
+        if (got.action != want.action || got.rule != want.rule)
+            say_bad(t, name, tree ? "move tree" : "move", VG_CLASS_WRITE, src, (int)want.action,
+                    (int)got.action);
+    }
+    static const struct {
+        const char *sys;
+        struct vg_lsm_two how;
+    } kinds[] = {
+        {"renameat2", {.src_dir = false}}, {"renameat2", {.src_dir = true}},
+        {"renameat2", {.exchange = true, .src_dir = false, .dst_dir = true}},
+        {"renameat2", {.exchange = true, .src_dir = true, .dst_dir = false}},
+        {"linkat", {.link = true}},
+    };
+    for (size_t k = 0; k < VG_ARRAY_LEN(kinds); k++) {
+        /* the kernel refuses a rename of or over "/" (EBUSY) before it
+         * asks the hook; vg_decide takes "/" for a directory always */
+        if (!kinds[k].how.link && (!strcmp(src, "/") || !strcmp(dst, "/")))
+            continue;
+        struct vg_call c;
+        struct vg_call_verdict v;
+        decide_two(p, kinds[k].sys, src, dst, &kinds[k].how, &c, &v);
+        bool moved;
+        struct vg_verdict got = vg_lsm_two_decide(trie, &ws, &wd, &kinds[k].how, &moved);
+        t->two_rows++;
+        bool rule_ok = moved ? same_move_rule(got.rule, v.rule) : same_rule(got.rule, v.rule, got.action);
+        if (!v.record || v.decision != decision_of(got.action, false) || !rule_ok)
+            say_bad(t, name, kinds[k].sys, VG_CLASS_WRITE, src, (int)v.decision,
+                    (int)decision_of(got.action, false));
+        vg_call_free(&c);
+    }
+}
+
+/* The partners of path i among n for diff_two: its neighbour, one far
+ * off, its mirror. */
+#define PARTNERS 3
+static unsigned partner(unsigned i, unsigned k, unsigned n)
+{
+    return k == 0 ? (i + 1) % n : k == 1 ? (i * 31u + 7u) % n : n - 1 - i;
+}
+
 /* The differential for one policy: compiled exactly, then every path. */
 static void differential(struct tally *t, const char *name, const struct vg_policy *p,
                          const char *text, const struct vg_places *pl)
@@ -449,8 +553,11 @@ static void differential(struct tally *t, const char *name, const struct vg_poli
     paths_of_text(ps, text, pl);
     paths_unique(ps);
     unsigned before = t->bad;
-    for (unsigned i = 0; i < ps->n; i++)
+    for (unsigned i = 0; i < ps->n; i++) {
         diff_path(t, name, p, &trie, ps->p[i]);
+        for (unsigned k = 0; k < PARTNERS; k++)
+            diff_two(t, name, p, &trie, ps->p[i], ps->p[partner(i, k, ps->n)]);
+    }
     CHECK(t->bad == before);
     /* the edge map is sorted, every child a node */
     bool sorted = true;
@@ -771,6 +878,40 @@ static void test_mutants(const char *text)
     vg_policy_free(p);
 }
 
+/* The tree verdicts dropped (every node's tree[] none, or taken for its
+ * end[]): a directory's rename must then differ somewhere (the move rows
+ * see them at all). */
+static void test_tree_mutants(const char *text)
+{
+    static const char *const names[] = {"tree verdicts dropped", "tree verdicts as end"};
+    struct vg_policy *p = compiled("t.policy", text, NULL, &places);
+    struct paths *ps = vg_xcalloc(1, sizeof *ps);
+    common_paths(ps);
+    paths_of_text(ps, text, &places);
+    paths_unique(ps);
+    for (size_t m = 0; m < VG_ARRAY_LEN(names); m++) {
+        struct vg_lsm_trie trie;
+        struct vg_err err = {{0}};
+        if (!CHECK(vg_lsm_compile(p, &trie, &err) == 0))
+            break;
+        for (uint32_t i = 0; i < trie.nnodes; i++)
+            for (int c = 0; c < VG_LSM_NCLS; c++)
+                trie.nodes[i].tree[c] = m ? trie.nodes[i].end[c]
+                                          : (struct vg_lsm_verdict){.prio = VG_LSM_NONE,
+                                                                    .rule = VG_LSM_NONE};
+        struct tally t = {.quiet = true};
+        for (unsigned i = 0; i < ps->n; i++)
+            for (unsigned k = 0; k < PARTNERS; k++)
+                diff_two(&t, "mutant", p, &trie, ps->p[i], ps->p[partner(i, k, ps->n)]);
+        printf("mutant %-34s %6u of %u rows differ\n", names[m], t.bad, t.move_rows + t.two_rows);
+        check(t.bad > 0, names[m], __FILE__, __LINE__);
+        vg_lsm_trie_free(&trie);
+    }
+    paths_free(ps);
+    free(ps);
+    vg_policy_free(p);
+}
+
 int main(void)
 {
     /* `include <c>` (the image policies) names a shipped policy: these */
@@ -783,10 +924,11 @@ int main(void)
     test_shipped(&t);
     test_hand(&t);
     test_many(&t);
-    printf("differential: %u path rows, %u call rows, %u differ\n", t.path_rows, t.call_rows,
-           t.bad);
+    printf("differential: %u path rows, %u call rows, %u move rows, %u rename/link rows, "
+           "%u differ\n", t.path_rows, t.call_rows, t.move_rows, t.two_rows, t.bad);
     CHECK(t.bad == 0);
     test_refused();
     test_mutants(glob_hand[0]);
+    test_tree_mutants(hand[0]);
     return check_done();
 }
