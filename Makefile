@@ -218,13 +218,15 @@ demo: deps
 # The two tiers (tests/conftest.py): make test, the unit and end-to-end
 # mechanism tests in two workers; make soak, the long race loops, timing
 # and throughput, and the long whole-system runs, one at a time.
+# Each prints its slowest tests, so that a tier's time in CI is seen where
+# it goes (the budgets: docs/HACKING.md, "Test tiers").
 test: test-deps
 	@$(MAKE) --no-print-directory vigil unit
-	@./tests/run.sh
+	@./tests/run.sh --durations=15
 
 soak: test-deps
 	@$(MAKE) --no-print-directory vigil unit
-	@JOBS=1 ./tests/run.sh -m soak
+	@JOBS=1 ./tests/run.sh -m soak --durations=30
 
 # The layer-1 and layer-2 attack tests again with every vigil run on an
 # image root (VIGIL_TEST_IMAGE: tests/helpers.py; the image is
