@@ -257,7 +257,8 @@ mount -t tracefs tracefs /sys/kernel/tracing 2>/dev/null
 echo
 echo "$MARK-INIT uptime \$(cut -d' ' -f1 /proc/uptime) lsm \$(cat /sys/kernel/security/lsm)"
 rc=$EXIT_HARNESS
-if ! { modprobe -a $MODULES && mount -t 9p -o $SHARE_OPTS vigiltree $TREE; }; then
+# made again: a tree under /tmp (a CI clone) lies below the tmpfs above
+if ! { modprobe -a $MODULES && mkdir -p $TREE && mount -t 9p -o $SHARE_OPTS vigiltree $TREE; }; then
     echo "$MARK: cannot mount the tree at $TREE"
 else
     sh /cmd.sh </dev/null
